@@ -1,0 +1,61 @@
+# reservation-conformance: the two commands a user needs are `make e2e` and `make test`.
+# Everything else is a step of those, exposed for local work.
+
+PYTHON   ?= python3
+VENV     ?= .venv
+CLUSTER  ?= local
+REPORTS  ?= reports
+PYTEST_ARGS ?=
+
+PY       := $(VENV)/bin/python
+PYTEST   := $(VENV)/bin/pytest
+RESCON   := $(VENV)/bin/rescon
+STAMP    := $(VENV)/.installed
+
+.PHONY: help venv tools unit lint integration e2e test cluster-up cluster-down clean
+
+help:
+	@echo "make e2e          full conformance suite vs the reference scheduler (CLUSTER=local|kind), reports in $(REPORTS)/"
+	@echo "make test         unit + integration + e2e on the local cluster (what CI runs)"
+	@echo "make unit         pure-logic tests, no cluster"
+	@echo "make integration  harness and cluster tests on the local cluster"
+	@echo "make tools        build the local cluster's programs into the per-user cache"
+	@echo "make cluster-up / cluster-down"
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[dev,kind]'
+	@touch $@
+
+venv: $(STAMP)
+
+tools: venv
+	$(RESCON) tools
+
+unit: venv
+	$(PYTEST) tests/unit -m unit -q -p no:randomly --timeout=120 $(PYTEST_ARGS)
+
+lint: venv
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+
+integration: venv tools
+	$(PYTEST) tests/integration -m integration --timeout=900 $(PYTEST_ARGS)
+
+e2e: venv tools
+	@mkdir -p $(REPORTS)
+	$(PYTEST) tests/conformance --cluster=$(CLUSTER) --timeout=900 \
+		--report-output=$(REPORTS)/conformance-report.yaml \
+		--junitxml=$(REPORTS)/junit.xml --alluredir=$(REPORTS)/allure-results $(PYTEST_ARGS)
+
+test: unit lint integration e2e
+
+cluster-up: venv tools
+	$(RESCON) cluster up
+
+cluster-down: venv
+	$(RESCON) cluster down
+
+clean:
+	rm -rf $(REPORTS) .pytest_cache .mypy_cache .hypothesis

@@ -1,0 +1,1 @@
+"""harness: the conformance suite's cluster providers, pytest plugin and contract."""

@@ -1,0 +1,93 @@
+"""rescon: the harness's command line (toolchain and clusters).
+
+    rescon tools                 build the local cluster's programs that are missing
+    rescon tools --list          show each program's cache path and whether it is built
+    rescon cluster up            bring the local cluster up (building what is missing)
+    rescon cluster down          stop it and remove its processes and files
+    rescon cluster status        one line per component
+    rescon cluster nodes         the nodes and their allocatable resources
+
+Errors are one line naming the fix; the exit code is 2 for bad input, 1 for failures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Sequence
+
+from harness.errors import HarnessError
+
+
+def _cmd_tools(args: argparse.Namespace) -> int:
+    from harness.cluster.toolchain import PROGRAMS, Toolchain
+
+    toolchain = Toolchain()
+    if args.list:
+        for program in PROGRAMS:
+            path = toolchain.path(program.name)
+            state = "built" if path.is_file() else "missing"
+            print(f"{program.name:<24} {program.version():<10} {state:<8} {path}")
+        return 0
+    paths = toolchain.ensure()
+    print(f"toolchain ready: {len(paths)} programs in {next(iter(paths.values())).parent.parent}")
+    return 0
+
+
+def _cmd_cluster(args: argparse.Namespace) -> int:
+    from harness.cluster import local
+
+    cluster = local.LocalCluster.from_options(name=args.name, coschedule=args.coschedule)
+    if args.action == "up":
+        cluster.up()
+        print(f"cluster {cluster.name} is up; kubeconfig: {cluster.kubeconfig}")
+        print(f"  export KUBECONFIG={cluster.kubeconfig}")
+    elif args.action == "down":
+        cluster.down()
+        print(f"cluster {cluster.name} is down")
+    elif args.action == "status":
+        for line in cluster.status_lines():
+            print(line)
+    elif args.action == "nodes":
+        for line in cluster.node_lines():
+            print(line)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rescon", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    tools = commands.add_parser("tools", help="build the local cluster's programs from pinned Go modules")
+    tools.add_argument("--list", action="store_true", help="list the programs and their cache paths")
+    tools.set_defaults(func=_cmd_tools)
+
+    cluster = commands.add_parser("cluster", help="manage the local cluster")
+    cluster.add_argument("action", choices=["up", "down", "status", "nodes"])
+    cluster.add_argument("--name", default="rescon", help="cluster name (default: rescon)")
+    cluster.add_argument(
+        "--coschedule",
+        default="disabled",
+        choices=["disabled", "workspaces", "pipelineruns", "isolate-pipelinerun"],
+        help="Tekton's feature-flags coschedule mode (default: disabled)",
+    )
+    cluster.set_defaults(func=_cmd_cluster)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except HarnessError as err:
+        print(f"rescon: error: {err}", file=sys.stderr)
+        if err.detail:
+            print(err.detail, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("rescon: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

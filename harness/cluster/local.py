@@ -1,0 +1,270 @@
+"""The `local` cluster: real control plane and Tekton from pinned Go modules, KWOK-simulated nodes.
+
+kwokctl's binary runtime runs etcd, kube-apiserver, kube-controller-manager,
+the stock kube-scheduler (as `default-scheduler`) and the KWOK controller,
+and owns their certificates, ports and kubeconfig. The harness adds the
+Tekton Pipelines controller as one more process in the same work directory,
+so every component's log lands in `<workdir>/logs/`.
+
+The user's ~/.kube/config is never touched: kwokctl is always told
+`--kubeconfig ""`, and the cluster's own kubeconfig stays in the work directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import kubernetes
+import yaml
+
+from harness.cluster import tekton
+from harness.cluster.paths import state_root
+from harness.cluster.processes import ManagedProcess, free_port, port_in_use, tail
+from harness.cluster.simulation import all_stages
+from harness.cluster.toolchain import Toolchain, program_named
+from harness.errors import HarnessError
+from harness.kube import Kube
+from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
+from harness.waits import NotYet, wait_for
+
+#: The processes kwokctl starts, by the name of their pid and log files.
+KWOKCTL_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller")
+TEKTON_PROCESS = "tekton-controller"
+
+#: The label that marks the probe TaskRun used to see Tekton reconcile.
+PROBE_LABEL = "rescon.dev/readiness-probe"
+
+
+@dataclass
+class LocalCluster:
+    """LocalCluster is one named local cluster: `up()` builds and starts it, `down()` removes every trace."""
+
+    name: str = "rescon"
+    coschedule: str = "disabled"
+    timeouts: TimeoutConfig = DEFAULT_TIMEOUTS
+    out: TextIO = field(default=sys.stderr, repr=False)
+
+    @classmethod
+    def from_options(cls, *, name: str, coschedule: str, timeouts: TimeoutConfig = DEFAULT_TIMEOUTS) -> LocalCluster:
+        tekton.feature_flags(coschedule)  # validates the mode before anything starts
+        return cls(name=name, coschedule=coschedule, timeouts=timeouts)
+
+    # --- where things are ---
+
+    @property
+    def workdir(self) -> Path:
+        return state_root() / "clusters" / self.name
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.workdir / "kubeconfig.yaml"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.workdir / "logs"
+
+    @property
+    def tekton_process(self) -> ManagedProcess:
+        return ManagedProcess.in_dir(TEKTON_PROCESS, self.workdir)
+
+    def component_processes(self) -> list[ManagedProcess]:
+        return [ManagedProcess.in_dir(name, self.workdir) for name in KWOKCTL_COMPONENTS] + [self.tekton_process]
+
+    # --- lifecycle ---
+
+    def up(self) -> Kube:
+        """up() returns a client of a running cluster, creating whatever is missing."""
+        started = time.monotonic()
+        toolchain = Toolchain(out=self.out)
+        binaries = toolchain.ensure()
+        if self.workdir.exists() and not self._control_plane_alive():
+            self._say(f"cluster {self.name}: found a stopped cluster in {self.workdir}; removing it first")
+            self.down()
+        if not self.workdir.exists():
+            self._create_control_plane(binaries)
+        kube = Kube.connect(self.kubeconfig)
+        self._wait_api_ready(kube)
+        self._install_tekton(kube, toolchain, binaries[TEKTON_PROCESS])
+        self._say(f"cluster {self.name}: up in {time.monotonic() - started:.1f}s (logs: {self.logs_dir})")
+        return kube
+
+    def down(self) -> None:
+        """down() stops every process of the cluster and removes its work directory; idempotent."""
+        self.tekton_process.stop(grace_seconds=self.timeouts.process_stop)
+        kwokctl = self._kwokctl_path()
+        if self.workdir.exists() and kwokctl is not None:
+            # kwokctl delete refuses an empty --kubeconfig; give it a scratch file, never the user's.
+            scratch = self.workdir.parent / f"{self.name}.scratch-kubeconfig"
+            result = self._run_kwokctl(kwokctl, ["delete", "cluster", "--kubeconfig", str(scratch)], timeout=self.timeouts.cluster_delete, check=False)
+            if result.returncode != 0:
+                self._say(f"cluster {self.name}: kwokctl delete failed ({result.stderr.strip()[-200:]}); stopping processes directly")
+        for process in self.component_processes():
+            process.stop(grace_seconds=self.timeouts.process_stop)
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def status_lines(self) -> list[str]:
+        if not self.workdir.exists():
+            return [f"cluster {self.name}: not created (run 'rescon cluster up')"]
+        lines = [f"cluster {self.name}: {self.workdir}"]
+        for process in self.component_processes():
+            pid = process.pid()
+            state = "running" if process.alive() else "stopped"
+            lines.append(f"  {process.name:<24} {state:<8} pid {pid or '-':<8} log {process.log_file}")
+        return lines
+
+    def node_lines(self) -> list[str]:
+        kube = Kube.connect(self.kubeconfig)
+        lines = []
+        for node in kube.core.list_node().items:
+            alloc = node.status.allocatable or {}
+            pool = (node.metadata.labels or {}).get("rescon.dev/pool", "-")
+            lines.append(f"{node.metadata.name:<32} pool {pool:<16} cpu {alloc.get('cpu', '?'):<8} memory {alloc.get('memory', '?'):<10} pods {alloc.get('pods', '?')}")
+        return lines or ["no nodes (scenarios add their own pools)"]
+
+    # --- steps of up() ---
+
+    def _create_control_plane(self, binaries: dict[str, Path]) -> None:
+        config = self.workdir.parent / f"{self.name}.kwokctl.yaml"
+        config.parent.mkdir(parents=True, exist_ok=True)
+        config.write_text(yaml.safe_dump_all(all_stages(), sort_keys=False))
+        args = [
+            "create", "cluster",
+            "--runtime", "binary",
+            "--kubeconfig", "",
+            "-c", str(config),
+            "--etcd-binary", str(binaries["etcd"]),
+            "--kube-apiserver-binary", str(binaries["kube-apiserver"]),
+            "--kube-controller-manager-binary", str(binaries["kube-controller-manager"]),
+            "--kube-scheduler-binary", str(binaries["kube-scheduler"]),
+            "--kwok-controller-binary", str(binaries["kwok"]),
+            "--wait", f"{int(self.timeouts.api_ready)}s",
+        ]
+        self._say(f"cluster {self.name}: starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok")
+        result = self._run_kwokctl(binaries["kwokctl"], args, timeout=self.timeouts.cluster_create, check=False)
+        if result.returncode != 0:
+            crashed = [p for p in self.component_processes()[:-1] if p.log_file.exists() and not p.alive()]
+            detail = "\n".join(f"--- {p.log_file}\n{tail(p.log_file, 15)}" for p in crashed) or result.stderr[-3000:]
+            raise HarnessError(
+                f"kwokctl could not start cluster {self.name}"
+                + (f" ({', '.join(p.name for p in crashed)} exited)" if crashed else "")
+                + f": read {self.logs_dir}, then run 'rescon cluster down' and retry",
+                detail=detail,
+            )
+
+    def _wait_api_ready(self, kube: Kube) -> None:
+        def ready() -> None:
+            self._fail_if_crashed(KWOKCTL_COMPONENTS)
+            try:
+                kube.api.call_api("/readyz", "GET", auth_settings=["BearerToken"], _preload_content=False, _request_timeout=5)
+            except Exception as err:  # any transport or HTTP error means: not ready yet
+                raise NotYet(f"/readyz: {err.__class__.__name__}: {str(err)[:120]}") from err
+
+        wait_for(ready, what=f"the API server of cluster {self.name}", timeout="api_ready", timeouts=self.timeouts, hint=f"read {self.logs_dir}/kube-apiserver.log")
+
+    def _install_tekton(self, kube: Kube, toolchain: Toolchain, binary: Path) -> None:
+        config_dir = tekton.module_dir(toolchain) / "config"
+        kube.apply(tekton.namespace_manifest())
+        crds = tekton.crd_manifests(config_dir)
+        kube.apply_all(crds)
+        self._wait_crds_established(kube, [c["metadata"]["name"] for c in crds])
+        kube.apply_all(tekton.config_maps(config_dir, coschedule=self.coschedule))
+        if not self.tekton_process.alive():
+            self._start_tekton(binary)
+        self._wait_tekton_reconciles(kube)
+
+    def _wait_crds_established(self, kube: Kube, names: list[str]) -> None:
+        ext = kubernetes.client.ApiextensionsV1Api(kube.api)
+
+        def established() -> None:
+            for name in names:
+                crd = ext.read_custom_resource_definition(name)
+                conditions = {c.type: c.status for c in (crd.status.conditions or [])}
+                if conditions.get("Established") != "True":
+                    raise NotYet(f"CRD {name} is not Established yet")
+
+        wait_for(established, what="Tekton's CRDs", timeout="crd_established", timeouts=self.timeouts)
+
+    def _start_tekton(self, binary: Path) -> None:
+        if port_in_use(tekton.KNATIVE_HEALTH_PORT):
+            raise HarnessError(
+                f"port {tekton.KNATIVE_HEALTH_PORT} is in use, and Tekton's controller always serves health probes there: "
+                "stop what listens on it (another local cluster? 'rescon cluster down --name ...') and retry"
+            )
+        ports = {"probes_port": free_port(), "metrics_port": free_port(), "profiling_port": free_port()}
+        env = tekton.controller_env(os.environ, **ports)
+        self.tekton_process.start(tekton.controller_argv(binary, self.kubeconfig), env=env, cwd=self.workdir)
+        (self.workdir / "tekton-ports.yaml").write_text(yaml.safe_dump(ports))
+        self._say(f"cluster {self.name}: started Tekton {tekton.version()} (log: {self.tekton_process.log_file})")
+
+    def _wait_tekton_reconciles(self, kube: Kube) -> None:
+        """Tekton is ready when it reconciles a TaskRun: a cancelled probe gets a condition without a pod."""
+        probe = {
+            "apiVersion": "tekton.dev/v1",
+            "kind": "TaskRun",
+            "metadata": {"generateName": "rescon-readiness-", "namespace": tekton.NAMESPACE, "labels": {PROBE_LABEL: "true"}},
+            "spec": {
+                "status": "TaskRunCancelled",
+                "taskSpec": {"steps": [{"name": "noop", "image": "rescon.invalid/noop", "command": ["true"]}]},
+            },
+        }
+        created = kube.custom.create_namespaced_custom_object("tekton.dev", "v1", tekton.NAMESPACE, "taskruns", probe)
+        name = created["metadata"]["name"]
+
+        def reconciled() -> None:
+            self._fail_if_crashed((TEKTON_PROCESS,))
+            obj = kube.custom.get_namespaced_custom_object("tekton.dev", "v1", tekton.NAMESPACE, "taskruns", name)
+            if not (obj.get("status") or {}).get("conditions"):
+                raise NotYet(f"TaskRun {tekton.NAMESPACE}/{name} has no condition yet")
+
+        try:
+            wait_for(reconciled, what="Tekton to reconcile a probe TaskRun", timeout="tekton_ready", timeouts=self.timeouts, hint=f"read {self.tekton_process.log_file}")
+        finally:
+            kube.custom.delete_collection_namespaced_custom_object(
+                "tekton.dev", "v1", tekton.NAMESPACE, "taskruns", label_selector=PROBE_LABEL
+            )
+
+    # --- helpers ---
+
+    def _fail_if_crashed(self, names: tuple[str, ...]) -> None:
+        for name in names:
+            process = ManagedProcess.in_dir(name, self.workdir)
+            if process.pid() is not None and not process.alive():
+                raise HarnessError(process.crash_report(), detail=tail(process.log_file, 20))
+
+    def _control_plane_alive(self) -> bool:
+        return all(ManagedProcess.in_dir(n, self.workdir).alive() for n in KWOKCTL_COMPONENTS)
+
+    def _kwokctl_path(self) -> Path | None:
+        try:
+            path = Toolchain(out=self.out).path("kwokctl")
+        except HarnessError:
+            return None
+        return path if path.is_file() else None
+
+    def _run_kwokctl(self, kwokctl: Path, args: list[str], *, timeout: float, check: bool) -> subprocess.CompletedProcess[str]:
+        env = {
+            **os.environ,
+            "KWOK_WORKDIR": str(state_root()),
+            "KWOK_KUBE_VERSION": program_named("kube-apiserver").version(),
+        }
+        # kwokctl runs `kubectl` for some commands; ours, never whatever is on the user's PATH.
+        kubectl = Toolchain(out=self.out).path("kubectl")
+        env["KWOK_KUBECTL_BINARY"] = str(kubectl)
+        kubectl_dir = kubectl.parent
+        env["PATH"] = f"{kubectl_dir}{os.pathsep}{env.get('PATH', '')}"
+        try:
+            return subprocess.run(
+                [str(kwokctl), "--name", self.name, *args], env=env, capture_output=True, text=True, timeout=timeout, check=check
+            )
+        except subprocess.TimeoutExpired as err:
+            raise HarnessError(f"kwokctl {' '.join(args[:2])} took longer than {timeout:g}s: read {self.logs_dir}") from err
+
+    def _say(self, line: str) -> None:
+        print(line, file=self.out, flush=True)

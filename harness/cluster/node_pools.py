@@ -1,0 +1,105 @@
+"""Node pools: each scenario owns a set of nodes with exact allocatable and a unique label.
+
+On the local cluster a pool is made of KWOK nodes created for it; removing the
+pool deletes them. Sizes are exact, so a scenario can say "B fits next to A's
+running pod but not next to A's reserved peak" and mean it to the millicore.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import kubernetes
+
+from harness.errors import HarnessError
+from harness.kube import Kube
+from harness.timeouts import TimeoutConfig
+from harness.waits import NotYet, wait_for
+
+POOL_LABEL = "rescon.dev/pool"
+#: KWOK recognises its nodes by this annotation (the local cluster manages all nodes anyway).
+KWOK_NODE_ANNOTATION = "kwok.x-k8s.io/node"
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """NodePool is a named set of nodes; `selector` is the nodeSelector that targets exactly them."""
+
+    name: str
+    nodes: tuple[str, ...]
+    cpu: str
+    memory: str
+    pods: int
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def selector(self) -> dict[str, str]:
+        return {POOL_LABEL: self.name}
+
+
+def node_manifest(
+    name: str, *, pool: str, cpu: str, memory: str, pods: int, labels: Mapping[str, str], taints: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """node_manifest() is a KWOK node whose capacity and allocatable are exactly cpu/memory/pods."""
+    resources = {"cpu": cpu, "memory": memory, "pods": str(pods)}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {
+                **labels,
+                POOL_LABEL: pool,
+                "kubernetes.io/hostname": name,
+                "kubernetes.io/os": "linux",
+                "kubernetes.io/arch": "amd64",
+                "type": "kwok",
+            },
+            "annotations": {KWOK_NODE_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
+        },
+        "spec": {"taints": [dict(t) for t in taints]} if taints else {},
+        "status": {"capacity": resources, "allocatable": resources},
+    }
+
+
+def add_node_pool(
+    kube: Kube,
+    name: str,
+    *,
+    count: int,
+    cpu: str,
+    memory: str,
+    pods: int = 110,
+    labels: Mapping[str, str] | None = None,
+    taints: Sequence[Mapping[str, Any]] = (),
+    timeouts: TimeoutConfig,
+) -> NodePool:
+    """add_node_pool(kube, 'peak', count=2, cpu='4', memory='8Gi') creates Ready nodes peak-0 and peak-1."""
+    if count < 1:
+        raise HarnessError(f"node pool {name!r} needs count >= 1")
+    names = tuple(f"{name}-{i}" for i in range(count))
+    for node in names:
+        manifest = node_manifest(node, pool=name, cpu=cpu, memory=memory, pods=pods, labels=labels or {}, taints=taints)
+        try:
+            kube.core.create_node(manifest)
+        except kubernetes.client.ApiException as err:
+            if err.status == 409:
+                raise HarnessError(f"node {node} already exists: remove pool {name!r} first (rescon cluster down resets everything)") from err
+            raise
+
+    def all_ready() -> None:
+        for node in names:
+            status = kube.core.read_node(node).status
+            ready = {c.type: c.status for c in (status.conditions or [])}.get("Ready")
+            if ready != "True":
+                raise NotYet(f"node {node} is not Ready (Ready={ready})")
+
+    wait_for(all_ready, what=f"node pool {name}", timeout="nodes_ready", timeouts=timeouts, hint="is the kwok-controller running?")
+    return NodePool(name, names, cpu, memory, pods, dict(labels or {}))
+
+
+def remove_node_pool(kube: Kube, pool: NodePool | str) -> None:
+    """remove_node_pool() deletes the pool's nodes; idempotent."""
+    name = pool if isinstance(pool, str) else pool.name
+    kube.core.delete_collection_node(label_selector=f"{POOL_LABEL}={name}")

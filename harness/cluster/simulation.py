@@ -1,0 +1,267 @@
+"""The simulated task behaviour: KWOK Stages that play a Tekton task pod's life.
+
+KWOK v0.8 ships no default Stages, so the local cluster passes these. A task
+pod's behaviour is chosen by annotations, which a fixture puts on the embedded
+taskSpec's `metadata.annotations` (Tekton copies them to the TaskRun and the pod):
+
+    sim.rescon.dev/run-for      "3s"      steps end this long after the pod runs (default 1s)
+    sim.rescon.dev/hold         "true"    steps run until the test sets sim.rescon.dev/release
+    sim.rescon.dev/release      "true"    set by the test on the pod to end a held pod's steps
+    sim.rescon.dev/exit-codes   "1,0"     the steps' exit code per attempt: the first pod exits 1,
+                                          `<taskrun>-pod-retry1` exits 0; the last entry repeats
+    sim.rescon.dev/linger       "true"    sidecars keep running after the steps end, so the pod
+                                          stays Running while its TaskRun is already terminal
+    sim.rescon.dev/linger-for   "30s"     how long a lingering sidecar runs (default 1h)
+
+The same vocabulary drives real containers on kind (see fixtures/pipelines/_sim.j2),
+so one fixture serves both providers. Terminated step containers carry no
+termination message: Tekton parses a non-empty one as JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PREFIX = "sim.rescon.dev/"
+RUN_FOR = PREFIX + "run-for"
+HOLD = PREFIX + "hold"
+RELEASE = PREFIX + "release"
+EXIT_CODES = PREFIX + "exit-codes"
+LINGER = PREFIX + "linger"
+LINGER_FOR = PREFIX + "linger-for"
+
+#: How long a simulated step runs when the fixture does not say.
+DEFAULT_RUN_FOR_MS = 1000
+#: A lingering sidecar outlives any scenario unless the fixture says otherwise.
+DEFAULT_LINGER_FOR_MS = 3_600_000
+#: The pause between binding and Running: short, but long enough that a test sees Pending first.
+START_DELAY_MS = 200
+
+STAGE_API_VERSION = "kwok.x-k8s.io/v1alpha1"
+
+_NOT_DELETING = {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"}
+_RUNNING = {"key": ".status.phase", "operator": "In", "values": ["Running"]}
+_NO_TERMINATED_CONTAINER = {"key": ".status.containerStatuses.[].state.terminated", "operator": "DoesNotExist"}
+_SOME_TERMINATED_CONTAINER = {"key": ".status.containerStatuses.[].state.terminated", "operator": "Exists"}
+
+
+def _annotation(name: str) -> str:
+    return f'.metadata.annotations["{name}"]'
+
+
+def _has(annotation: str) -> dict[str, Any]:
+    return {"key": _annotation(annotation), "operator": "Exists"}
+
+
+def _lacks(annotation: str) -> dict[str, Any]:
+    return {"key": _annotation(annotation), "operator": "DoesNotExist"}
+
+
+# Go templates rendered by KWOK against the pod (as JSON); sprig functions are available.
+
+_POD_RUNNING = """\
+{{ $now := Now }}
+conditions:
+- {type: PodScheduled, status: "True", lastTransitionTime: {{ $now | Quote }}}
+- {type: Initialized, status: "True", lastTransitionTime: {{ $now | Quote }}}
+- {type: ContainersReady, status: "True", lastTransitionTime: {{ $now | Quote }}}
+- {type: Ready, status: "True", lastTransitionTime: {{ $now | Quote }}}
+{{ if .spec.initContainers }}
+initContainerStatuses:
+{{ range .spec.initContainers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  ready: true
+  restartCount: 0
+  started: false
+  state: {terminated: {exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
+{{ end }}
+{{ end }}
+containerStatuses:
+{{ range .spec.containers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  ready: true
+  restartCount: 0
+  started: true
+  state: {running: {startedAt: {{ $now | Quote }}}}
+{{ end }}
+hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
+podIP: {{ PodIPWith .spec.nodeName false ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
+phase: Running
+startTime: {{ $now | Quote }}
+"""
+
+# The attempt number comes from Tekton's retry pod name, `<taskrun>-pod-retryN`.
+_STEPS_FINISHED = """\
+{{ $now := Now }}
+{{ $ann := or .metadata.annotations dict }}
+{{ $codes := splitList "," (or (get $ann "sim.rescon.dev/exit-codes") "0") }}
+{{ $attempt := 0 }}
+{{ if regexMatch "-retry[0-9]+$" .metadata.name }}{{ $attempt = regexFind "[0-9]+$" .metadata.name | atoi }}{{ end }}
+{{ $code := last $codes | trim | atoi }}
+{{ if lt $attempt (len $codes) }}{{ $code = index $codes $attempt | trim | atoi }}{{ end }}
+{{ $linger := eq (get $ann "sim.rescon.dev/linger") "true" }}
+{{ $lingering := false }}
+{{ range .spec.containers }}{{ if and $linger (hasPrefix "sidecar-" .name) }}{{ $lingering = true }}{{ end }}{{ end }}
+containerStatuses:
+{{ range .spec.containers }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  restartCount: 0
+{{ if and $lingering (hasPrefix "sidecar-" .name) }}
+  ready: true
+  started: true
+  state: {running: {startedAt: {{ $now | Quote }}}}
+{{ else }}
+{{ $exit := 0 }}{{ if hasPrefix "step-" .name }}{{ $exit = $code }}{{ end }}
+  ready: false
+  started: false
+  state: {terminated: {exitCode: {{ $exit }}, reason: {{ if eq $exit 0 }}Completed{{ else }}Error{{ end }}, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
+{{ end }}
+{{ end }}
+{{ if $lingering }}
+phase: Running
+{{ else }}
+conditions:
+- {type: ContainersReady, status: "False", reason: PodCompleted, lastTransitionTime: {{ $now | Quote }}}
+- {type: Ready, status: "False", reason: PodCompleted, lastTransitionTime: {{ $now | Quote }}}
+phase: {{ if eq $code 0 }}Succeeded{{ else }}Failed{{ end }}
+{{ end }}
+"""
+
+_SIDECARS_STOPPED = """\
+{{ $now := Now }}
+containerStatuses:
+{{ range .status.containerStatuses }}
+- name: {{ .name | Quote }}
+  image: {{ .image | Quote }}
+  restartCount: 0
+  ready: false
+  started: false
+{{ if .state.terminated }}
+  state: {terminated: {{ toJson .state.terminated }}}
+{{ else }}
+  state: {terminated: {exitCode: 0, reason: Completed, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
+{{ end }}
+{{ end }}
+conditions:
+- {type: ContainersReady, status: "False", reason: PodCompleted, lastTransitionTime: {{ $now | Quote }}}
+- {type: Ready, status: "False", reason: PodCompleted, lastTransitionTime: {{ $now | Quote }}}
+phase: Succeeded
+"""
+
+_NODE_READY = """\
+{{ $now := Now }}
+conditions:
+{{ range NodeConditions }}
+- lastHeartbeatTime: {{ $now | Quote }}
+  lastTransitionTime: {{ $now | Quote }}
+  message: {{ .message | Quote }}
+  reason: {{ .reason | Quote }}
+  status: {{ .status | Quote }}
+  type: {{ .type | Quote }}
+{{ end }}
+addresses:
+- {type: InternalIP, address: {{ NodeIP | Quote }}}
+- {type: Hostname, address: {{ NodeName | Quote }}}
+{{ with NodePort }}
+daemonEndpoints:
+  kubeletEndpoint:
+    Port: {{ . }}
+{{ end }}
+allocatable: {{ toJson .status.allocatable }}
+capacity: {{ toJson .status.capacity }}
+nodeInfo:
+  architecture: amd64
+  operatingSystem: linux
+  kubeletVersion: fake
+  kubeProxyVersion: fake
+  containerRuntimeVersion: kwok
+  kernelVersion: kwok
+  osImage: kwok
+  bootID: ""
+  machineID: ""
+  systemUUID: ""
+phase: Running
+"""
+
+
+def _stage(name: str, kind: str, selector: list[dict[str, Any]], next_: dict[str, Any], delay: dict[str, Any] | None = None) -> dict[str, Any]:
+    api_group = "v1"
+    spec: dict[str, Any] = {
+        "resourceRef": {"apiGroup": api_group, "kind": kind},
+        "selector": {"matchExpressions": selector},
+        "next": next_,
+    }
+    if delay:
+        spec["delay"] = delay
+    return {"apiVersion": STAGE_API_VERSION, "kind": "Stage", "metadata": {"name": name}, "spec": spec}
+
+
+def _steps_finished(name: str, extra_selector: list[dict[str, Any]], delay: dict[str, Any]) -> dict[str, Any]:
+    selector = [_NOT_DELETING, _RUNNING, _NO_TERMINATED_CONTAINER, *extra_selector]
+    return _stage(name, "Pod", selector, {"statusTemplate": _STEPS_FINISHED}, delay)
+
+
+def node_stages() -> list[dict[str, Any]]:
+    """node_stages() make a KWOK node Ready with the allocatable it was created with, and keep it so."""
+    initialize = _stage(
+        "rescon-node-initialize",
+        "Node",
+        [{"key": '.status.conditions.[] | select( .type == "Ready" ) | .status', "operator": "NotIn", "values": ["True"]}],
+        {"statusTemplate": _NODE_READY},
+    )
+    # The lease controller keeps nodes alive; the heartbeat only refreshes conditions now and then.
+    heartbeat = _stage(
+        "rescon-node-heartbeat",
+        "Node",
+        [
+            {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+            {"key": '.status.conditions.[] | select( .type == "Ready" ) | .status', "operator": "In", "values": ["True"]},
+        ],
+        {"statusTemplate": _NODE_READY},
+        {"durationMilliseconds": 20_000, "jitterDurationMilliseconds": 25_000},
+    )
+    return [initialize, heartbeat]
+
+
+def pod_stages() -> list[dict[str, Any]]:
+    """pod_stages() play a task pod: Running, steps end (by time or on release), sidecars stop, deletion."""
+    running = _stage(
+        "rescon-pod-running",
+        "Pod",
+        [_NOT_DELETING, {"key": ".status.podIP", "operator": "DoesNotExist"}],
+        {"statusTemplate": _POD_RUNNING},
+        {"durationMilliseconds": START_DELAY_MS},
+    )
+    finish_after = _steps_finished(
+        "rescon-pod-steps-finish-after",
+        [_lacks(HOLD)],
+        {"durationMilliseconds": DEFAULT_RUN_FOR_MS, "durationFrom": {"expressionFrom": _annotation(RUN_FOR)}},
+    )
+    finish_on_release = _steps_finished(
+        "rescon-pod-steps-finish-on-release", [_has(HOLD), _has(RELEASE)], {"durationMilliseconds": 0}
+    )
+    sidecars_stop = _stage(
+        "rescon-pod-sidecars-stop",
+        "Pod",
+        [_NOT_DELETING, _RUNNING, _SOME_TERMINATED_CONTAINER],
+        {"statusTemplate": _SIDECARS_STOPPED},
+        {"durationMilliseconds": DEFAULT_LINGER_FOR_MS, "durationFrom": {"expressionFrom": _annotation(LINGER_FOR)}},
+    )
+    # No kubelet confirms deletion, so the simulator finishes it once finalizers are gone.
+    delete = _stage(
+        "rescon-pod-delete",
+        "Pod",
+        [
+            {"key": ".metadata.deletionTimestamp", "operator": "Exists"},
+            {"key": ".metadata.finalizers", "operator": "DoesNotExist"},
+        ],
+        {"delete": True},
+    )
+    return [running, finish_after, finish_on_release, sidecars_stop, delete]
+
+
+def all_stages() -> list[dict[str, Any]]:
+    return node_stages() + pod_stages()

@@ -1,0 +1,76 @@
+"""Named timeouts: every wait in the harness is bounded by one field of TimeoutConfig.
+
+A field is either a *conformance maximum* (an implementation slower than this
+fails the scenario) or a *tuning knob* (it only bounds the harness's own
+plumbing). Override one from the command line with `--timeout NAME=SECONDS`;
+in code, use `dataclasses.replace(DEFAULT_TIMEOUTS, name=seconds)`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from harness.errors import HarnessError
+
+
+@dataclass(frozen=True)
+class TimeoutConfig:
+    """TimeoutConfig holds every named timeout, in seconds."""
+
+    # --- cluster plumbing (tuning knobs) ---
+    #: kwokctl create cluster, until its processes run.
+    cluster_create: float = field(default=180.0, metadata={"kind": "knob"})
+    #: The API server answers /readyz after the processes start.
+    api_ready: float = field(default=120.0, metadata={"kind": "knob"})
+    #: Tekton's controller reports ready on its probes port.
+    tekton_ready: float = field(default=120.0, metadata={"kind": "knob"})
+    #: A CRD reports Established.
+    crd_established: float = field(default=60.0, metadata={"kind": "knob"})
+    #: A test namespace exists with its `default` ServiceAccount.
+    namespace_ready: float = field(default=60.0, metadata={"kind": "knob"})
+    #: KWOK nodes become Ready after they are created.
+    nodes_ready: float = field(default=60.0, metadata={"kind": "knob"})
+    #: A process stops after SIGTERM before it gets SIGKILL.
+    process_stop: float = field(default=15.0, metadata={"kind": "knob"})
+    #: kwokctl delete cluster.
+    cluster_delete: float = field(default=120.0, metadata={"kind": "knob"})
+    #: Objects of a test namespace are gone after it is deleted.
+    namespace_deleted: float = field(default=120.0, metadata={"kind": "knob"})
+
+    # --- scenario waits (conformance maximums) ---
+    #: A task pod exists after its PipelineRun is created (Tekton's work, not the scheduler's).
+    pod_created: float = field(default=60.0, metadata={"kind": "max"})
+    #: A schedulable task pod is bound to a node.
+    pod_scheduled: float = field(default=30.0, metadata={"kind": "max"})
+    #: How long a pod that must not be scheduled is watched to stay Pending.
+    pod_stays_pending: float = field(default=8.0, metadata={"kind": "max"})
+    #: A PipelineRun reaches a terminal condition.
+    pipelinerun_done: float = field(default=120.0, metadata={"kind": "max"})
+    #: A TaskRun reaches a terminal condition.
+    taskrun_done: float = field(default=90.0, metadata={"kind": "max"})
+    #: A ReservationRecord reaches the expected state for a group.
+    record_state: float = field(default=30.0, metadata={"kind": "max"})
+
+    def with_overrides(self, overrides: dict[str, float]) -> TimeoutConfig:
+        """with_overrides({'pod_scheduled': 60}) returns a copy; an unknown name fails naming the known ones."""
+        known = {f.name for f in dataclasses.fields(self)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise HarnessError(f"unknown timeout {unknown[0]!r}: use one of {', '.join(sorted(known))}")
+        return dataclasses.replace(self, **overrides)
+
+
+DEFAULT_TIMEOUTS = TimeoutConfig()
+
+
+def parse_override(text: str) -> tuple[str, float]:
+    """parse_override('pod_scheduled=60') == ('pod_scheduled', 60.0)."""
+    name, sep, value = text.partition("=")
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = -1.0
+    if not sep or not name or seconds <= 0:
+        raise HarnessError(f"bad --timeout {text!r}: write NAME=SECONDS, e.g. --timeout pod_scheduled=60")
+    return name.strip(), seconds

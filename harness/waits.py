@@ -1,0 +1,70 @@
+"""wait_for: the one polling loop of the harness, built on tenacity.
+
+Every wait names the TimeoutConfig field that bounds it, and every poll that is
+not yet satisfied says why (NotYet("pod x is Pending on no node")), so a timeout
+reports the last reason instead of a bare "timed out".
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Callable, TypeVar
+
+import tenacity
+
+from harness.errors import HarnessError
+from harness.timeouts import TimeoutConfig
+
+T = TypeVar("T")
+
+log = logging.getLogger("rescon.wait")
+
+#: The first poll interval; it grows to POLL_MAX_SECONDS.
+POLL_MIN_SECONDS = 0.1
+POLL_MAX_SECONDS = 1.0
+
+
+class NotYet(Exception):
+    """NotYet is raised by a poll whose condition does not hold yet; its message says why."""
+
+
+class WaitTimeout(HarnessError):
+    """A bounded wait ran out; the message names the timeout and the last reason."""
+
+
+def wait_for(
+    poll: Callable[[], T],
+    *,
+    what: str,
+    timeout: str,
+    timeouts: TimeoutConfig,
+    hint: str = "",
+) -> T:
+    """wait_for(poll, what='pod a bound', timeout='pod_scheduled', timeouts=cfg) returns poll()'s value.
+
+    poll raises NotYet while the condition does not hold; any other exception
+    propagates at once. After `timeouts.<timeout>` seconds, WaitTimeout says
+    what was awaited, for how long, the last NotYet reason and `hint`.
+    """
+    seconds = float(getattr(timeouts, timeout))
+    last_reason = ["never polled"]
+
+    def remember(state: tenacity.RetryCallState) -> None:
+        if state.outcome is not None and state.outcome.failed:
+            last_reason[0] = str(state.outcome.exception())
+            log.debug("waiting for %s: %s", what, last_reason[0])
+
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_delay(seconds),
+        wait=tenacity.wait_exponential(multiplier=POLL_MIN_SECONDS, max=POLL_MAX_SECONDS),
+        retry=tenacity.retry_if_exception_type(NotYet),
+        after=remember,
+        reraise=False,
+    )
+    try:
+        return retrying(poll)
+    except tenacity.RetryError:
+        suffix = f"; {hint}" if hint else ""
+        raise WaitTimeout(
+            f"timed out after {seconds:g}s ({timeout}) waiting for {what}: {last_reason[0]}{suffix}"
+        ) from None

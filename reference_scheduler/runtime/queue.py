@@ -1,0 +1,171 @@
+"""SchedulingQueue: which pod to try next, modelled on kube-scheduler's three queues.
+
+- active: pods ready to be tried, oldest first;
+- backoff: pods that failed recently and wait out an exponential backoff;
+- unschedulable: pods that failed and wait for a cluster event that could help
+  (a hint says Queue); they are also flushed after UNSCHEDULABLE_FLUSH_SECONDS
+  so that a missed event never strands a pod.
+
+Keys are (namespace, name). A pod is in at most one queue; `done()` must follow
+every `pop()`, so an event that arrives while the pod is being tried moves it
+back to active instead of being lost.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+PodKey = tuple[str, str]
+
+INITIAL_BACKOFF_SECONDS = 1.0
+MAX_BACKOFF_SECONDS = 10.0
+UNSCHEDULABLE_FLUSH_SECONDS = 60.0
+
+
+@dataclass
+class _Entry:
+    attempts: int = 0
+    added_at: float = field(default_factory=time.monotonic)
+    backoff_until: float = 0.0
+
+
+class SchedulingQueue:
+    """SchedulingQueue is thread-safe: informer threads add and move, the scheduling loop pops."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._cond = threading.Condition()
+        self._entries: dict[PodKey, _Entry] = {}
+        self._active: list[tuple[float, int, PodKey]] = []
+        self._active_keys: set[PodKey] = set()
+        self._backoff: dict[PodKey, float] = {}
+        self._unschedulable: dict[PodKey, float] = {}
+        self._in_flight: set[PodKey] = set()
+        self._moved_while_in_flight: set[PodKey] = set()
+        self._seq = itertools.count()
+        self._closed = False
+
+    # --- producers ---
+
+    def add(self, key: PodKey) -> None:
+        """add() queues a new or changed pending pod for an immediate try."""
+        with self._cond:
+            if key in self._in_flight:
+                self._moved_while_in_flight.add(key)
+                return
+            entry = self._entries.setdefault(key, _Entry())
+            self._backoff.pop(key, None)
+            self._unschedulable.pop(key, None)
+            self._push_active(key, entry)
+
+    def forget(self, key: PodKey) -> None:
+        """forget() drops a pod that was bound, deleted or is no longer ours."""
+        with self._cond:
+            self._entries.pop(key, None)
+            self._backoff.pop(key, None)
+            self._unschedulable.pop(key, None)
+            self._active_keys.discard(key)
+            self._moved_while_in_flight.discard(key)
+
+    def move_unschedulable(self, should_move: Callable[[PodKey], bool]) -> int:
+        """move_unschedulable() moves the unschedulable pods a cluster event may help to backoff/active."""
+        with self._cond:
+            moved = [k for k in list(self._unschedulable) if should_move(k)]
+            for key in moved:
+                self._unschedulable.pop(key, None)
+                self._requeue_after_backoff(key)
+            for key in self._in_flight:
+                if should_move(key):
+                    self._moved_while_in_flight.add(key)
+            if moved:
+                self._cond.notify_all()
+            return len(moved)
+
+    # --- consumer ---
+
+    def pop(self, timeout: float) -> PodKey | None:
+        """pop() returns the next pod to try, or None after timeout (or when closed)."""
+        deadline = self._clock() + timeout
+        with self._cond:
+            while not self._closed:
+                self._promote_due()
+                while self._active:
+                    _, _, key = heapq.heappop(self._active)
+                    if key in self._active_keys:
+                        self._active_keys.discard(key)
+                        self._in_flight.add(key)
+                        self._entries.setdefault(key, _Entry()).attempts += 1
+                        return key
+                remaining = deadline - self._clock()
+                if remaining <= 0:
+                    return None
+                self._cond.wait(min(remaining, self._next_due_in()))
+            return None
+
+    def done(self, key: PodKey, *, unschedulable: bool, retry_soon: bool = False) -> None:
+        """done() ends a try: unschedulable pods wait for an event; `retry_soon` (a conflict) backs off."""
+        with self._cond:
+            self._in_flight.discard(key)
+            moved = key in self._moved_while_in_flight
+            self._moved_while_in_flight.discard(key)
+            if key not in self._entries:
+                return
+            if not unschedulable and not retry_soon:
+                self._entries.pop(key, None)
+                return
+            if retry_soon or moved:
+                self._requeue_after_backoff(key)
+            else:
+                self._unschedulable[key] = self._clock()
+
+    def close(self) -> None:
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    # --- introspection (metrics, tests) ---
+
+    def lengths(self) -> dict[str, int]:
+        with self._cond:
+            return {
+                "active": len(self._active_keys),
+                "backoff": len(self._backoff),
+                "unschedulable": len(self._unschedulable),
+            }
+
+    # --- internals (hold the lock) ---
+
+    def _push_active(self, key: PodKey, entry: _Entry) -> None:
+        if key in self._active_keys:
+            return
+        self._active_keys.add(key)
+        heapq.heappush(self._active, (entry.added_at, next(self._seq), key))
+        self._cond.notify_all()
+
+    def _requeue_after_backoff(self, key: PodKey) -> None:
+        entry = self._entries.setdefault(key, _Entry())
+        delay = min(MAX_BACKOFF_SECONDS, INITIAL_BACKOFF_SECONDS * (2 ** max(0, entry.attempts - 1)))
+        self._backoff[key] = self._clock() + delay
+        self._cond.notify_all()
+
+    def _promote_due(self) -> None:
+        now = self._clock()
+        for key, due in list(self._backoff.items()):
+            if due <= now:
+                del self._backoff[key]
+                self._push_active(key, self._entries.setdefault(key, _Entry()))
+        for key, since in list(self._unschedulable.items()):
+            if now - since >= UNSCHEDULABLE_FLUSH_SECONDS:
+                del self._unschedulable[key]
+                self._requeue_after_backoff(key)
+
+    def _next_due_in(self) -> float:
+        now = self._clock()
+        candidates = [due - now for due in self._backoff.values()]
+        candidates += [since + UNSCHEDULABLE_FLUSH_SECONDS - now for since in self._unschedulable.values()]
+        return max(0.05, min(candidates, default=1.0))

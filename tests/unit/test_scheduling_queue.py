@@ -1,0 +1,95 @@
+"""SchedulingQueue: ordering, backoff, unschedulable moves, and events during a try."""
+
+from __future__ import annotations
+
+import pytest
+
+from reference_scheduler.runtime.queue import INITIAL_BACKOFF_SECONDS, UNSCHEDULABLE_FLUSH_SECONDS, SchedulingQueue
+
+pytestmark = pytest.mark.unit
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_pops_oldest_first() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    clock.now += 1
+    queue.add(("ns", "b"))
+    assert queue.pop(0) == ("ns", "a")
+    assert queue.pop(0) == ("ns", "b")
+    assert queue.pop(0) is None
+
+
+def test_unschedulable_pod_waits_for_an_event() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    key = queue.pop(0)
+    assert key is not None
+    queue.done(key, unschedulable=True)
+    assert queue.pop(0) is None
+    assert queue.lengths()["unschedulable"] == 1
+    assert queue.move_unschedulable(lambda k: False) == 0
+    assert queue.move_unschedulable(lambda k: k == ("ns", "a")) == 1
+    clock.now += INITIAL_BACKOFF_SECONDS
+    assert queue.pop(0) == ("ns", "a")
+
+
+def test_unschedulable_pods_are_flushed_eventually() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    queue.done(queue.pop(0) or ("", ""), unschedulable=True)
+    clock.now += UNSCHEDULABLE_FLUSH_SECONDS
+    assert queue.pop(0) is None  # flushed into backoff first
+    clock.now += INITIAL_BACKOFF_SECONDS
+    assert queue.pop(0) == ("ns", "a")
+
+
+def test_event_during_a_try_is_not_lost() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    key = queue.pop(0)
+    assert key == ("ns", "a")
+    queue.move_unschedulable(lambda k: True)  # a node was added while we were filtering
+    queue.done(key, unschedulable=True)
+    assert queue.lengths()["unschedulable"] == 0
+    clock.now += INITIAL_BACKOFF_SECONDS
+    assert queue.pop(0) == ("ns", "a")
+
+
+def test_backoff_grows_and_is_capped() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    key = queue.pop(0)
+    waits = []
+    for _ in range(7):
+        assert key == ("ns", "a")
+        queue.done(key, unschedulable=False, retry_soon=True)
+        waited = 0.0
+        while (key := queue.pop(0)) is None:
+            clock.now += 0.5
+            waited += 0.5
+        waits.append(waited)
+    assert waits == sorted(waits)
+    assert waits[0] == INITIAL_BACKOFF_SECONDS
+    assert waits[-1] == 10.0
+
+
+def test_success_forgets_the_pod() -> None:
+    queue = SchedulingQueue(FakeClock())
+    queue.add(("ns", "a"))
+    key = queue.pop(0)
+    assert key is not None
+    queue.done(key, unschedulable=False)
+    assert queue.lengths() == {"active": 0, "backoff": 0, "unschedulable": 0}

@@ -1,0 +1,111 @@
+"""The toolchain's pure parts: Go version checks, pins, cache keys, and never trusting a partial build."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from harness.cluster import toolchain
+from harness.cluster.toolchain import PROGRAMS, Program, binary_path, parse_go_version, program_named, recipe_key
+from harness.errors import HarnessError
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize("text, expected", [("go1.26.8", (1, 26)), ("go1.27", (1, 27)), ("go2.0.1", (2, 0))])
+def test_parse_go_version_accepts_new_enough(text: str, expected: tuple[int, int]) -> None:
+    assert parse_go_version(text) == expected
+
+
+@pytest.mark.parametrize("text", ["go1.22.1", "go1.25.9"])
+def test_parse_go_version_rejects_old_go_naming_the_fix(text: str) -> None:
+    with pytest.raises(HarnessError, match=r"too old.*install a newer Go"):
+        parse_go_version(text)
+
+
+def test_parse_go_version_rejects_garbage() -> None:
+    with pytest.raises(HarnessError, match="cannot read the Go version"):
+        parse_go_version("devel +abc")
+
+
+def test_every_program_has_a_pinned_version() -> None:
+    versions = {p.name: p.version() for p in PROGRAMS}
+    assert versions["kube-apiserver"] == "v1.37.2"
+    assert versions["kwok"] == "v0.8.0"
+    assert versions["tekton-controller"] == "v1.15.0"
+    assert versions["etcd"].startswith(("v3.6.", "v3.7."))
+
+
+def test_kubernetes_programs_are_version_stamped() -> None:
+    flags = program_named("kube-apiserver").ldflags()
+    assert "-X k8s.io/component-base/version.gitVersion=v1.37.2" in flags
+    assert "gitMajor=1" in flags and "gitMinor=37" in flags
+    assert "gitVersion" not in program_named("etcd").ldflags()
+
+
+def test_unknown_program_names_the_choices() -> None:
+    with pytest.raises(HarnessError, match="choose one of etcd"):
+        program_named("kubelet")
+
+
+def _copy_module(tmp_path: Path, program: Program) -> Program:
+    module = tmp_path / program.module_dir
+    module.mkdir()
+    for name in ("go.mod", "go.sum"):
+        (module / name).write_bytes((program.module_path / name).read_bytes())
+    return program
+
+
+def test_cache_key_changes_when_a_pin_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    program = _copy_module(tmp_path, program_named("kwok"))
+    monkeypatch.setattr(toolchain, "TOOLS_DIR", tmp_path)
+    before = recipe_key(program, (1, 26))
+    assert before.startswith("v0.8.0-")
+    assert recipe_key(program, (1, 26)) == before
+    assert recipe_key(program, (1, 27)) != before
+    gomod = tmp_path / "kwok" / "go.mod"
+    gomod.write_text(gomod.read_text() + "\n// changed\n")
+    assert recipe_key(program, (1, 26)) != before
+
+
+def test_cache_lives_in_the_per_user_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
+    path = binary_path(program_named("kubectl"), (1, 26))
+    assert path.is_relative_to(tmp_path / "bin")
+    assert path.name == "kubectl"
+    assert path.parent.name.startswith("kubectl-v1.37.2-")
+
+
+def test_a_partial_build_is_never_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A build that dies leaves no binary at the final path; the next run rebuilds it."""
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
+    fake_go = tmp_path / "go"
+    # A 'go' that reports a version, then fails every build after writing half a file.
+    fake_go.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = env ]; then echo go1.26.8; exit 0; fi\n'
+        'while [ "$1" != "-o" ]; do shift; done; echo half > "$2"; echo "link: out of memory" >&2; exit 2\n'
+    )
+    fake_go.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    chain = toolchain.Toolchain(out=open("/dev/null", "w"))
+    with pytest.raises(HarnessError, match=r"building etcd failed .*make tools"):
+        chain.ensure(["etcd"])
+    final = chain.path("etcd")
+    assert not final.exists()
+    assert list(final.parent.glob(".etcd.partial-*")) == []
+    assert "out of memory" in (final.parent / "build.log").read_text()
+
+
+def test_missing_go_names_the_fix(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(HarnessError, match=r"'go' is not on PATH: install Go >= 1.26"):
+        toolchain.find_go()
+
+
+def test_programs_are_unique() -> None:
+    names = [p.name for p in PROGRAMS]
+    assert len(names) == len(set(names))
+    assert all(dataclasses.is_dataclass(p) for p in PROGRAMS)
