@@ -1,0 +1,158 @@
+"""pod_requests: the CPU and memory a pod asks the scheduler for, as Kubernetes computes it.
+
+The rules are those of kube-scheduler's NodeResourcesFit (``PodRequests`` in
+``k8s.io/component-helpers/resource``), applied per resource (cpu, memory):
+
+1. Regular containers run together, so their requests add up.
+2. Init containers run one after another, so only the largest counts, and the
+   pod needs max(sum of containers, largest init container).
+3. A restartable init container (a native sidecar, ``restartPolicy: Always``)
+   keeps running once started: it adds to the regular containers and to every
+   init container that starts after it.
+4. A pod-level request (``spec.resources.requests``) replaces the aggregate for
+   the resources it names.
+5. ``spec.overhead`` (set by the RuntimeClass admission plugin) is added last.
+
+We may see a spec before the API server has defaulted it (a pod we predict, or a
+pod template), so the API server's defaulting is applied here too, and it is a
+no-op on a pod read back from the API:
+
+* a container with a limit but no request for a resource gets request = limit;
+* a pod-level limit with no pod-level request for a resource becomes the pod
+  request when no container requests that resource (otherwise the pod-level
+  request defaults to the containers' aggregate, which changes nothing).
+
+Example: containers of 1 CPU and 500m, a sidecar of 200m and an init container
+of 2 CPU give max(1 + 0.5 + 0.2, 2 + 0) = 2 CPU, while an init container placed
+after the sidecar would count as 2.2 CPU.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from reference_scheduler.core.resources import ZERO, InvalidQuantity, Resources, cpu_millis, memory_bytes
+
+__all__ = ["container_request", "pod_effective_request"]
+
+_RESOURCES = ("cpu", "memory")
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _amount(resource: str, value: object) -> int:
+    return cpu_millis(value) if resource == "cpu" else memory_bytes(value)
+
+
+def _defaulted_requests(resources: Mapping[str, Any]) -> dict[str, Any]:
+    """_defaulted_requests: a container's requests after API defaulting (request = limit where only a limit is set)."""
+    requests = {k: v for k, v in _mapping(resources.get("requests")).items() if v is not None}
+    for name, limit in _mapping(resources.get("limits")).items():
+        if limit is not None:
+            requests.setdefault(name, limit)
+    return requests
+
+
+def container_request(container: Mapping[str, Any], *, kind: str = "container") -> tuple[Resources, frozenset[str]]:
+    """container_request returns a container's defaulted cpu/memory request and which of the two it sets.
+
+    Why the second value: a pod-level limit only becomes the pod request for a
+    resource that no container requests, and an explicit "0" still counts as set.
+
+    Example: {'name': 'build', 'resources': {'limits': {'cpu': '2'}}}
+    gives (Resources(cpu=2000, memory=0), frozenset({'cpu'})).
+    """
+    name = container.get("name", "<unnamed>")
+    resources = _mapping(container.get("resources"))
+    explicit = _mapping(resources.get("requests"))
+    requests = _defaulted_requests(resources)
+    amounts = {"cpu": 0, "memory": 0}
+    present = set()
+    for resource in _RESOURCES:
+        if requests.get(resource) is None:
+            continue
+        try:
+            amounts[resource] = _amount(resource, requests[resource])
+        except InvalidQuantity as err:
+            field = "request" if resource in explicit else "limit"
+            raise InvalidQuantity(f"{kind} {name!r} {resource} {field}: {err}") from err
+        present.add(resource)
+    return Resources(cpu=amounts["cpu"], memory=amounts["memory"]), frozenset(present)
+
+
+def _containers(pod_spec: Mapping[str, Any], key: str) -> Sequence[Mapping[str, Any]]:
+    value = pod_spec.get(key)
+    if not value:
+        return ()
+    return [c for c in value if isinstance(c, Mapping)]
+
+
+def _pod_level_amounts(pod_spec: Mapping[str, Any], field: str) -> dict[str, int]:
+    values = _mapping(_mapping(pod_spec.get("resources")).get(field))
+    result = {}
+    for resource in _RESOURCES:
+        if values.get(resource) is None:
+            continue
+        try:
+            result[resource] = _amount(resource, values[resource])
+        except InvalidQuantity as err:
+            raise InvalidQuantity(f"pod-level {resource} {field[:-1]}: {err}") from err
+    return result
+
+
+def pod_effective_request(pod_spec: Mapping[str, Any]) -> Resources:
+    """pod_effective_request is the amount kube-scheduler checks against a node's free allocatable.
+
+    Why it must be exact: a reservation sized from a smaller number would admit
+    pods that then fail to fit, and a larger one wastes the node.
+
+    Example: {'containers': [{'name': 'a', 'resources': {'requests': {'cpu': '1'}}},
+    {'name': 'b', 'resources': {'limits': {'cpu': '500m', 'memory': '1Gi'}}}],
+    'initContainers': [{'name': 'i', 'resources': {'requests': {'cpu': '3'}}}]}
+    gives Resources(cpu=3000, memory=1073741824).
+
+    Raises InvalidQuantity naming the container whose quantity is malformed.
+    """
+    present: set[str] = set()
+
+    total = ZERO
+    for container in _containers(pod_spec, "containers"):
+        request, named = container_request(container)
+        total += request
+        present |= named
+
+    sidecars = ZERO
+    init_peak = ZERO
+    for container in _containers(pod_spec, "initContainers"):
+        request, named = container_request(container, kind="init container")
+        present |= named
+        if container.get("restartPolicy") == "Always":
+            total += request
+            sidecars += request
+            init_peak = init_peak.max(sidecars)
+        else:
+            init_peak = init_peak.max(sidecars + request)
+    total = total.max(init_peak)
+
+    pod_requests = _pod_level_amounts(pod_spec, "requests")
+    pod_limits = _pod_level_amounts(pod_spec, "limits")
+    amounts = {"cpu": total.cpu, "memory": total.memory}
+    for resource in _RESOURCES:
+        if resource in pod_requests:
+            amounts[resource] = pod_requests[resource]
+        elif resource in pod_limits and resource not in present:
+            amounts[resource] = pod_limits[resource]
+
+    overhead = _mapping(pod_spec.get("overhead"))
+    for resource in _RESOURCES:
+        if overhead.get(resource) is None:
+            continue
+        try:
+            amounts[resource] += _amount(resource, overhead[resource])
+        except InvalidQuantity as err:
+            raise InvalidQuantity(f"pod overhead {resource}: {err}") from err
+
+    return Resources(cpu=amounts["cpu"], memory=amounts["memory"])
