@@ -1,0 +1,192 @@
+"""Queueing hints: can this cluster event make a pod that did not fit schedulable?
+
+After a failed attempt the runtime parks the pod until an event might change
+the verdict. Each hint here looks at one event and answers QUEUE (retry the
+pod now) or SKIP (this event cannot help it), like kube-scheduler's
+QueueingHintFn. A wrong SKIP strands a pod until the next periodic flush; a
+wrong QUEUE only costs one scheduling attempt, so when in doubt they QUEUE.
+
+What can free room or open a node for a pod:
+
+* a pod bound to a node is deleted, becomes terminal, or lowers its requests;
+* the waiting pod itself lowers its requests;
+* a node is added that passes the pod's node checks, or a node is updated so
+  that it now passes them or its allocatable grew;
+* a reservation is released (or rolled back), moves to another node, or
+  lowers its peak; any change to the waiting pod's own group's reservation.
+
+Worked example: pod B waits for 2000m on the seed node, where group A holds
+3800m. A's reservation is released: ``reservation_changed(a, None,
+pod_group=b) is QUEUE``. A's 200m pod then completes: ``pod_updated(running,
+succeeded, waiting_uid="b-1") is QUEUE``. A node label change on a node B
+already matched: ``node_updated(b_pod, old, new) is SKIP``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Mapping, TypeAlias
+
+from reference_scheduler.core.headroom import ActiveReservation
+from reference_scheduler.core.keys import GroupKey
+from reference_scheduler.core.node_checks import allocatable_pods, node_check_failures
+from reference_scheduler.core.resources import InvalidQuantity, Resources
+
+Json: TypeAlias = Mapping[str, Any]
+"""Json is a raw Kubernetes object (the waiting pod, a node)."""
+
+
+class QueueingHint(StrEnum):
+    """QueueingHint is a hint's answer: retry the pod now, or leave it parked.
+
+    Example: ``QueueingHint.QUEUE == "Queue"``.
+    """
+
+    QUEUE = "Queue"
+    SKIP = "Skip"
+
+
+QUEUE = QueueingHint.QUEUE
+SKIP = QueueingHint.SKIP
+
+
+@dataclass(frozen=True)
+class PodSnapshot:
+    """PodSnapshot is what a pod event tells the hints: where the pod runs, whether it is over, what it asks.
+
+    ``node`` is ``spec.nodeName`` (None while unbound); ``terminal`` is
+    phase Succeeded or Failed; ``request`` is its effective request.
+
+    Example: ``PodSnapshot("a-1", "n1", False, Resources(cpu=200))``.
+    """
+
+    uid: str
+    node: str | None
+    terminal: bool
+    request: Resources
+
+
+def _lowered(old: Resources, new: Resources) -> bool:
+    return new.cpu < old.cpu or new.memory < old.memory
+
+
+def pod_deleted(deleted: PodSnapshot) -> QueueingHint:
+    """pod_deleted queues when the deleted pod was still holding room on a node.
+
+    An unbound pod held nothing; a terminal pod gave its room back when it
+    finished (that update already queued).
+
+    Example: deleting a running pod on n1 is QUEUE; deleting a Pending,
+    unbound pod is SKIP.
+    """
+    if deleted.node is None or deleted.terminal:
+        return SKIP
+    return QUEUE
+
+
+def pod_updated(old: PodSnapshot, new: PodSnapshot, *, waiting_uid: str) -> QueueingHint:
+    """pod_updated queues when a bound pod frees room, or the waiting pod asks for less.
+
+    A bound pod frees room when it turns terminal or lowers a request
+    (in-place resize); the waiting pod (``waiting_uid``) needs less when its
+    own request drops. Anything else (status churn, labels, a pod binding)
+    frees nothing.
+
+    Example: a running pod on n1 turning Succeeded is QUEUE; the same pod's
+    readiness flipping is SKIP.
+    """
+    if new.uid == waiting_uid:
+        return QUEUE if _lowered(old.request, new.request) else SKIP
+    if new.node is None or old.terminal:
+        return SKIP
+    if new.terminal or _lowered(old.request, new.request):
+        return QUEUE
+    return SKIP
+
+
+def _passes_node_checks(pod: Json, node: Json, reserved_node: str | None) -> bool:
+    if reserved_node is not None and _get_name(node) != reserved_node:
+        return False
+    return not node_check_failures(pod, node)
+
+
+def _get_name(node: Json) -> str | None:
+    metadata = node.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    return name if isinstance(name, str) else None
+
+
+def _allocatable(node: Json) -> tuple[Resources, int]:
+    status = node.get("status")
+    allocatable = status.get("allocatable") if isinstance(status, Mapping) else None
+    return Resources.from_mapping(allocatable if isinstance(allocatable, Mapping) else None), allocatable_pods(node)
+
+
+def node_added(pod: Json, node: Json, *, reserved_node: str | None = None) -> QueueingHint:
+    """node_added queues when the new node passes the waiting pod's node checks.
+
+    ``reserved_node`` is the node the pod's group is reserved on, if any: only
+    that node can take the pod, so any other new node is SKIP.
+
+    Example: a new node tainted ``gpu=true:NoSchedule`` is SKIP for a pod
+    without the toleration and QUEUE for one with it.
+    """
+    return QUEUE if _passes_node_checks(pod, node, reserved_node) else SKIP
+
+
+def node_updated(pod: Json, old: Json, new: Json, *, reserved_node: str | None = None) -> QueueingHint:
+    """node_updated queues when the update can turn the node from rejecting the pod to taking it.
+
+    SKIP when the updated node still fails the pod's node checks (or is not
+    the group's reserved node). Otherwise QUEUE when the old node failed them
+    (uncordoned, a taint removed, labels now matching) or when allocatable
+    CPU, memory or pods grew; an unreadable allocatable is QUEUE too.
+
+    Example: ``spec.unschedulable`` going from true to false is QUEUE for a
+    pod that does not tolerate the cordon; a heartbeat that changes only
+    ``status.conditions`` is SKIP.
+    """
+    if not _passes_node_checks(pod, new, reserved_node):
+        return SKIP
+    if not _passes_node_checks(pod, old, reserved_node):
+        return QUEUE
+    try:
+        old_resources, old_pods = _allocatable(old)
+        new_resources, new_pods = _allocatable(new)
+    except InvalidQuantity:
+        return QUEUE
+    grew = (
+        new_resources.cpu > old_resources.cpu
+        or new_resources.memory > old_resources.memory
+        or new_pods > old_pods
+    )
+    return QUEUE if grew else SKIP
+
+
+def reservation_changed(
+    old: ActiveReservation | None,
+    new: ActiveReservation | None,
+    *,
+    pod_group: GroupKey | None,
+) -> QueueingHint:
+    """reservation_changed queues when a reservation stops holding room somewhere.
+
+    ``old``/``new`` are the group's active reservation before and after (None:
+    not Reserved). Released or rolled back (old only), moved to another node,
+    or a lower peak: QUEUE. A new or grown reservation only takes room: SKIP,
+    unless it is the waiting pod's own group (``pod_group``), whose placement
+    decides where the pod may go: always QUEUE.
+
+    Example: A released (``old=a, new=None``) is QUEUE for B; B's own group
+    getting Reserved on n1 is QUEUE for B's pods; A newly reserved is SKIP for B.
+    """
+    if old is None and new is None:
+        return SKIP
+    if pod_group is not None and pod_group in {r.group for r in (old, new) if r is not None}:
+        return QUEUE
+    if old is None:
+        return SKIP
+    if new is None or new.node != old.node or _lowered(old.peak, new.peak):
+        return QUEUE
+    return SKIP

@@ -1,0 +1,182 @@
+"""Queueing hints: which events may make a parked pod schedulable."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reference_scheduler.core.headroom import ActiveReservation
+from reference_scheduler.core.keys import GroupKey
+from reference_scheduler.core.queue_hints import (
+    QUEUE,
+    SKIP,
+    PodSnapshot,
+    QueueingHint,
+    node_added,
+    node_updated,
+    pod_deleted,
+    pod_updated,
+    reservation_changed,
+)
+from reference_scheduler.core.resources import Resources
+
+pytestmark = pytest.mark.unit
+
+A = GroupKey("ci", "run-a", "g0")
+B = GroupKey("ci", "run-b", "g0")
+WAITING = "b-1"
+
+
+def snap(
+    uid: str = "a-1", node: str | None = "n1", *, terminal: bool = False, cpu: int = 200, memory: int = 0
+) -> PodSnapshot:
+    return PodSnapshot(uid, node, terminal, Resources(cpu=cpu, memory=memory))
+
+
+@pytest.mark.parametrize(
+    ("deleted", "hint"),
+    [
+        pytest.param(snap(), QUEUE, id="running-pod-deleted"),
+        pytest.param(snap(node=None), SKIP, id="unbound-pod-deleted"),
+        pytest.param(snap(terminal=True), SKIP, id="terminal-pod-deleted"),
+    ],
+)
+def test_pod_deleted(deleted: PodSnapshot, hint: QueueingHint) -> None:
+    assert pod_deleted(deleted) is hint
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "hint"),
+    [
+        pytest.param(snap(), snap(terminal=True), QUEUE, id="bound-pod-became-terminal"),
+        pytest.param(snap(), snap(cpu=100), QUEUE, id="bound-pod-cpu-lowered"),
+        pytest.param(snap(memory=2), snap(memory=1), QUEUE, id="bound-pod-memory-lowered"),
+        pytest.param(snap(), snap(cpu=300), SKIP, id="bound-pod-request-raised"),
+        pytest.param(snap(), snap(), SKIP, id="bound-pod-status-churn"),
+        pytest.param(snap(node=None), snap(), SKIP, id="pod-got-bound"),
+        pytest.param(snap(node=None), snap(node=None, terminal=True), SKIP, id="unbound-pod-finished"),
+        pytest.param(snap(terminal=True), snap(terminal=True, cpu=0), SKIP, id="terminal-pod-updated"),
+        pytest.param(snap(WAITING, None, cpu=2000), snap(WAITING, None, cpu=1000), QUEUE, id="waiting-pod-lowered"),
+        pytest.param(snap(WAITING, None), snap(WAITING, None), SKIP, id="waiting-pod-unchanged"),
+        pytest.param(snap(WAITING, None, cpu=1), snap(WAITING, None, cpu=2), SKIP, id="waiting-pod-raised"),
+    ],
+)
+def test_pod_updated(old: PodSnapshot, new: PodSnapshot, hint: QueueingHint) -> None:
+    assert pod_updated(old, new, waiting_uid=WAITING) is hint
+
+
+def node(
+    name: str = "n1",
+    *,
+    cpu: str = "4",
+    memory: str = "8Gi",
+    pods: str = "110",
+    labels: dict[str, str] | None = None,
+    taints: list[dict[str, str]] | None = None,
+    unschedulable: bool = False,
+    heartbeat: str = "t0",
+) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {"taints": taints or [], "unschedulable": unschedulable},
+        "status": {
+            "allocatable": {"cpu": cpu, "memory": memory, "pods": pods},
+            "conditions": [{"type": "Ready", "status": "True", "lastHeartbeatTime": heartbeat}],
+        },
+    }
+
+
+def waiting_pod(**spec: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "b-1", "uid": WAITING}, "spec": {"containers": [{"name": "c"}], **spec}}
+
+
+GPU_TAINT = [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
+GPU_TOLERATION = [{"key": "gpu", "operator": "Exists"}]
+
+
+@pytest.mark.parametrize(
+    ("pod", "added", "reserved_node", "hint"),
+    [
+        pytest.param(waiting_pod(), node(), None, QUEUE, id="plain-node-added"),
+        pytest.param(waiting_pod(), node(taints=GPU_TAINT), None, SKIP, id="tainted-node-added"),
+        pytest.param(waiting_pod(tolerations=GPU_TOLERATION), node(taints=GPU_TAINT), None, QUEUE, id="tolerated-taint"),
+        pytest.param(waiting_pod(nodeSelector={"pool": "ci"}), node(), None, SKIP, id="selector-not-matched"),
+        pytest.param(waiting_pod(), node(unschedulable=True), None, SKIP, id="cordoned-node-added"),
+        pytest.param(waiting_pod(), node("n2"), "n1", SKIP, id="group-reserved-elsewhere"),
+        pytest.param(waiting_pod(), node("n1"), "n1", QUEUE, id="group-reserved-on-it"),
+    ],
+)
+def test_node_added(pod: dict[str, Any], added: dict[str, Any], reserved_node: str | None, hint: QueueingHint) -> None:
+    assert node_added(pod, added, reserved_node=reserved_node) is hint
+
+
+@pytest.mark.parametrize(
+    ("pod", "old", "new", "hint"),
+    [
+        pytest.param(waiting_pod(), node(cpu="4"), node(cpu="8"), QUEUE, id="allocatable-cpu-grew"),
+        pytest.param(waiting_pod(), node(memory="8Gi"), node(memory="16Gi"), QUEUE, id="allocatable-memory-grew"),
+        pytest.param(waiting_pod(), node(pods="10"), node(pods="20"), QUEUE, id="allocatable-pods-grew"),
+        pytest.param(waiting_pod(), node(cpu="8"), node(cpu="4"), SKIP, id="allocatable-shrank"),
+        pytest.param(waiting_pod(), node(unschedulable=True), node(), QUEUE, id="uncordoned"),
+        pytest.param(waiting_pod(), node(), node(unschedulable=True), SKIP, id="cordoned"),
+        pytest.param(waiting_pod(), node(taints=GPU_TAINT), node(), QUEUE, id="taint-removed"),
+        pytest.param(waiting_pod(), node(), node(taints=GPU_TAINT), SKIP, id="taint-added"),
+        pytest.param(
+            waiting_pod(tolerations=GPU_TOLERATION), node(taints=GPU_TAINT), node(), SKIP, id="tolerated-taint-removed"
+        ),
+        pytest.param(
+            waiting_pod(nodeSelector={"pool": "ci"}), node(), node(labels={"pool": "ci"}), QUEUE, id="labels-now-match"
+        ),
+        pytest.param(
+            waiting_pod(nodeSelector={"pool": "ci"}),
+            node(labels={"pool": "ci"}),
+            node(labels={"pool": "ci", "zone": "a"}),
+            SKIP,
+            id="labels-changed-already-matched",
+        ),
+        pytest.param(
+            waiting_pod(nodeSelector={"pool": "ci"}),
+            node(cpu="4"),
+            node(cpu="8"),
+            SKIP,
+            id="grew-but-still-not-matching",
+        ),
+        pytest.param(waiting_pod(), node(heartbeat="t0"), node(heartbeat="t1"), SKIP, id="heartbeat-only"),
+        pytest.param(waiting_pod(), node(cpu="4"), node(cpu="four"), QUEUE, id="unreadable-allocatable"),
+    ],
+)
+def test_node_updated(pod: dict[str, Any], old: dict[str, Any], new: dict[str, Any], hint: QueueingHint) -> None:
+    assert node_updated(pod, old, new) is hint
+
+
+def test_node_updated_elsewhere_than_the_reserved_node() -> None:
+    assert node_updated(waiting_pod(), node("n2", cpu="4"), node("n2", cpu="8"), reserved_node="n1") is SKIP
+    assert node_updated(waiting_pod(), node("n1", cpu="4"), node("n1", cpu="8"), reserved_node="n1") is QUEUE
+
+
+def reservation(group: GroupKey = A, node_name: str = "n1", cpu: int = 3800, memory: int = 0) -> ActiveReservation:
+    return ActiveReservation(group, node_name, Resources(cpu=cpu, memory=memory))
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "pod_group", "hint"),
+    [
+        pytest.param(reservation(), None, B, QUEUE, id="reservation-released"),
+        pytest.param(None, reservation(), B, SKIP, id="reservation-made"),
+        pytest.param(reservation(), reservation(node_name="n2"), B, QUEUE, id="reservation-moved"),
+        pytest.param(reservation(cpu=3800), reservation(cpu=2000), B, QUEUE, id="peak-lowered"),
+        pytest.param(reservation(memory=5), reservation(memory=4), B, QUEUE, id="peak-memory-lowered"),
+        pytest.param(reservation(cpu=2000), reservation(cpu=3800), B, SKIP, id="peak-raised"),
+        pytest.param(reservation(), reservation(), B, SKIP, id="unchanged"),
+        pytest.param(None, None, B, SKIP, id="nothing-to-nothing"),
+        pytest.param(None, reservation(B), B, QUEUE, id="own-group-reserved"),
+        pytest.param(reservation(B), reservation(B, cpu=9000), B, QUEUE, id="own-group-changed"),
+        pytest.param(reservation(), None, None, QUEUE, id="released-plain-pod"),
+        pytest.param(None, reservation(), None, SKIP, id="made-plain-pod"),
+    ],
+)
+def test_reservation_changed(
+    old: ActiveReservation | None, new: ActiveReservation | None, pod_group: GroupKey | None, hint: QueueingHint
+) -> None:
+    assert reservation_changed(old, new, pod_group=pod_group) is hint

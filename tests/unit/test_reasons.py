@@ -1,0 +1,147 @@
+"""Reason records: the messages operators read and grep for."""
+
+from __future__ import annotations
+
+import pytest
+
+from reference_scheduler.core.keys import GroupKey
+from reference_scheduler.core.reasons import (
+    FIT_ERROR_MESSAGE,
+    GROUP_RESERVED_ON_ANOTHER_NODE_MESSAGE,
+    INSUFFICIENT_RESOURCE_SUMMARY,
+    NODE_SELECTOR_MISMATCH_SUMMARY,
+    NODE_UNSCHEDULABLE_MESSAGE,
+    NODE_UNSCHEDULABLE_SUMMARY,
+    TOO_MANY_PODS_MESSAGE,
+    UNTOLERATED_TAINT_SUMMARY,
+    GroupReservedOnAnotherNode,
+    InsufficientResource,
+    NodeAffinityMismatch,
+    NodeNameMismatch,
+    NodeSelectorMismatch,
+    NodeUnschedulable,
+    Reason,
+    ReasonCode,
+    TooManyPods,
+    UntoleratedTaint,
+    fit_error_message,
+    format_amount,
+)
+
+pytestmark = pytest.mark.unit
+
+
+@pytest.mark.parametrize(
+    ("resource", "amount", "text"),
+    [
+        pytest.param("cpu", 2000, "2000m", id="cpu-in-millicores"),
+        pytest.param("cpu", 0, "0m", id="cpu-zero"),
+        pytest.param("cpu", -200, "-200m", id="cpu-negative-when-overcommitted"),
+        pytest.param("memory", 256 * 1024**2, "256Mi", id="memory-mebibytes"),
+        pytest.param("memory", 3 * 1024**3, "3Gi", id="memory-gibibytes"),
+        pytest.param("memory", 1536 * 1024**2, "1536Mi", id="memory-largest-exact-unit"),
+        pytest.param("memory", 1000, "1000", id="memory-odd-bytes"),
+        pytest.param("memory", 0, "0", id="memory-zero"),
+        pytest.param("memory", -(1024**3), "-1Gi", id="memory-negative"),
+    ],
+)
+def test_format_amount(resource: str, amount: int, text: str) -> None:
+    assert format_amount(resource, amount) == text
+
+
+def test_insufficient_resource_seed_message() -> None:
+    reason = InsufficientResource("cpu", 2000, 1000, 4800, 200, 3600)
+    assert reason.message() == (
+        "Insufficient cpu: requires 2000m, available 1000m "
+        "(allocatable 4800m, pods 200m, reserved by other groups 3600m)"
+    )
+    assert reason.summary() == INSUFFICIENT_RESOURCE_SUMMARY.format(resource="cpu") == "Insufficient cpu"
+    assert reason.code == ReasonCode.INSUFFICIENT_RESOURCE == "InsufficientResource"
+
+
+@pytest.mark.parametrize(
+    ("reason", "message", "code"),
+    [
+        pytest.param(
+            TooManyPods(allowed=110, bound=110),
+            TOO_MANY_PODS_MESSAGE.format(allowed=110, bound=110),
+            ReasonCode.TOO_MANY_PODS,
+            id="too-many-pods",
+        ),
+        pytest.param(
+            NodeNameMismatch(requested="n2", node="n1"),
+            "node n1 didn't match the requested node name n2",
+            ReasonCode.NODE_NAME_MISMATCH,
+            id="node-name-mismatch",
+        ),
+        pytest.param(NodeUnschedulable(), NODE_UNSCHEDULABLE_MESSAGE, ReasonCode.NODE_UNSCHEDULABLE, id="cordoned"),
+        pytest.param(
+            UntoleratedTaint("gpu", "true", "NoSchedule"),
+            "node had untolerated taint gpu=true:NoSchedule",
+            ReasonCode.UNTOLERATED_TAINT,
+            id="untolerated-taint",
+        ),
+        pytest.param(
+            NodeSelectorMismatch("pool", "ci", None),
+            "node didn't match Pod's nodeSelector: wants pool=ci, node has no label pool",
+            ReasonCode.NODE_SELECTOR_MISMATCH,
+            id="node-selector-label-absent",
+        ),
+        pytest.param(
+            NodeSelectorMismatch("pool", "ci", "batch"),
+            "node didn't match Pod's nodeSelector: wants pool=ci, node has pool=batch",
+            ReasonCode.NODE_SELECTOR_MISMATCH,
+            id="node-selector-label-differs",
+        ),
+        pytest.param(
+            NodeAffinityMismatch(terms=2),
+            "node didn't match any of the Pod's 2 required node affinity term(s)",
+            ReasonCode.NODE_AFFINITY_MISMATCH,
+            id="node-affinity-mismatch",
+        ),
+        pytest.param(
+            GroupReservedOnAnotherNode(GroupKey("ci", "run-1", "g0"), "n2"),
+            GROUP_RESERVED_ON_ANOTHER_NODE_MESSAGE.format(group="ci/run-1/g0", reserved_node="n2"),
+            ReasonCode.GROUP_RESERVED_ON_ANOTHER_NODE,
+            id="group-reserved-on-another-node",
+        ),
+    ],
+)
+def test_messages_and_codes(reason: Reason, message: str, code: ReasonCode) -> None:
+    assert reason.message() == message
+    assert reason.code == code
+
+
+def test_taint_summary_reads_like_kube_scheduler() -> None:
+    reason = UntoleratedTaint("gpu", "true", "NoExecute")
+    assert reason.summary() == UNTOLERATED_TAINT_SUMMARY.format(key="gpu", value="true")
+    assert reason.summary() == "node(s) had untolerated taint {gpu: true}"
+
+
+def test_selector_and_affinity_share_a_summary() -> None:
+    assert NodeSelectorMismatch("a", "b", None).summary() == NodeAffinityMismatch(1).summary()
+    assert NodeAffinityMismatch(1).summary() == NODE_SELECTOR_MISMATCH_SUMMARY
+
+
+def test_fit_error_message_counts_nodes_per_summary_sorted() -> None:
+    message = fit_error_message(
+        4,
+        {
+            "n1": [InsufficientResource("cpu", 2000, 1000, 4800, 200, 3600)],
+            "n2": [NodeUnschedulable()],
+            "n3": [NodeUnschedulable(), InsufficientResource("cpu", 2000, 0, 4800, 4800, 0)],
+            "n4": [NodeSelectorMismatch("pool", "ci", None), NodeAffinityMismatch(1)],
+        },
+    )
+    assert message == (
+        "0/4 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+        f"2 Insufficient cpu, 2 {NODE_UNSCHEDULABLE_SUMMARY}."
+    )
+    assert message == FIT_ERROR_MESSAGE.format(
+        total=4,
+        reasons="1 node(s) didn't match Pod's node affinity/selector, 2 Insufficient cpu, 2 node(s) were unschedulable",
+    )
+
+
+def test_reasons_are_hashable_records() -> None:
+    assert len({NodeUnschedulable(), NodeUnschedulable(), TooManyPods(1, 1)}) == 2
