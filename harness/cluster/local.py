@@ -162,7 +162,12 @@ class LocalCluster:
         def ready() -> None:
             self._fail_if_crashed(KWOKCTL_COMPONENTS)
             try:
-                kube.api.call_api("/readyz", "GET", auth_settings=["BearerToken"], _preload_content=False, _request_timeout=5)
+                method, url, headers, body, _ = kube.api.param_serialize("GET", "/readyz", auth_settings=["BearerToken"])
+                response = kube.api.call_api(method, url, header_params=headers, _request_timeout=5)
+                if response.status != 200:
+                    raise NotYet(f"/readyz answered {response.status}")
+            except NotYet:
+                raise
             except Exception as err:  # any transport or HTTP error means: not ready yet
                 raise NotYet(f"/readyz: {err.__class__.__name__}: {str(err)[:120]}") from err
 

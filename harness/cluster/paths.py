@@ -24,6 +24,6 @@ def cache_root() -> Path:
 
 
 def state_root() -> Path:
-    """state_root() holds running clusters' work directories: $RESCON_STATE_DIR or <cache>/clusters."""
+    """state_root() is kwokctl's work directory (clusters live in <state_root>/clusters/<name>): $RESCON_STATE_DIR or <cache>/kwok."""
     explicit = os.environ.get("RESCON_STATE_DIR")
-    return Path(explicit).expanduser() if explicit else cache_root() / "clusters"
+    return Path(explicit).expanduser() if explicit else cache_root() / "kwok"

@@ -53,6 +53,8 @@ class Program:
     upstream_module: str
     package: str
     stamp_kubernetes_version: bool = False
+    #: The arguments that make the program print its version (or usage) and exit 0: its health check.
+    probe_args: tuple[str, ...] = ("--version",)
 
     @property
     def module_path(self) -> Path:
@@ -93,9 +95,14 @@ PROGRAMS: tuple[Program, ...] = (
     Program("kube-apiserver", "kubernetes", _K8S, f"{_K8S}/cmd/kube-apiserver", True),
     Program("kube-controller-manager", "kubernetes", _K8S, f"{_K8S}/cmd/kube-controller-manager", True),
     Program("kube-scheduler", "kubernetes", _K8S, f"{_K8S}/cmd/kube-scheduler", True),
-    Program("kubectl", "kubernetes", _K8S, f"{_K8S}/cmd/kubectl", True),
+    Program("kubectl", "kubernetes", _K8S, f"{_K8S}/cmd/kubectl", True, ("version", "--client")),
+    # The controller has no version flag; -h prints its flags and exits 0 without contacting a cluster.
     Program(
-        "tekton-controller", "tekton", "github.com/tektoncd/pipeline", "github.com/tektoncd/pipeline/cmd/controller"
+        "tekton-controller",
+        "tekton",
+        "github.com/tektoncd/pipeline",
+        "github.com/tektoncd/pipeline/cmd/controller",
+        probe_args=("-h",),
     ),
 )
 
@@ -143,10 +150,10 @@ def binary_path(program: Program, go_version: tuple[int, int]) -> Path:
     return cache_root() / "bin" / f"{program.name}-{recipe_key(program, go_version)}" / program.name
 
 
-def answers_version(path: Path) -> bool:
-    """answers_version() is the health check of a cached binary: it runs and prints a version."""
+def answers_version(path: Path, probe_args: tuple[str, ...]) -> bool:
+    """answers_version() is the health check of a built binary: it runs and prints its version (or usage)."""
     try:
-        result = subprocess.run([str(path), "--version"], capture_output=True, timeout=60)
+        result = subprocess.run([str(path), *probe_args], capture_output=True, timeout=60)
     except (subprocess.SubprocessError, OSError):
         return False
     return result.returncode == 0
@@ -207,9 +214,10 @@ class Toolchain:
                 f"building {program.name} failed after {elapsed} (exit {returncode}): read {log_path}, fix it, and run 'make tools' again",
                 detail=tail,
             )
-        if not answers_version(partial):
+        if not answers_version(partial, program.probe_args):
             partial.unlink(missing_ok=True)
-            raise HarnessError(f"the freshly built {program.name} does not run '--version': read {log_path}")
+            probe = " ".join(program.probe_args)
+            raise HarnessError(f"the freshly built {program.name} fails '{probe}': read {log_path}")
         partial.rename(final)
         self._say(f"{label}: done in {elapsed} -> {final}")
 

@@ -19,7 +19,7 @@ class InvalidQuantity(ValueError):
 
 def _parse(value: object, what: str) -> Decimal:
     try:
-        parsed: Decimal = parse_quantity(value)
+        parsed: Decimal = parse_quantity(value)  # type: ignore[no-untyped-call]
     except (ValueError, TypeError, InvalidOperation) as err:
         raise InvalidQuantity(
             f"invalid {what} quantity {value!r}: use a Kubernetes quantity such as '500m', '2' or '1Gi'"
