@@ -19,12 +19,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import Any, Mapping, Sequence, TextIO
 
 import kubernetes
 import yaml
 
-from harness.cluster import tekton
+from harness.cluster import node_pools, tekton
+from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import state_root
 from harness.cluster.processes import ManagedProcess, free_port, port_in_use, tail
 from harness.cluster.simulation import all_stages
@@ -48,6 +49,8 @@ class LocalCluster:
 
     name: str = "rescon"
     coschedule: str = "disabled"
+    kind: str = field(default="local", init=False)
+    exclusive_pools: bool = field(default=True, init=False)
     timeouts: TimeoutConfig = DEFAULT_TIMEOUTS
     out: TextIO = field(default=sys.stderr, repr=False)
 
@@ -66,7 +69,6 @@ class LocalCluster:
     def kubeconfig(self) -> Path:
         return self.workdir / "kubeconfig.yaml"
 
-    @property
     def logs_dir(self) -> Path:
         return self.workdir / "logs"
 
@@ -92,7 +94,7 @@ class LocalCluster:
         kube = Kube.connect(self.kubeconfig)
         self._wait_api_ready(kube)
         self._install_tekton(kube, toolchain, binaries[TEKTON_PROCESS])
-        self._say(f"cluster {self.name}: up in {time.monotonic() - started:.1f}s (logs: {self.logs_dir})")
+        self._say(f"cluster {self.name}: up in {time.monotonic() - started:.1f}s (logs: {self.logs_dir()})")
         return kube
 
     def down(self) -> None:
@@ -128,6 +130,27 @@ class LocalCluster:
             lines.append(f"{node.metadata.name:<32} pool {pool:<16} cpu {alloc.get('cpu', '?'):<8} memory {alloc.get('memory', '?'):<10} pods {alloc.get('pods', '?')}")
         return lines or ["no nodes (scenarios add their own pools)"]
 
+    # --- node pools: KWOK nodes made to measure ---
+
+    def add_node_pool(
+        self,
+        kube: Kube,
+        name: str,
+        *,
+        count: int,
+        cpu: str = "4",
+        memory: str = "8Gi",
+        pods: int = 110,
+        labels: Mapping[str, str] | None = None,
+        taints: Sequence[Mapping[str, Any]] = (),
+    ) -> NodePool:
+        return node_pools.add_node_pool(
+            kube, name, count=count, cpu=cpu, memory=memory, pods=pods, labels=labels, taints=taints, timeouts=self.timeouts
+        )
+
+    def remove_node_pool(self, kube: Kube, pool: NodePool) -> None:
+        node_pools.remove_node_pool(kube, pool)
+
     # --- steps of up() ---
 
     def _create_control_plane(self, binaries: dict[str, Path]) -> None:
@@ -154,7 +177,7 @@ class LocalCluster:
             raise HarnessError(
                 f"kwokctl could not start cluster {self.name}"
                 + (f" ({', '.join(p.name for p in crashed)} exited)" if crashed else "")
-                + f": read {self.logs_dir}, then run 'rescon cluster down' and retry",
+                + f": read {self.logs_dir()}, then run 'rescon cluster down' and retry",
                 detail=detail,
             )
 
@@ -171,7 +194,7 @@ class LocalCluster:
             except Exception as err:  # any transport or HTTP error means: not ready yet
                 raise NotYet(f"/readyz: {err.__class__.__name__}: {str(err)[:120]}") from err
 
-        wait_for(ready, what=f"the API server of cluster {self.name}", timeout="api_ready", timeouts=self.timeouts, hint=f"read {self.logs_dir}/kube-apiserver.log")
+        wait_for(ready, what=f"the API server of cluster {self.name}", timeout="api_ready", timeouts=self.timeouts, hint=f"read {self.logs_dir()}/kube-apiserver.log")
 
     def _install_tekton(self, kube: Kube, toolchain: Toolchain, binary: Path) -> None:
         config_dir = tekton.module_dir(toolchain) / "config"
@@ -269,7 +292,7 @@ class LocalCluster:
                 [str(kwokctl), "--name", self.name, *args], env=env, capture_output=True, text=True, timeout=timeout, check=check
             )
         except subprocess.TimeoutExpired as err:
-            raise HarnessError(f"kwokctl {' '.join(args[:2])} took longer than {timeout:g}s: read {self.logs_dir}") from err
+            raise HarnessError(f"kwokctl {' '.join(args[:2])} took longer than {timeout:g}s: read {self.logs_dir()}") from err
 
     def _say(self, line: str) -> None:
         print(line, file=self.out, flush=True)
