@@ -1,0 +1,241 @@
+"""One scheduling attempt for one pod: plan, filter, score, reserve, bind, and roll back on failure.
+
+The decisions are core's; this module only gathers their inputs from the
+caches and performs the writes, in the order that keeps the contract:
+
+    record exists -> claim (compare-and-swap) -> bind -> on bind failure, unreserve
+
+A pod whose PipelineRun cannot be planned (a missing Task, an invalid
+quantity) is scheduled as a plain pod and gets a Warning event saying why, so
+one bad PipelineRun never blocks the others.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Callable
+
+import kubernetes
+from kubernetes.client import ApiClient, CoreV1Api
+
+from reference_scheduler.core.claims import ClaimConflict, Claimed, ClaimState, GroupClaim, reserve, unreserve
+from reference_scheduler.core.headroom import GroupDemand, PodUsage, fit
+from reference_scheduler.core.keys import GroupKey
+from reference_scheduler.core.node_checks import node_check_failures
+from reference_scheduler.core.reasons import Reason, fit_error_message
+from reference_scheduler.core.resources import InvalidQuantity, Resources
+from reference_scheduler.core.scoring import Strategy, score
+from reference_scheduler.runtime.cluster_view import ClusterView, pipeline_task_of
+from reference_scheduler.runtime.events import EventRecorder
+from reference_scheduler.runtime.planner import PlanUnavailable, plan_pipeline_run
+from reference_scheduler.runtime.records import RecordGone, RecordWriter, claim_of, with_claim
+
+log = logging.getLogger("tkn-scheduler.cycle")
+
+Obj = dict[str, Any]
+
+
+class Outcome(Enum):
+    """Outcome of one attempt, which the queue turns into what happens next."""
+
+    BOUND = "bound"
+    UNSCHEDULABLE = "unschedulable"  # wait for a cluster event
+    RETRY = "retry"  # a conflict or a transient error: back off and try again
+    GONE = "gone"  # the pod is no longer ours to schedule
+
+
+@dataclass(frozen=True)
+class GroupState:
+    key: GroupKey
+    peak: Resources
+    claim: GroupClaim
+
+
+class Cycle:
+    """Cycle schedules one pod at a time; it is called from the single scheduling thread."""
+
+    def __init__(
+        self,
+        *,
+        api: ApiClient,
+        view: ClusterView,
+        records: RecordWriter,
+        events: EventRecorder,
+        get_pipeline_run: Callable[[str, str], Obj | None],
+        get_task: Callable[[str, str], Obj | None],
+        get_limit_range: Callable[[str], Obj | None],
+        strategy: Strategy,
+        scheduler_name: str,
+    ) -> None:
+        self._core = CoreV1Api(api)
+        self._view = view
+        self._records = records
+        self._events = events
+        self._get_pipeline_run = get_pipeline_run
+        self._get_task = get_task
+        self._get_limit_range = get_limit_range
+        self._strategy = strategy
+        self._scheduler_name = scheduler_name
+
+    def schedule(self, pod: Obj) -> Outcome:
+        try:
+            request = self._view.request_of(pod)
+        except InvalidQuantity as err:
+            self._events.pod_warning(pod, "FailedScheduling", f"pod has an invalid resource quantity: {err}")
+            return Outcome.UNSCHEDULABLE
+        group = self._group_state(pod)
+        nodes = self._view.node_objects()
+        views = self._view.node_views()
+        reservations = self._view.active_reservations()
+        demand = None
+        if group is not None and group.claim.state is not ClaimState.RELEASED:
+            demand = GroupDemand(group.key, group.peak, group.claim.node if group.claim.state is ClaimState.RESERVED else None)
+        usage = PodUsage(pod["metadata"]["uid"], request, group.key if group else None)
+
+        reasons: dict[str, list[Reason]] = {}
+        feasible: list[tuple[int, str]] = []
+        for node in nodes:
+            name = node["metadata"]["name"]
+            view = views.get(name)
+            failures: list[Reason] = list(node_check_failures(pod, node))
+            if view is not None:
+                failures += fit(view, reservations, usage, demand)
+            if failures:
+                reasons[name] = failures
+                continue
+            incoming = demand.peak.max(request) if demand is not None and demand.node is None else request
+            assert view is not None
+            feasible.append((score(view, reservations, incoming, group=usage.group, strategy=self._strategy), name))
+
+        if not feasible:
+            message = fit_error_message(len(nodes), reasons)
+            details = "; ".join(f"{n}: {', '.join(r.message() for r in rs)}" for n, rs in sorted(reasons.items())[:5])
+            self._events.unschedulable(pod, f"{message} {details}".strip())
+            return Outcome.UNSCHEDULABLE
+
+        feasible.sort(key=lambda item: (-item[0], item[1]))
+        chosen = feasible[0][1]
+        return self._claim_and_bind(pod, chosen, group, demand is not None)
+
+    # --- groups ---
+
+    def _group_state(self, pod: Obj) -> GroupState | None:
+        found = pipeline_task_of(pod)
+        if found is None:
+            return None
+        run_name, task = found
+        namespace = pod["metadata"].get("namespace") or ""
+        record = self._view.record_of(namespace, run_name)
+        if record is None:
+            record = self._create_record(pod, namespace, run_name)
+            if record is None:
+                return None
+        spec_group = next((g for g in (record.get("spec") or {}).get("groups") or [] if task in (g.get("tasks") or [])), None)
+        if spec_group is None:
+            return None  # a task that shares no workspace: a plain pod
+        name = str(spec_group.get("name"))
+        entry = next((e for e in (record.get("status") or {}).get("groups") or [] if e.get("name") == name), {})
+        try:
+            peak = Resources.from_mapping(spec_group.get("peak") or {})
+        except InvalidQuantity as err:
+            self._events.pod_warning(pod, "InvalidReservation", f"record {namespace}/{run_name} has an invalid peak: {err}")
+            return None
+        return GroupState(GroupKey(namespace, run_name, name), peak, claim_of(entry))
+
+    def _create_record(self, pod: Obj, namespace: str, run_name: str) -> Obj | None:
+        pipeline_run = self._get_pipeline_run(namespace, run_name)
+        if pipeline_run is None:
+            self._events.pod_warning(pod, "NoPipelineRun", f"PipelineRun {namespace}/{run_name} not found: scheduling the pod without a reservation")
+            return None
+        try:
+            plan = plan_pipeline_run(pipeline_run, get_task=self._get_task, limit_range=self._get_limit_range(namespace))
+        except PlanUnavailable as err:
+            self._events.pod_warning(pod, "ReservationUnavailable", f"{err}; scheduling the pod without a reservation")
+            return None
+        return self._records.create(pipeline_run, plan.groups)
+
+    # --- claim and bind ---
+
+    def _claim_and_bind(self, pod: Obj, node: str, group: GroupState | None, grouped: bool) -> Outcome:
+        uid = pod["metadata"]["uid"]
+        generation = 0
+        if group is not None and grouped:
+            held: dict[str, Any] = {}
+
+            def claim(entry: Obj) -> Obj | None:
+                result = reserve(claim_of(entry), uid, node)
+                if isinstance(result, ClaimConflict):
+                    held["conflict"] = result
+                    return None
+                held["claimed"] = result
+                return with_claim(entry, result.claim)
+
+            try:
+                self._records.change_group(group.key.namespace, group.key.pipeline_run, group.key.group, claim)
+            except RecordGone:
+                log.info("record of %s vanished during the claim; retrying", group.key)
+                return Outcome.RETRY
+            except kubernetes.client.ApiException as err:
+                log.warning("claim for %s failed: %s", group.key, err.reason)
+                return Outcome.RETRY
+            if "conflict" in held:
+                conflict: ClaimConflict = held["conflict"]
+                log.info("group %s is %s on %s; re-queueing %s", group.key, conflict.reason, conflict.reserved_node, _name(pod))
+                return Outcome.RETRY
+            claimed: Claimed = held["claimed"]
+            generation = claimed.generation
+
+        try:
+            self._bind(pod, node)
+        except kubernetes.client.ApiException as err:
+            self._events.pod_warning(pod, "FailedBinding", f"binding to {node} failed: {err.status} {_api_message(err)}")
+            if group is not None and grouped:
+                self._unreserve(group.key, uid, generation)
+            return Outcome.GONE if err.status == 404 else Outcome.RETRY
+        self._view.assume(pod, node, group.key if group else None)
+        self._events.scheduled(pod, node, self._scheduler_name)
+        return Outcome.BOUND
+
+    def _bind(self, pod: Obj, node: str) -> None:
+        meta = pod["metadata"]
+        body = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": meta["name"], "namespace": meta["namespace"], "uid": meta["uid"]},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        # The generated client cannot deserialize the Status this call returns; the raw call is enough.
+        self._core.create_namespaced_pod_binding(meta["name"], meta["namespace"], body, _preload_content=False)
+
+    def _unreserve(self, key: GroupKey, uid: str, generation: int) -> None:
+        """Roll back this pod's hold; idempotent, so it is retried until it sticks or the record is gone."""
+
+        def rollback(entry: Obj) -> Obj | None:
+            before = claim_of(entry)
+            after = unreserve(before, uid, generation)
+            return None if after == before else with_claim(entry, after)
+
+        for _ in range(3):
+            try:
+                self._records.change_group(key.namespace, key.pipeline_run, key.group, rollback)
+                return
+            except RecordGone:
+                return
+            except kubernetes.client.ApiException as err:
+                log.warning("rollback of %s for pod %s failed (%s); retrying", key, uid, err.reason)
+        log.error("could not roll back the claim of %s for pod %s", key, uid)
+
+
+def _name(pod: Obj) -> str:
+    return f"{pod['metadata'].get('namespace')}/{pod['metadata'].get('name')}"
+
+
+def _api_message(err: kubernetes.client.ApiException) -> str:
+    import json
+
+    try:
+        return str(json.loads(err.body or "{}").get("message") or err.reason)
+    except ValueError:
+        return str(err.reason)

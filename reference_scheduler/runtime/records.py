@@ -1,0 +1,197 @@
+"""ReservationRecord I/O: create a record, and change a group's status with compare-and-swap.
+
+The record is the scheduler's only durable state (see docs/contract.md). Every
+status change is read-modify-write against the record's resourceVersion: on a
+409 the change is re-applied to the fresh record, which is safe because each
+change is a pure function of the record it reads (core.claims).
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timezone
+from typing import Any, Callable
+
+import kubernetes
+from kubernetes.client import ApiClient, CustomObjectsApi
+
+from reference_scheduler.core.claims import ClaimState, GroupClaim
+from reference_scheduler.core.partition import WorkspaceGroup
+
+log = logging.getLogger("tkn-scheduler.records")
+
+GROUP = "rescon.dev"
+VERSION = "v1alpha1"
+PLURAL = "reservationrecords"
+KIND = "ReservationRecord"
+ACTIVE_LABEL = "rescon.dev/active"
+
+#: How often a compare-and-swap is retried on 409 before the caller re-queues.
+CAS_ATTEMPTS = 5
+
+Obj = dict[str, Any]
+#: A status change: (the group's current status entry) -> new entry, or None for "no change".
+GroupChange = Callable[[Obj], Obj | None]
+
+
+class RecordGone(Exception):
+    """The record was deleted (by hand, or by garbage collection with its PipelineRun)."""
+
+
+def now_rfc3339() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def claim_of(entry: Obj) -> GroupClaim:
+    """claim_of(status.groups[i]) reads the claim part of a group's status entry."""
+    state = ClaimState(entry.get("state") or ClaimState.PENDING)
+    node = entry.get("node") or None
+    if state is not ClaimState.RESERVED:
+        node = node if state is ClaimState.RELEASED else None
+    return GroupClaim(
+        state=state,
+        node=node,
+        holders=frozenset(entry.get("holders") or ()),
+        claim_generation=int(entry.get("claimGeneration") or 0),
+    )
+
+
+def with_claim(entry: Obj, claim: GroupClaim) -> Obj:
+    """with_claim() writes a claim back into a group's status entry, stamping transition times."""
+    updated = dict(entry)
+    before = entry.get("state")
+    updated["state"] = claim.state.value
+    updated["holders"] = sorted(claim.holders)
+    updated["claimGeneration"] = claim.claim_generation
+    if claim.node:
+        updated["node"] = claim.node
+    else:
+        updated.pop("node", None)
+    if claim.state is ClaimState.RESERVED and before != ClaimState.RESERVED.value:
+        updated["reservedAt"] = now_rfc3339()
+    if claim.state is ClaimState.PENDING:
+        updated.pop("reservedAt", None)
+        updated.pop("releaseReason", None)
+    return updated
+
+
+def record_manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...]) -> Obj:
+    """record_manifest() is the record of one PipelineRun: named after it, owned by it, all groups Pending."""
+    meta = pipeline_run["metadata"]
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": KIND,
+        "metadata": {
+            "name": meta["name"],
+            "namespace": meta["namespace"],
+            "ownerReferences": [
+                {
+                    "apiVersion": pipeline_run.get("apiVersion", "tekton.dev/v1"),
+                    "kind": "PipelineRun",
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "blockOwnerDeletion": False,
+                }
+            ],
+        },
+        "spec": {
+            "pipelineRun": {"name": meta["name"], "uid": meta["uid"]},
+            "groups": [
+                {
+                    "name": g.name,
+                    "tasks": list(g.tasks),
+                    "workspaces": list(g.workspaces),
+                    "peak": g.peak.to_quantities(),
+                }
+                for g in groups
+            ],
+        },
+    }
+
+
+def initial_status(groups: tuple[WorkspaceGroup, ...]) -> Obj:
+    entries = [{"name": g.name, "state": ClaimState.PENDING.value, "holders": [], "claimGeneration": 0} for g in groups]
+    return {"groups": entries, "reservedGroups": 0}
+
+
+class RecordWriter:
+    """RecordWriter performs the scheduler's writes to ReservationRecords."""
+
+    def __init__(self, api: ApiClient, *, field_manager: str) -> None:
+        self._custom = CustomObjectsApi(api)
+        self._field_manager = field_manager
+
+    def create(self, pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...]) -> Obj:
+        """create() makes the record and its Pending status; an existing record is returned as it is."""
+        manifest = record_manifest(pipeline_run, groups)
+        ns, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
+        try:
+            created: Obj = self._custom.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, manifest)
+        except kubernetes.client.ApiException as err:
+            if err.status != 409:
+                raise
+            existing: Obj = self._custom.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, name)
+            return existing
+        created["status"] = initial_status(groups)
+        try:
+            updated: Obj = self._custom.replace_namespaced_custom_object_status(GROUP, VERSION, ns, PLURAL, name, created)
+            return updated
+        except kubernetes.client.ApiException as err:
+            if err.status == 409:  # someone else initialised it first
+                fresh: Obj = self._custom.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, name)
+                return fresh
+            raise
+
+    def change_group(self, namespace: str, name: str, group: str, change: GroupChange) -> Obj | None:
+        """change_group() applies `change` to one group's status entry with compare-and-swap.
+
+        Returns the new group entry, or None when `change` declined. Raises
+        RecordGone when the record does not exist, and ApiException(409) when
+        CAS_ATTEMPTS conflicting writes in a row beat us (the caller re-queues).
+        """
+        for attempt in range(CAS_ATTEMPTS):
+            try:
+                record: Obj = self._custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+            except kubernetes.client.ApiException as err:
+                if err.status == 404:
+                    raise RecordGone(f"{namespace}/{name}") from err
+                raise
+            status = dict(record.get("status") or {})
+            entries = [dict(e) for e in status.get("groups") or []]
+            index = next((i for i, e in enumerate(entries) if e.get("name") == group), None)
+            if index is None:
+                entries.append({"name": group, "state": ClaimState.PENDING.value, "holders": [], "claimGeneration": 0})
+                index = len(entries) - 1
+            new_entry = change(entries[index])
+            if new_entry is None:
+                return None
+            entries[index] = new_entry
+            status["groups"] = entries
+            status["reservedGroups"] = sum(1 for e in entries if e.get("state") == ClaimState.RESERVED.value)
+            record["status"] = status
+            try:
+                self._custom.replace_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name, record)
+            except kubernetes.client.ApiException as err:
+                if err.status == 409 and attempt + 1 < CAS_ATTEMPTS:
+                    log.debug("record %s/%s changed under us; retrying (%d)", namespace, name, attempt + 1)
+                    continue
+                if err.status == 404:
+                    raise RecordGone(f"{namespace}/{name}") from err
+                raise
+            self._sync_active_label(namespace, name, record, entries)
+            return new_entry
+        return None  # unreachable: the loop returns or raises
+
+    def _sync_active_label(self, namespace: str, name: str, record: Obj, entries: list[Obj]) -> None:
+        # The contract: "true" while any group is Reserved, absent otherwise.
+        active = "true" if any(e.get("state") == ClaimState.RESERVED.value for e in entries) else None
+        labels = (record.get("metadata") or {}).get("labels") or {}
+        if labels.get(ACTIVE_LABEL) == active:
+            return
+        try:
+            self._custom.patch_namespaced_custom_object(
+                GROUP, VERSION, namespace, PLURAL, name, {"metadata": {"labels": {ACTIVE_LABEL: active}}}
+            )
+        except kubernetes.client.ApiException as err:
+            if err.status != 404:
+                log.warning("cannot set %s=%s on record %s/%s: %s", ACTIVE_LABEL, active, namespace, name, err.reason)

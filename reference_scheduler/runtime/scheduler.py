@@ -1,0 +1,226 @@
+"""Scheduler: wires the informers, the queue, the scheduling cycle and the releaser together.
+
+Threads:
+- one informer thread per watched resource (they only update caches and enqueue);
+- the scheduling loop (one pod at a time, like kube-scheduler's scheduleOne);
+- the releaser loop.
+
+Nothing here decides; every decision is in `core` and is called from `cycle`
+and `releaser`. A pod whose scheduling raises is logged, backed off and retried:
+one bad pod never stops the loop.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from typing import Any, Callable
+
+import kubernetes
+from kubernetes.client import ApiClient
+
+from reference_scheduler.core.scoring import Strategy
+from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, pipeline_task_of
+from reference_scheduler.runtime.cycle import Cycle, Outcome
+from reference_scheduler.runtime.events import EventRecorder
+from reference_scheduler.runtime.informer import Informer, Obj, raw_lister
+from reference_scheduler.runtime.queue import SchedulingQueue
+from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION, RecordWriter
+from reference_scheduler.runtime.releaser import Releaser
+
+log = logging.getLogger("tkn-scheduler")
+
+#: How long startup waits for the caches before it gives up (the API is unreachable or RBAC is missing).
+CACHE_SYNC_SECONDS = 60.0
+
+AttemptObserver = Callable[[str, float], None]
+
+
+def _custom_lister(custom: kubernetes.client.CustomObjectsApi, group: str, version: str, plural: str) -> Callable[..., Any]:
+    return raw_lister(custom.list_cluster_custom_object, group=group, version=version, plural=plural)
+
+
+class Scheduler:
+    """Scheduler serves one schedulerName: it binds pending pods that ask for it."""
+
+    def __init__(
+        self,
+        api: ApiClient,
+        *,
+        scheduler_name: str,
+        strategy: Strategy = Strategy.LEAST_ALLOCATED,
+        release_resync_seconds: float = 5.0,
+        on_attempt: AttemptObserver | None = None,
+        on_release: Callable[[str], None] | None = None,
+    ) -> None:
+        self.scheduler_name = scheduler_name
+        self.stop_event = threading.Event()
+        self._on_attempt = on_attempt or (lambda result, seconds: None)
+        self._on_release = on_release or (lambda reason: None)
+        core = kubernetes.client.CoreV1Api(api)
+        custom = kubernetes.client.CustomObjectsApi(api)
+        stop = self.stop_event
+        self.pods = Informer("pods", raw_lister(core.list_pod_for_all_namespaces), stop=stop)
+        self.nodes = Informer("nodes", raw_lister(core.list_node), stop=stop)
+        self.records = Informer("reservationrecords", _custom_lister(custom, GROUP, VERSION, PLURAL), stop=stop)
+        self.pipeline_runs = Informer("pipelineruns", _custom_lister(custom, "tekton.dev", "v1", "pipelineruns"), stop=stop)
+        self.task_runs = Informer("taskruns", _custom_lister(custom, "tekton.dev", "v1", "taskruns"), stop=stop)
+        self.tasks = Informer("tasks", _custom_lister(custom, "tekton.dev", "v1", "tasks"), stop=stop)
+        self.limit_ranges = Informer("limitranges", raw_lister(core.list_limit_range_for_all_namespaces), stop=stop)
+        self.informers = [self.pods, self.nodes, self.records, self.pipeline_runs, self.task_runs, self.tasks, self.limit_ranges]
+
+        self.queue = SchedulingQueue()
+        self.view = ClusterView(pods=self.pods, nodes=self.nodes, records=self.records)
+        writer = RecordWriter(api, field_manager=scheduler_name)
+        events = EventRecorder(api, component=scheduler_name)
+        self.cycle = Cycle(
+            api=api,
+            view=self.view,
+            records=writer,
+            events=events,
+            get_pipeline_run=self.pipeline_runs.get,
+            get_task=self.tasks.get,
+            get_limit_range=self._limit_range,
+            strategy=strategy,
+            scheduler_name=scheduler_name,
+        )
+        self.releaser = Releaser(
+            records=self.records,
+            pipeline_runs=self.pipeline_runs,
+            task_runs=self.task_runs,
+            nodes=self.nodes,
+            writer=writer,
+            resync_seconds=release_resync_seconds,
+            on_change=self._reservation_changed,
+        )
+        self._wire_handlers()
+
+    # --- lifecycle ---
+
+    def start_informers(self) -> None:
+        for informer in self.informers:
+            informer.start()
+        deadline = time.monotonic() + CACHE_SYNC_SECONDS
+        for informer in self.informers:
+            if not informer.wait_synced(max(0.0, deadline - time.monotonic())):
+                raise RuntimeError(
+                    f"the {informer.name} cache did not sync in {CACHE_SYNC_SECONDS:g}s: check the API server and the scheduler's RBAC"
+                )
+
+    def run(self) -> None:
+        """run() schedules and releases until stop_event is set; informers must be started."""
+        releaser = threading.Thread(target=self.releaser.run, args=(self.stop_event,), name="releaser", daemon=True)
+        releaser.start()
+        for pod in self.pods.list(self._is_ours_pending):
+            self.queue.add(_key(pod))
+        log.info("scheduler %s is serving", self.scheduler_name)
+        while not self.stop_event.is_set():
+            key = self.queue.pop(timeout=0.5)
+            if key is not None:
+                self._schedule_one(key)
+        self.queue.close()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+        self.queue.close()
+
+    def healthy(self) -> bool:
+        return all(i.synced for i in self.informers) and not self.stop_event.is_set()
+
+    # --- the scheduling loop ---
+
+    def _schedule_one(self, key: tuple[str, str]) -> None:
+        pod = self.pods.get(*key)
+        if pod is None or not self._is_ours_pending(pod):
+            self.queue.forget(key)
+            self.queue.done(key, unschedulable=False)
+            return
+        started = time.monotonic()
+        try:
+            outcome = self.cycle.schedule(pod)
+        except Exception:  # noqa: BLE001 - one bad pod must never stop the scheduler
+            log.exception("scheduling %s/%s failed unexpectedly; backing off", *key)
+            outcome = Outcome.RETRY
+            self._on_attempt("error", time.monotonic() - started)
+        else:
+            self._on_attempt(outcome.value, time.monotonic() - started)
+        if outcome in (Outcome.BOUND, Outcome.GONE):
+            self.queue.done(key, unschedulable=False)
+            self.queue.forget(key)
+        elif outcome is Outcome.UNSCHEDULABLE:
+            self.queue.done(key, unschedulable=True)
+        else:
+            self.queue.done(key, unschedulable=False, retry_soon=True)
+
+    # --- events ---
+
+    def _is_ours_pending(self, pod: Obj) -> bool:
+        spec = pod.get("spec") or {}
+        return (
+            spec.get("schedulerName") == self.scheduler_name
+            and not spec.get("nodeName")
+            and not (pod.get("metadata") or {}).get("deletionTimestamp")
+            and not is_terminal(pod)
+        )
+
+    def _wire_handlers(self) -> None:
+        self.pods.add_handler(self._on_pod)
+        self.nodes.add_handler(lambda kind, obj, old: self._move_all(f"node {kind.lower()}"))
+        self.records.add_handler(self._on_record)
+        self.pipeline_runs.add_handler(self._on_pipeline_run)
+        self.task_runs.add_handler(self._on_task_run)
+
+    def _on_pod(self, kind: str, pod: Obj, old: Obj | None) -> None:
+        key = _key(pod)
+        if kind != "DELETED" and self._is_ours_pending(pod):
+            self.queue.add(key)
+            return
+        self.queue.forget(key)
+        freed = kind == "DELETED" or (is_terminal(pod) and not (old is not None and is_terminal(old)))
+        if freed and (pod.get("spec") or {}).get("nodeName"):
+            self._move_all("pod finished")
+        found = pipeline_task_of(pod)
+        if found is not None and freed:
+            self.releaser.mark(key[0], found[0])
+
+    def _on_record(self, kind: str, record: Obj, old: Obj | None) -> None:
+        if kind == "DELETED" or _reserved_nodes(record) != _reserved_nodes(old):
+            self._move_all("reservation changed")
+
+    def _on_pipeline_run(self, kind: str, run: Obj, old: Obj | None) -> None:
+        self.releaser.mark(*_key(run))
+
+    def _on_task_run(self, kind: str, task_run: Obj, old: Obj | None) -> None:
+        run = ((task_run.get("metadata") or {}).get("labels") or {}).get("tekton.dev/pipelineRun")
+        if run:
+            self.releaser.mark(_key(task_run)[0], run)
+
+    def _reservation_changed(self, reason: str) -> None:
+        self._on_release(reason)
+        self._move_all(f"reservation {reason}")
+
+    def _move_all(self, why: str) -> None:
+        # Queue when in doubt: re-filtering an unschedulable pod is cheap next to stranding it.
+        moved = self.queue.move_unschedulable(lambda key: True)
+        if moved:
+            log.debug("%s: moved %d unschedulable pod(s)", why, moved)
+
+    def _limit_range(self, namespace: str) -> Obj | None:
+        ranges = self.limit_ranges.list(lambda o: (o.get("metadata") or {}).get("namespace") == namespace)
+        return sorted(ranges, key=lambda o: o["metadata"]["name"])[0] if ranges else None
+
+
+def _key(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
+
+def _reserved_nodes(record: Obj | None) -> frozenset[tuple[str, str]]:
+    if record is None:
+        return frozenset()
+    return frozenset(
+        (str(e.get("name")), str(e.get("node")))
+        for e in (record.get("status") or {}).get("groups") or []
+        if e.get("state") == "Reserved"
+    )
