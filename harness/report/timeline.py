@@ -1,0 +1,521 @@
+"""timeline: one picture per scenario of which pod ran where, and what was reserved around it.
+
+A scenario's story is told by two kinds of observation: pod snapshots
+(name, node, phase) and ReservationRecord snapshots (each group's state,
+node and peak). ``TimelineRecorder`` turns a time-ordered sequence of those
+snapshots into ``PodInterval``s and ``ReservationBand``s; ``render_timeline``
+draws them as one lane per node, time on the x axis, pods as bars coloured by
+their final phase and reservations as translucent bands behind them.
+
+Example::
+
+    recorder = TimelineRecorder(origin=time.monotonic())
+    # a sampler thread, every 0.25 s:
+    recorder.observe_pods(time.monotonic(), core.list_namespaced_pod(ns).to_dict()["items"])
+    recorder.observe_records(time.monotonic(), records_json)
+    # after the scenario:
+    render_timeline(recorder.intervals(), recorder.bands(), nodes, out / "timeline.png",
+                    title="retry-same-node", until=recorder.latest)
+
+The recorder is pure bookkeeping guarded by a lock: it makes no API call
+(the caller fetches) and can be fed from any thread. Its times are seconds
+from ``origin``; everything downstream reads them as seconds from the
+scenario's start.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from decimal import ROUND_CEILING, Decimal
+from pathlib import Path
+from typing import Any
+
+from kubernetes.utils.quantity import parse_quantity
+
+UNSCHEDULED_LANE = "unscheduled"
+"""UNSCHEDULED_LANE is the lane of pods not (yet) bound to a node."""
+
+TERMINAL_PHASES = frozenset({"Succeeded", "Failed"})
+"""TERMINAL_PHASES end a pod's interval: the pod holds nothing on its node any more."""
+
+RESERVED = "Reserved"
+"""RESERVED is the group state a band is drawn for (docs/contract.md); any other state ends the band."""
+
+PHASE_COLOURS: Mapping[str, str] = {
+    "Pending": "#cfcfcf",
+    "Running": "#8fb8e8",
+    "Succeeded": "#93d493",
+    "Failed": "#f09090",
+    "Unknown": "#cdaae0",
+}
+"""PHASE_COLOURS fill pod bars by final phase; light enough that black labels stay readable."""
+
+BAND_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+"""BAND_COLOURS colour reservation bands, one per record/group in order of first appearance."""
+
+# Layout, in pixels at DPI: lanes are at least LANE_MIN_PX tall and grow by ROW_PX per extra row.
+DPI = 100
+WIDTH_PX = 1200
+LANE_MIN_PX = 150
+ROW_PX = 24
+TOP_PX = 80
+BOTTOM_PX = 55
+LEFT_PX = 150
+RIGHT_PX = 30
+FONT_SIZE = 8
+CHAR_PX = 6.6  # a DejaVu Sans character at FONT_SIZE, on average
+LABEL_PAD_PX = 10
+
+
+@dataclass(frozen=True)
+class PodInterval:
+    """PodInterval is a stretch of time a pod spent on one node (or, with ``node`` None, waiting for one).
+
+    ``end`` is None while the interval is still open; ``phase`` is the last
+    phase seen in it. Example: ``PodInterval("run-1-build-pod", "node-a", 1.0, 4.0, "Succeeded")``.
+    """
+
+    pod: str
+    node: str | None
+    start: float
+    end: float | None
+    phase: str
+
+
+@dataclass(frozen=True)
+class ReservationBand:
+    """ReservationBand is a stretch of time a record's group was Reserved on one node.
+
+    ``state`` is the state that ended it (``Released``, ``Pending``), or
+    ``Reserved`` while open or when the record vanished. ``peak_cpu_millis``
+    is the group's peak CPU in millicores.
+    """
+
+    record: str
+    group: str
+    node: str
+    start: float
+    end: float | None
+    state: str
+    peak_cpu_millis: int
+
+    @property
+    def label(self) -> str:
+        """label is what the picture writes on the band, e.g. ``"run-1/source peak=3800m"``."""
+        return f"{self.record}/{self.group} peak={self.peak_cpu_millis}m"
+
+
+@dataclass(frozen=True)
+class NodeCapacity:
+    """NodeCapacity is a node's allocatable CPU in millicores, written under its lane's name."""
+
+    node: str
+    cpu_millis: int
+
+
+def cpu_millis(quantity: str | int | float | None) -> int:
+    """cpu_millis reads a CPU quantity into millicores, rounded up; None or empty is 0.
+
+    Example: ``cpu_millis("3800m") == 3800``, ``cpu_millis("1.5") == 1500``, ``cpu_millis("2") == 2000``.
+    """
+    if quantity is None or quantity == "":
+        return 0
+    cores: Decimal = parse_quantity(quantity)  # type: ignore[no-untyped-call]
+    return int((cores * 1000).to_integral_value(rounding=ROUND_CEILING))
+
+
+def _get(obj: Any, *keys: str) -> Any:
+    """_get walks nested mappings, returning None at the first missing or non-mapping step."""
+    for key in keys:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+@dataclass
+class _OpenPod:
+    uid: str
+    node: str | None
+    start: float
+    phase: str
+
+
+@dataclass
+class _OpenBand:
+    node: str
+    start: float
+    peak_cpu_millis: int
+
+
+class TimelineRecorder:
+    """TimelineRecorder turns snapshots of pods and ReservationRecords into intervals and bands.
+
+    Each ``observe_*`` call is a *complete* snapshot of the objects of
+    interest at time ``t``: a pod or record missing from it is gone, and its
+    open interval or band ends at ``t``. Snapshots must come in time order
+    per kind; a late one (older than the last of its kind) is dropped and the
+    call returns False, so a sampler thread racing a final observation from
+    the test cannot rewrite history.
+
+    Example: a pod first seen bound to node-a at t=1 and Succeeded at t=4 is
+    ``PodInterval(pod, "node-a", 1, 4, "Succeeded")``; seen unbound at t=0
+    before that, it also gets ``PodInterval(pod, None, 0, 1, "Pending")``.
+    """
+
+    def __init__(self, origin: float = 0.0) -> None:
+        self.origin = origin
+        self._lock = threading.Lock()
+        self._last_pods: float | None = None
+        self._last_records: float | None = None
+        self._open_pods: dict[str, _OpenPod] = {}
+        self._finished_pods: dict[str, str] = {}  # name -> uid of pods whose terminal phase is recorded
+        self._pod_intervals: list[PodInterval] = []
+        self._open_bands: dict[tuple[str, str], _OpenBand] = {}
+        self._bands: list[ReservationBand] = []
+
+    @property
+    def latest(self) -> float | None:
+        """latest is the time of the last snapshot of either kind (from ``origin``), None before any."""
+        with self._lock:
+            times = [t for t in (self._last_pods, self._last_records) if t is not None]
+            return max(times) if times else None
+
+    def observe_pods(self, t: float, pods: Sequence[Mapping[str, Any]]) -> bool:
+        """observe_pods records a snapshot of pod JSON (metadata.name/uid, spec.nodeName, status.phase)."""
+        now = t - self.origin
+        with self._lock:
+            if self._last_pods is not None and now < self._last_pods:
+                return False
+            self._last_pods = now
+            seen: set[str] = set()
+            for pod in pods:
+                name = _get(pod, "metadata", "name")
+                if not isinstance(name, str) or not name:
+                    continue
+                seen.add(name)
+                self._observe_pod(
+                    now,
+                    name,
+                    uid=str(_get(pod, "metadata", "uid") or ""),
+                    node=_get(pod, "spec", "nodeName") or None,
+                    phase=str(_get(pod, "status", "phase") or "Pending"),
+                )
+            for name in [n for n in self._open_pods if n not in seen]:
+                self._close_pod(name, now)
+            return True
+
+    def _observe_pod(self, now: float, name: str, *, uid: str, node: str | None, phase: str) -> None:
+        current = self._open_pods.get(name)
+        if current is not None and uid and current.uid and uid != current.uid:
+            self._close_pod(name, now)  # deleted and recreated between two snapshots
+            current = None
+        if current is None:
+            finished_uid = self._finished_pods.get(name)
+            if finished_uid is not None:
+                if phase in TERMINAL_PHASES and (not uid or not finished_uid or uid == finished_uid):
+                    return  # the same finished pod, seen again
+                del self._finished_pods[name]  # a new pod under an old name
+            current = self._open_pods[name] = _OpenPod(uid=uid, node=node, start=now, phase=phase)
+        elif node != current.node:
+            # Bound (a pod's node never changes otherwise): the wait ends, the run begins.
+            self._close_pod(name, now)
+            current = self._open_pods[name] = _OpenPod(uid=uid or current.uid, node=node, start=now, phase=phase)
+        current.phase = phase
+        if phase in TERMINAL_PHASES:
+            self._close_pod(name, now)
+            self._finished_pods[name] = uid
+
+    def _close_pod(self, name: str, now: float) -> None:
+        current = self._open_pods.pop(name)
+        self._pod_intervals.append(PodInterval(name, current.node, current.start, now, current.phase))
+
+    def observe_records(self, t: float, records: Sequence[Mapping[str, Any]]) -> bool:
+        """observe_records records a snapshot of ReservationRecord JSON.
+
+        It reads metadata.name, spec.groups[].{name, peak.cpu} and
+        status.groups[].{name, state, node}. A group's band opens when it is
+        first seen Reserved on a node and closes when it leaves Reserved, moves
+        to another node, or disappears.
+        """
+        now = t - self.origin
+        with self._lock:
+            if self._last_records is not None and now < self._last_records:
+                return False
+            self._last_records = now
+            reserved: dict[tuple[str, str], tuple[str, int]] = {}
+            ended: dict[tuple[str, str], str] = {}
+            for record in records:
+                name = _get(record, "metadata", "name")
+                if not isinstance(name, str) or not name:
+                    continue
+                peaks = {
+                    str(_get(g, "name")): cpu_millis(_get(g, "peak", "cpu"))
+                    for g in _get(record, "spec", "groups") or ()
+                    if _get(g, "name")
+                }
+                for group in _get(record, "status", "groups") or ():
+                    group_name, state, node = _get(group, "name"), _get(group, "state"), _get(group, "node")
+                    if not group_name:
+                        continue
+                    key = (name, str(group_name))
+                    if state == RESERVED and node:
+                        reserved[key] = (str(node), peaks.get(str(group_name), 0))
+                    else:
+                        ended[key] = str(state or "Pending")
+            for key in list(self._open_bands):
+                if key not in reserved or reserved[key][0] != self._open_bands[key].node:
+                    self._close_band(key, now, ended.get(key, RESERVED))
+            for key, (node, peak) in reserved.items():
+                band = self._open_bands.get(key)
+                if band is None:
+                    self._open_bands[key] = _OpenBand(node=node, start=now, peak_cpu_millis=peak)
+                else:
+                    band.peak_cpu_millis = peak
+            return True
+
+    def _close_band(self, key: tuple[str, str], now: float, state: str) -> None:
+        band = self._open_bands.pop(key)
+        self._bands.append(ReservationBand(key[0], key[1], band.node, band.start, now, state, band.peak_cpu_millis))
+
+    def intervals(self) -> list[PodInterval]:
+        """intervals is every pod interval so far, open ones with ``end`` None, ordered by start then pod."""
+        with self._lock:
+            result = list(self._pod_intervals) + [
+                PodInterval(name, p.node, p.start, None, p.phase) for name, p in self._open_pods.items()
+            ]
+        return sorted(result, key=lambda i: (i.start, i.pod))
+
+    def bands(self) -> list[ReservationBand]:
+        """bands is every reservation band so far, open ones with ``end`` None, ordered by start then name."""
+        with self._lock:
+            result = list(self._bands) + [
+                ReservationBand(record, group, b.node, b.start, None, RESERVED, b.peak_cpu_millis)
+                for (record, group), b in self._open_bands.items()
+            ]
+        return sorted(result, key=lambda b: (b.start, b.record, b.group))
+
+
+# --- rendering ---
+
+
+def _pack(extents: Sequence[tuple[float, float]], gap: float = 0.0) -> list[int]:
+    """_pack gives each (start, end) extent the lowest row where it overlaps nothing; returns the rows in input order.
+
+    Extents in one row are at least ``gap`` apart, so neighbouring bars stay
+    visibly two. Example: ``_pack([(0, 2), (1, 3), (2, 4)]) == [0, 1, 0]``.
+    """
+    row_ends: list[float] = []
+    rows = [0] * len(extents)
+    for index in sorted(range(len(extents)), key=lambda i: extents[i]):
+        start, end = extents[index]
+        for row, row_end in enumerate(row_ends):
+            if row_end + gap <= start:
+                rows[index] = row
+                row_ends[row] = end
+                break
+        else:
+            rows[index] = len(row_ends)
+            row_ends.append(end)
+    return rows
+
+
+def _label_seconds(text: str, seconds_per_px: float) -> float:
+    return (len(text) * CHAR_PX + LABEL_PAD_PX) * seconds_per_px
+
+
+def render_timeline(
+    pods: Sequence[PodInterval],
+    bands: Sequence[ReservationBand],
+    nodes: Sequence[NodeCapacity],
+    path: Path | str,
+    *,
+    title: str,
+    until: float | None = None,
+) -> Path:
+    """render_timeline draws the scenario's timeline as a PNG and returns its path.
+
+    One lane per node (``nodes`` first, in order, then any other node the
+    pods or bands name, then ``UNSCHEDULED_LANE`` if a pod waited for one);
+    time on the x axis in seconds from the scenario's start. Pods are bars
+    labelled with their name and filled by final phase; reservations are
+    translucent bands across their lane labelled ``record/group peak=3800m``.
+    Open intervals (``end`` None) run to ``until`` (default: the latest time
+    seen) with a dashed edge. Rows inside a lane are packed so that no two
+    labels overlap; a lane is at least 150 px tall and grows with its rows.
+
+    It uses matplotlib's Agg canvas directly, with no pyplot state, so it is
+    safe to call from any thread and imports matplotlib only when called.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+
+    times = [0.0] + [t for i in pods for t in (i.start, i.end) if t is not None]
+    times += [t for b in bands for t in (b.start, b.end) if t is not None]
+    t_end = until if until is not None else max(times)
+    t_start = min(times)
+    if t_end - t_start <= 0:
+        t_end = t_start + 1.0
+    axes_px = WIDTH_PX - LEFT_PX - RIGHT_PX
+    # A label may run past its bar: widen the axis so the longest one, on the latest start, still fits.
+    # With f the label's share of the axis width, that start must lie in the first (1 - f) of it.
+    longest = max([len(i.pod) for i in pods] + [len(b.label) for b in bands] + [0])
+    label_share = min(0.6, (longest * CHAR_PX + LABEL_PAD_PX) / axes_px)
+    t_last_start = max([i.start for i in pods] + [b.start for b in bands] + [t_start])
+    x_max = max(t_start + (t_end - t_start) * 1.04, t_start + (t_last_start - t_start) / (1 - label_share))
+    seconds_per_px = (x_max - t_start) / axes_px
+    min_width = 3 * seconds_per_px
+
+    capacity = {n.node: n.cpu_millis for n in nodes}
+    lanes: list[str] = list(dict.fromkeys(n.node for n in nodes))
+    extra = {i.node for i in pods if i.node is not None} | {b.node for b in bands}
+    lanes += sorted(extra - set(lanes))
+    if any(i.node is None for i in pods):
+        lanes.append(UNSCHEDULED_LANE)
+
+    def lane_of_pod(i: PodInterval) -> str:
+        return i.node if i.node is not None else UNSCHEDULED_LANE
+
+    def extent(start: float, end: float | None, label: str) -> tuple[float, float]:
+        stop = max(end if end is not None else t_end, start + min_width)
+        return start, max(stop, start + _label_seconds(label, seconds_per_px))
+
+    band_colour: dict[tuple[str, str], str] = {}
+    for b in sorted(bands, key=lambda b: (b.start, b.record, b.group)):
+        band_colour.setdefault((b.record, b.group), BAND_COLOURS[len(band_colour) % len(BAND_COLOURS)])
+
+    # Per lane: band label rows on top, then pod rows. Heights are in row units (ROW_PX each).
+    lane_pods = {lane: [i for i in pods if lane_of_pod(i) == lane] for lane in lanes}
+    lane_bands = {lane: [b for b in bands if b.node == lane] for lane in lanes}
+    gap = 4 * seconds_per_px
+    pod_rows = {lane: _pack([extent(i.start, i.end, i.pod) for i in lane_pods[lane]], gap) for lane in lanes}
+    band_rows = {lane: _pack([extent(b.start, b.end, b.label) for b in lane_bands[lane]], gap) for lane in lanes}
+    min_units = LANE_MIN_PX / ROW_PX
+    lane_top: dict[str, float] = {}
+    lane_units: dict[str, float] = {}
+    y = 0.0
+    for lane in lanes:
+        used = max(band_rows[lane], default=-1) + 1 + max(pod_rows[lane], default=-1) + 1
+        lane_top[lane], lane_units[lane] = y, max(min_units, used + 1.0)
+        y += lane_units[lane]
+    total_units = max(y, min_units)
+
+    height_px = TOP_PX + BOTTOM_PX + total_units * ROW_PX
+    figure = Figure(figsize=(WIDTH_PX / DPI, height_px / DPI), dpi=DPI)
+    FigureCanvasAgg(figure)
+    ax = figure.add_axes(
+        (
+            LEFT_PX / WIDTH_PX,
+            BOTTOM_PX / height_px,
+            axes_px / WIDTH_PX,
+            total_units * ROW_PX / height_px,
+        )
+    )
+    ax.set_xlim(t_start, x_max)
+    ax.set_ylim(total_units, 0)
+    ax.set_xlabel("seconds from scenario start", fontsize=FONT_SIZE + 1)
+    ax.grid(axis="x", color="#e6e6e6", linewidth=0.8)
+    ax.set_axisbelow(True)
+    ax.tick_params(labelsize=FONT_SIZE + 1)
+    figure.suptitle(title, x=LEFT_PX / WIDTH_PX, y=1 - 12 / height_px, ha="left", va="top", fontsize=12)
+
+    ticks, tick_labels = [], []
+    for index, lane in enumerate(lanes):
+        top, units = lane_top[lane], lane_units[lane]
+        if index % 2:
+            ax.axhspan(top, top + units, color="#f5f5f5", zorder=0)
+        if index:
+            ax.axhline(top, color="#b0b0b0", linewidth=0.8, zorder=1)
+        ticks.append(top + units / 2)
+        if lane == UNSCHEDULED_LANE:
+            tick_labels.append(UNSCHEDULED_LANE)
+        elif lane in capacity:
+            tick_labels.append(f"{lane}\n{capacity[lane]}m cpu")
+        else:
+            tick_labels.append(lane)
+        n_band_rows = max(band_rows[lane], default=-1) + 1
+        for b, row in zip(lane_bands[lane], band_rows[lane], strict=True):
+            colour = band_colour[(b.record, b.group)]
+            end = b.end if b.end is not None else t_end
+            width = max(end - b.start, min_width)
+            ax.barh(
+                top + units / 2,
+                width,
+                left=b.start,
+                height=units - 0.2,
+                color=colour,
+                alpha=0.16,
+                zorder=2,
+            )
+            ax.barh(
+                top + units / 2,
+                width,
+                left=b.start,
+                height=units - 0.2,
+                fill=False,
+                edgecolor=colour,
+                linewidth=1.4,
+                linestyle="--" if b.end is None else "-",
+                zorder=2,
+            )
+            ax.text(
+                b.start + 4 * seconds_per_px,
+                top + 0.5 + row + 0.5,
+                b.label,
+                va="center",
+                ha="left",
+                fontsize=FONT_SIZE,
+                color="black",
+                zorder=5,
+                clip_on=True,
+                bbox={"boxstyle": "square,pad=0.15", "facecolor": colour, "alpha": 0.3, "linewidth": 0},
+            )
+        for i, row in zip(lane_pods[lane], pod_rows[lane], strict=True):
+            end = i.end if i.end is not None else t_end
+            centre = top + 0.5 + n_band_rows + row + 0.5
+            ax.barh(
+                centre,
+                max(end - i.start, min_width),
+                left=i.start,
+                height=0.78,
+                color=PHASE_COLOURS.get(i.phase, PHASE_COLOURS["Unknown"]),
+                edgecolor="#404040",
+                linewidth=0.7,
+                linestyle="--" if i.end is None else "-",
+                zorder=3,
+            )
+            ax.text(
+                i.start + 4 * seconds_per_px,
+                centre,
+                i.pod,
+                va="center",
+                ha="left",
+                fontsize=FONT_SIZE,
+                zorder=6,
+                clip_on=True,
+            )
+    ax.set_yticks(ticks, tick_labels)
+    if not lanes:
+        ax.set_yticks([])
+        ax.text(0.5, 0.5, "no pods or nodes observed", transform=ax.transAxes, ha="center", va="center")
+
+    handles = [Patch(facecolor=colour, edgecolor="#404040", label=phase) for phase, colour in PHASE_COLOURS.items()]
+    handles.append(Patch(facecolor="#1f77b4", alpha=0.25, edgecolor="#1f77b4", label="reservation band"))
+    handles.append(Patch(facecolor="white", edgecolor="#404040", linestyle="--", label="still open at end"))
+    ax.legend(
+        handles=handles,
+        loc="lower left",
+        bbox_to_anchor=(0.0, 1.0),
+        ncol=len(handles),
+        fontsize=FONT_SIZE,
+        frameon=False,
+        borderaxespad=0.3,
+    )
+    figure.savefig(target, format="png")
+    return target

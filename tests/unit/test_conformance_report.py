@@ -1,0 +1,234 @@
+"""ConformanceReport: result rules, core/extended sorting, the YAML file and the terminal table."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import yaml
+
+from harness.report.conformance_report import (
+    API_VERSION,
+    KIND,
+    PLACEMENT_ONLY_NOTE,
+    PROFILE_NAME,
+    ConformanceReport,
+    Implementation,
+    Mode,
+    Outcome,
+    Result,
+    Statistics,
+    SuiteInfo,
+    TestOutcome,
+    build_report,
+    read_report,
+    result_of,
+    summary_lines,
+    unsupported_message,
+    write_report,
+)
+
+pytestmark = pytest.mark.unit
+
+IMPLEMENTATION = Implementation(
+    organization="example",
+    project="tkn-scheduler",
+    url="https://example.invalid/tkn-scheduler",
+    version="v0.1.0",
+    contact=("@example/ci",),
+    scheduler_name="tkn-scheduler",
+)
+SUITE = SuiteInfo(
+    version="0.1.0", kubernetes_version="v1.31.0", tekton_version="v1.15.0", cluster="local", coschedule="disabled"
+)
+CORE = frozenset({"Reservation", "Placement"})
+DATE = datetime(2026, 11, 30, 13, 0, 0, tzinfo=UTC)
+
+
+def outcome(name: str, result: str, *features: str, duration: float = 1.0, message: str = "") -> TestOutcome:
+    return TestOutcome(name, f"{name} does its thing", features or ("Reservation",), Outcome(result), duration, message)
+
+
+def report_of(
+    *outcomes: TestOutcome, supported: frozenset[str] = frozenset(), mode: Mode = Mode.RESERVATION_STATE
+) -> ConformanceReport:
+    return build_report(
+        outcomes,
+        implementation=IMPLEMENTATION,
+        suite=SUITE,
+        mode=mode,
+        supported_features=supported,
+        core_features=CORE,
+        wall_time=12.3456,
+        date=DATE,
+    )
+
+
+@pytest.mark.parametrize(
+    ("passed", "failed", "skipped", "result"),
+    [
+        pytest.param(3, 0, 0, Result.SUCCESS, id="all-passed-is-success"),
+        pytest.param(3, 0, 2, Result.SUCCESS, id="skips-do-not-lower-success"),
+        pytest.param(2, 1, 0, Result.PARTIAL, id="some-failed-is-partial"),
+        pytest.param(1, 4, 1, Result.PARTIAL, id="one-passed-among-failures-is-partial"),
+        pytest.param(0, 2, 0, Result.FAILURE, id="none-passed-is-failure"),
+        pytest.param(0, 1, 3, Result.FAILURE, id="skips-do-not-rescue-failure"),
+        pytest.param(0, 0, 4, Result.SKIPPED, id="only-skips-is-skipped"),
+        pytest.param(0, 0, 0, Result.SKIPPED, id="nothing-at-all-is-skipped"),
+    ],
+)
+def test_result_of(passed: int, failed: int, skipped: int, result: Result) -> None:
+    assert result_of(Statistics(passed, failed, skipped)) is result
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "core_result", "extended_result"),
+    [
+        pytest.param(["passed", "passed"], Result.SUCCESS, Result.SKIPPED, id="core-only-success"),
+        pytest.param(["passed", "failed"], Result.PARTIAL, Result.SKIPPED, id="core-only-partial"),
+        pytest.param(["failed", "skipped"], Result.FAILURE, Result.SKIPPED, id="core-only-failure"),
+        pytest.param(["skipped"], Result.SKIPPED, Result.SKIPPED, id="nothing-ran"),
+    ],
+)
+def test_core_results_from_outcomes(outcomes: list[str], core_result: Result, extended_result: Result) -> None:
+    report = report_of(*(outcome(f"t{i}", o) for i, o in enumerate(outcomes)))
+    profile = report.profile()
+    assert (profile.core.result, profile.extended.result) == (core_result, extended_result)
+
+
+def test_scenarios_sort_into_core_and_extended() -> None:
+    report = report_of(
+        outcome("reserve-basic", "passed", "Reservation"),
+        outcome("placement-fit", "failed", "Placement", "Reservation", message="pod stayed Pending"),
+        outcome("retry-same-node", "passed", "Reservation", "Retries"),
+        outcome("retry-timeout", "failed", "Retries"),
+        outcome("matrix-fanout", "skipped", "Matrix", message="no matrix today"),
+        supported=frozenset({"Retries", "Matrix", "Reservation"}),
+    )
+    profile = report.profile(PROFILE_NAME)
+    assert profile.core.statistics == Statistics(passed=1, failed=1, skipped=0)
+    assert profile.core.failed_tests == ("placement-fit",)
+    assert profile.core.result is Result.PARTIAL
+    assert profile.extended.statistics == Statistics(passed=1, failed=1, skipped=1)
+    assert profile.extended.failed_tests == ("retry-timeout",)
+    assert profile.extended.skipped_tests == ("matrix-fanout",)
+    assert profile.extended.result is Result.PARTIAL
+    # Core features are not repeated as extended support.
+    assert profile.extended.supported_features == ("Matrix", "Retries")
+    assert profile.extended.unsupported_features == ()
+
+
+def test_a_scenario_needing_an_unsupported_feature_is_skipped_and_the_feature_listed() -> None:
+    report = report_of(
+        outcome("resize-grow", "passed", "Reservation", "Resize"),
+        outcome("resize-shrink", "skipped", "Resize", message="suite does not support Resize"),
+        outcome("retry-same-node", "passed", "Retries"),
+        supported=frozenset({"Retries"}),
+    )
+    extended = report.profile().extended
+    assert extended.unsupported_features == ("Resize",)
+    assert extended.supported_features == ("Retries",)
+    assert extended.statistics == Statistics(passed=1, failed=0, skipped=2)
+    assert extended.skipped_tests == ("resize-grow", "resize-shrink")
+    assert extended.result is Result.SUCCESS
+    by_name = {t.name: t for t in report.tests}
+    assert by_name["resize-grow"].outcome is Outcome.SKIPPED
+    assert by_name["resize-grow"].message.startswith(unsupported_message(["Resize"]))
+    assert "passed" in by_name["resize-grow"].message
+    # A runner's own skip keeps its message.
+    assert by_name["resize-shrink"].message == "suite does not support Resize"
+
+
+def test_duplicate_scenario_names_are_refused() -> None:
+    with pytest.raises(ValueError, match="'reserve-basic'"):
+        report_of(outcome("reserve-basic", "passed"), outcome("reserve-basic", "failed"))
+
+
+def test_durations_are_kept_to_the_millisecond_and_the_date_is_utc() -> None:
+    report = report_of(outcome("reserve-basic", "passed", duration=1.23456))
+    assert report.tests[0].duration_seconds == 1.235
+    assert report.wall_time_seconds == 12.346
+    assert report.date == "2026-11-30T13:00:00Z"
+
+
+def test_unknown_cluster_kind_names_the_choices() -> None:
+    with pytest.raises(ValueError, match="local, kind, existing"):
+        SuiteInfo(version="0.1.0", kubernetes_version="v1.31.0", tekton_version="v1.15.0", cluster="minikube")
+
+
+def test_outcome_accepts_the_plain_string() -> None:
+    assert TestOutcome("a", "b", ["Reservation"], "failed").outcome is Outcome.FAILED  # type: ignore[arg-type]
+
+
+def test_yaml_round_trip(tmp_path: Path) -> None:
+    report = report_of(
+        outcome("reserve-basic", "passed", duration=4.2),
+        outcome("placement-fit", "failed", "Placement", message="pod run-1-build-pod stayed Pending\nsecond line"),
+        outcome("resize-grow", "passed", "Resize"),
+        supported=frozenset({"Retries"}),
+    )
+    path = write_report(report, tmp_path / "reports" / "conformance-report.yaml")
+    assert path.exists()
+    assert read_report(path) == report
+
+
+def test_yaml_has_the_required_keys(tmp_path: Path) -> None:
+    report = report_of(outcome("reserve-basic", "passed"), mode=Mode.PLACEMENT_ONLY)
+    text = write_report(report, tmp_path / "report.yaml").read_text()
+    assert 'date: "2026-11-30T13:00:00Z"' in text or "date: '2026-11-30T13:00:00Z'" in text
+    doc = yaml.safe_load(text)
+    assert list(doc) == [
+        "apiVersion",
+        "kind",
+        "date",
+        "implementation",
+        "suite",
+        "mode",
+        "profiles",
+        "tests",
+        "wallTimeSeconds",
+    ]
+    assert (doc["apiVersion"], doc["kind"], doc["mode"]) == (API_VERSION, KIND, "placement-only")
+    assert set(doc["implementation"]) == {"organization", "project", "url", "version", "contact", "schedulerName"}
+    assert set(doc["suite"]) == {"version", "kubernetesVersion", "tektonVersion", "cluster", "coschedule"}
+    (profile,) = doc["profiles"]
+    assert profile["name"] == PROFILE_NAME
+    assert set(profile["core"]) == {"result", "statistics", "failedTests", "skippedTests"}
+    assert set(profile["extended"]) == {
+        "result",
+        "statistics",
+        "supportedFeatures",
+        "unsupportedFeatures",
+        "failedTests",
+        "skippedTests",
+    }
+    assert profile["core"]["statistics"] == {"Passed": 1, "Failed": 0, "Skipped": 0}
+    assert profile["summary"] == "Core tests succeeded (1 passed). Extended tests were not run."
+    (test,) = doc["tests"]
+    assert set(test) == {"name", "description", "features", "outcome", "duration_seconds", "message"}
+
+
+def test_read_report_refuses_another_kind(tmp_path: Path) -> None:
+    path = tmp_path / "other.yaml"
+    path.write_text("apiVersion: v1\nkind: ConfigMap\n")
+    with pytest.raises(ValueError, match="not a ConformanceReport"):
+        read_report(path)
+
+
+def test_summary_lines() -> None:
+    report = report_of(
+        outcome("reserve-basic", "passed", duration=4.2),
+        outcome("placement-fit", "failed", "Placement", duration=12.3, message="pod stayed Pending\nmore detail"),
+        outcome("resize-grow", "skipped", "Resize", duration=0.0),
+        mode=Mode.PLACEMENT_ONLY,
+    )
+    lines = summary_lines(report)
+    assert lines[0].split() == ["PASSED", "4.20s", "reserve-basic"]
+    assert lines[1].split()[:3] == ["FAILED", "12.30s", "placement-fit"]
+    assert lines[1].endswith("pod stayed Pending")
+    assert lines[2].startswith("SKIPPED") and "resize-grow" in lines[2]
+    assert lines[3] == "Reservation core: partial (Passed 1, Failed 1, Skipped 0)"
+    assert lines[4] == "Reservation extended: skipped (Passed 0, Failed 0, Skipped 1); unsupported: Resize"
+    assert lines[5] == PLACEMENT_ONLY_NOTE
+    assert len(lines) == 6

@@ -1,0 +1,208 @@
+"""Timeline: observations become pod intervals and reservation bands, and the picture is drawn."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.report.timeline import (
+    LANE_MIN_PX,
+    UNSCHEDULED_LANE,
+    WIDTH_PX,
+    NodeCapacity,
+    PodInterval,
+    ReservationBand,
+    TimelineRecorder,
+    _pack,
+    cpu_millis,
+    render_timeline,
+)
+
+pytestmark = pytest.mark.unit
+
+
+def pod(name: str, node: str | None, phase: str, uid: str = "uid-1") -> dict[str, Any]:
+    return {
+        "metadata": {"name": name, "uid": uid},
+        "spec": {"nodeName": node} if node else {},
+        "status": {"phase": phase},
+    }
+
+
+def record(name: str, *groups: tuple[str, str, str, str | None]) -> dict[str, Any]:
+    """record(name, (group, peak cpu, state, node), ...) is ReservationRecord JSON."""
+    return {
+        "metadata": {"name": name},
+        "spec": {"groups": [{"name": g, "peak": {"cpu": cpu, "memory": "1Gi"}} for g, cpu, _, _ in groups]},
+        "status": {"groups": [{"name": g, "state": state, **({"node": n} if n else {})} for g, _, state, n in groups]},
+    }
+
+
+@pytest.mark.parametrize(
+    ("quantity", "millis"),
+    [
+        pytest.param("3800m", 3800, id="millicores"),
+        pytest.param("2", 2000, id="whole-cores"),
+        pytest.param("1.5", 1500, id="fractional-cores"),
+        pytest.param("1500001u", 1501, id="rounds-up"),
+        pytest.param("", 0, id="empty"),
+        pytest.param(None, 0, id="missing"),
+    ],
+)
+def test_cpu_millis(quantity: str | None, millis: int) -> None:
+    assert cpu_millis(quantity) == millis
+
+
+def test_pod_bound_then_succeeded_is_one_interval_on_its_node() -> None:
+    recorder = TimelineRecorder()
+    recorder.observe_pods(1.0, [pod("run-1-build-pod", "node-a", "Running")])
+    recorder.observe_pods(2.5, [pod("run-1-build-pod", "node-a", "Running")])
+    recorder.observe_pods(4.0, [pod("run-1-build-pod", "node-a", "Succeeded")])
+    recorder.observe_pods(5.0, [pod("run-1-build-pod", "node-a", "Succeeded")])
+    assert recorder.intervals() == [PodInterval("run-1-build-pod", "node-a", 1.0, 4.0, "Succeeded")]
+
+
+def test_waiting_for_a_node_is_its_own_interval() -> None:
+    recorder = TimelineRecorder()
+    recorder.observe_pods(0.0, [pod("p", None, "Pending")])
+    recorder.observe_pods(1.0, [pod("p", "node-a", "Pending")])
+    recorder.observe_pods(2.0, [pod("p", "node-a", "Running")])
+    assert recorder.intervals() == [
+        PodInterval("p", None, 0.0, 1.0, "Pending"),
+        PodInterval("p", "node-a", 1.0, None, "Running"),
+    ]
+
+
+def test_a_pod_missing_from_a_snapshot_is_gone() -> None:
+    recorder = TimelineRecorder()
+    recorder.observe_pods(1.0, [pod("p", "node-a", "Running"), pod("q", "node-b", "Running")])
+    recorder.observe_pods(3.0, [pod("q", "node-b", "Running")])
+    assert recorder.intervals() == [
+        PodInterval("p", "node-a", 1.0, 3.0, "Running"),
+        PodInterval("q", "node-b", 1.0, None, "Running"),
+    ]
+
+
+def test_a_pod_recreated_under_the_same_name_is_a_new_interval() -> None:
+    recorder = TimelineRecorder()
+    recorder.observe_pods(1.0, [pod("p", "node-a", "Failed", uid="first")])
+    recorder.observe_pods(2.0, [pod("p", "node-a", "Failed", uid="first")])
+    recorder.observe_pods(3.0, [pod("p", "node-a", "Running", uid="second")])
+    recorder.observe_pods(4.0, [pod("p", "node-b", "Running", uid="third")])
+    assert recorder.intervals() == [
+        PodInterval("p", "node-a", 1.0, 1.0, "Failed"),
+        PodInterval("p", "node-a", 3.0, 4.0, "Running"),
+        PodInterval("p", "node-b", 4.0, None, "Running"),
+    ]
+
+
+def test_times_are_from_the_origin_and_late_snapshots_are_dropped() -> None:
+    recorder = TimelineRecorder(origin=100.0)
+    assert recorder.latest is None
+    assert recorder.observe_pods(101.0, [pod("p", "node-a", "Running")])
+    assert not recorder.observe_pods(100.5, [])  # older than the last: would end p in the past
+    assert recorder.observe_records(100.5, [])  # the records' clock is separate
+    assert recorder.latest == 1.0
+    assert recorder.intervals() == [PodInterval("p", "node-a", 1.0, None, "Running")]
+
+
+def test_reserved_then_released_is_one_band() -> None:
+    recorder = TimelineRecorder()
+    recorder.observe_records(0.0, [record("run-1", ("source", "3800m", "Pending", None))])
+    recorder.observe_records(0.5, [record("run-1", ("source", "3800m", "Reserved", "node-a"))])
+    recorder.observe_records(3.0, [record("run-1", ("source", "3800m", "Reserved", "node-a"))])
+    recorder.observe_records(5.0, [record("run-1", ("source", "3800m", "Released", "node-a"))])
+    recorder.observe_records(6.0, [record("run-1", ("source", "3800m", "Released", "node-a"))])
+    assert recorder.bands() == [ReservationBand("run-1", "source", "node-a", 0.5, 5.0, "Released", 3800)]
+    assert recorder.bands()[0].label == "run-1/source peak=3800m"
+
+
+def test_bands_end_on_rollback_move_and_disappearance() -> None:
+    recorder = TimelineRecorder()
+    recorder.observe_records(
+        1.0,
+        [
+            record("run-1", ("a", "1", "Reserved", "node-a"), ("b", "1.5", "Reserved", "node-b")),
+            record("run-2", ("c", "500m", "Reserved", "node-c")),
+        ],
+    )
+    recorder.observe_records(
+        2.0,
+        [record("run-1", ("a", "1", "Pending", None), ("b", "1.5", "Reserved", "node-c"))],
+    )
+    assert recorder.bands() == [
+        ReservationBand("run-1", "a", "node-a", 1.0, 2.0, "Pending", 1000),
+        ReservationBand("run-1", "b", "node-b", 1.0, 2.0, "Reserved", 1500),
+        ReservationBand("run-2", "c", "node-c", 1.0, 2.0, "Reserved", 500),
+        ReservationBand("run-1", "b", "node-c", 2.0, None, "Reserved", 1500),
+    ]
+
+
+def test_the_recorder_can_be_fed_from_many_threads() -> None:
+    recorder = TimelineRecorder()
+    snapshot = [pod("p", "node-a", "Running")]
+    records = [record("run-1", ("source", "2", "Reserved", "node-a"))]
+    clock = iter(range(1, 100_000))
+    clock_lock = threading.Lock()
+
+    def feed() -> None:
+        for _ in range(200):
+            with clock_lock:
+                t = float(next(clock))
+            recorder.observe_pods(t, snapshot)
+            recorder.observe_records(t, records)
+            recorder.intervals()
+
+    threads = [threading.Thread(target=feed) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert recorder.intervals() == [PodInterval("p", "node-a", 1.0, None, "Running")]
+    assert recorder.bands() == [ReservationBand("run-1", "source", "node-a", 1.0, None, "Reserved", 2000)]
+
+
+@pytest.mark.parametrize(
+    ("extents", "rows"),
+    [
+        pytest.param([], [], id="nothing"),
+        pytest.param([(0, 2), (1, 3), (2, 4)], [0, 1, 0], id="reuses-a-freed-row"),
+        pytest.param([(2, 4), (0, 2)], [0, 0], id="input-order-kept"),
+        pytest.param([(0, 5), (1, 2), (3, 4)], [0, 1, 1], id="nested"),
+    ],
+)
+def test_pack(extents: list[tuple[float, float]], rows: list[int]) -> None:
+    assert _pack(extents) == rows
+
+
+def test_render_timeline_writes_a_readable_png(tmp_path: Path) -> None:
+    from PIL import Image
+
+    pods = [
+        PodInterval("run-1-clone-pod", None, 0.2, 1.0, "Pending"),
+        PodInterval("run-1-clone-pod", "node-a", 1.0, 3.0, "Succeeded"),
+        PodInterval("run-1-build-pod", "node-a", 3.0, 6.0, "Failed"),
+        PodInterval("run-2-lint-pod", "node-b", 2.0, None, "Running"),
+        PodInterval("run-3-odd-pod", "node-x", 2.0, 2.0, "Unknown"),
+    ]
+    bands = [
+        ReservationBand("run-1", "source", "node-a", 0.5, 6.5, "Released", 3800),
+        ReservationBand("run-2", "cache", "node-b", 1.5, None, "Reserved", 1500),
+    ]
+    nodes = [NodeCapacity("node-a", 4000), NodeCapacity("node-b", 4000), NodeCapacity("node-c", 2000)]
+    path = render_timeline(pods, bands, nodes, tmp_path / "out" / "timeline.png", title="sample", until=8.0)
+    assert path == tmp_path / "out" / "timeline.png"
+    with Image.open(path) as image:
+        assert image.format == "PNG"
+        width, height = image.size
+    lanes = ["node-a", "node-b", "node-c", "node-x", UNSCHEDULED_LANE]
+    assert width == WIDTH_PX
+    assert len(lanes) * LANE_MIN_PX <= height <= len(lanes) * LANE_MIN_PX + 300
+
+
+def test_render_timeline_with_nothing_observed(tmp_path: Path) -> None:
+    path = render_timeline([], [], [], tmp_path / "empty.png", title="nothing")
+    assert path.stat().st_size > 1000
