@@ -1,0 +1,100 @@
+"""PVC-backed workspaces that bind at once, with no provisioner: a hostPath PV pre-bound to its claim.
+
+The local cluster runs no volume provisioner, and waiting for one would make
+scheduling tests depend on it. So each claim gets its own PersistentVolume made
+for it: `claimRef` names the claim and the claim's `volumeName` names the
+volume, so the PV controller binds them on its first pass, whatever the
+storage class. The class `rescon-static` exists only as a name: no
+StorageClass object is needed for pre-bound volumes, and no provisioner reacts
+to it.
+
+PersistentVolumes are cluster-scoped and outlive their namespace, so each
+carries the label `rescon.dev/test-namespace=<namespace>`, and cleanup deletes
+by that label. On kind the hostPath lives on whichever node runs the pod;
+a scheduler that keeps a workspace's tasks together sees one directory.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from harness.kube import Kube
+from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
+from harness.waits import NotYet, wait_for
+
+STORAGE_CLASS = "rescon-static"
+TEST_NAMESPACE_LABEL = "rescon.dev/test-namespace"
+#: Where hostPath volumes live on a node; only kind's nodes ever create the directories.
+HOST_PATH_ROOT = "/tmp/rescon-volumes"
+
+
+def volume_name(namespace: str, claim: str) -> str:
+    """volume_name('it-a1', 'source') == 'it-a1-source': unique cluster-wide, as namespaces are."""
+    return f"{namespace}-{claim}"
+
+
+def volume_manifests(namespace: str, claim: str, size: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """volume_manifests() are a PersistentVolume and a PersistentVolumeClaim that name each other."""
+    volume = volume_name(namespace, claim)
+    pv = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": volume, "labels": {TEST_NAMESPACE_LABEL: namespace}},
+        "spec": {
+            "capacity": {"storage": size},
+            "accessModes": ["ReadWriteOnce"],
+            # Retain: no recycler or deleter runs for hostPath; cleanup deletes the PV by label.
+            "persistentVolumeReclaimPolicy": "Retain",
+            "storageClassName": STORAGE_CLASS,
+            "hostPath": {"path": f"{HOST_PATH_ROOT}/{namespace}/{claim}", "type": "DirectoryOrCreate"},
+            "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": namespace, "name": claim},
+        },
+    }
+    pvc = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": claim, "namespace": namespace},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": STORAGE_CLASS,
+            "volumeName": volume,
+            "resources": {"requests": {"storage": size}},
+        },
+    }
+    return pv, pvc
+
+
+def make_bound_pvc(kube: Kube, namespace: str, name: str, size: str = "1Gi", *, timeouts: TimeoutConfig = DEFAULT_TIMEOUTS) -> str:
+    """make_bound_pvc(kube, 'it-a1', 'source') returns 'source' once the claim is Bound.
+
+    Use the returned name as a workspace's `persistentVolumeClaim.claimName`.
+    """
+    pv, pvc = volume_manifests(namespace, name, size)
+    kube.core.create_persistent_volume(pv)
+    kube.core.create_namespaced_persistent_volume_claim(namespace, pvc)
+
+    def bound() -> None:
+        phase = kube.core.read_namespaced_persistent_volume_claim(name, namespace).status.phase
+        if phase != "Bound":
+            raise NotYet(f"PVC {namespace}/{name} is {phase}")
+
+    wait_for(
+        bound,
+        what=f"PVC {namespace}/{name} to bind to PV {pv['metadata']['name']}",
+        timeout="volume_bound",
+        timeouts=timeouts,
+        hint="is kube-controller-manager (its PV controller) running?",
+    )
+    return name
+
+
+def delete_test_volumes(kube: Kube, namespace: str) -> None:
+    """delete_test_volumes() deletes the PersistentVolumes made for `namespace`'s claims; idempotent."""
+    kube.core.delete_collection_persistent_volume(label_selector=f"{TEST_NAMESPACE_LABEL}={namespace}")
+
+
+def volumes_of_namespace(kube: Kube, namespace: str) -> list[str]:
+    """volumes_of_namespace() is the PersistentVolumes still labelled for `namespace`."""
+    volumes = kube.core.list_persistent_volume(label_selector=f"{TEST_NAMESPACE_LABEL}={namespace}").items
+    return sorted(v.metadata.name for v in volumes)
+
