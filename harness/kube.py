@@ -20,6 +20,19 @@ from harness.errors import HarnessError
 #: The field manager every harness write uses, so server-side apply conflicts name us.
 FIELD_MANAGER = "rescon-harness"
 
+#: How many times a request is tried when the connection fails (a restarting API server drops a few).
+CONNECT_ATTEMPTS = 3
+
+
+def _transport_reason(err: BaseException) -> str:
+    """_transport_reason() is the innermost cause of a failed request: 'Connection refused', 'timed out'."""
+    cause: BaseException = getattr(err, "reason", None) or err
+    text = str(cause)
+    for known in ("Connection refused", "timed out", "Name or service not known", "No route to host", "certificate verify failed"):
+        if known in text:
+            return known
+    return f"{cause.__class__.__name__}: {text[:160]}"
+
 
 @dataclass
 class Kube:
@@ -30,8 +43,16 @@ class Kube:
     context: str | None = None
 
     @classmethod
-    def connect(cls, kubeconfig: Path, context: str | None = None, *, qps_timeout: float = 10.0) -> Kube:
-        """connect() loads a kubeconfig; it fails with one line if the file is missing or unusable."""
+    def connect(
+        cls, kubeconfig: Path, context: str | None = None, *, qps_timeout: float = 10.0, reachable_within: float | None = None
+    ) -> Kube:
+        """connect() loads a kubeconfig; it fails with one line if the file is missing or unusable.
+
+        With reachable_within=15, it also asks the API server for /version and
+        fails within about 15 seconds, naming the server, if it cannot be reached
+        or rejects the credentials. Without it nothing is sent (a cluster that is
+        still starting is awaited by its provider instead).
+        """
         if not kubeconfig.is_file():
             raise HarnessError(f"kubeconfig {kubeconfig} does not exist: pass --kubeconfig with a valid file")
         configuration = kubernetes.client.Configuration()
@@ -41,8 +62,26 @@ class Kube:
             )
         except (kubernetes.config.ConfigException, ValueError, OSError) as err:
             raise HarnessError(f"cannot use kubeconfig {kubeconfig} (context {context or 'current'}): {err}") from err
-        configuration.retries = urllib3.Retry(total=2, connect=2, read=0, backoff_factor=0.2)
-        return cls(ApiClient(configuration), kubeconfig, context)
+        configuration.retries = urllib3.Retry(total=CONNECT_ATTEMPTS - 1, connect=CONNECT_ATTEMPTS - 1, read=0, backoff_factor=0.2)
+        kube = cls(ApiClient(configuration), kubeconfig, context)
+        if reachable_within is not None:
+            kube.check_reachable(reachable_within)
+        return kube
+
+    def check_reachable(self, within: float) -> None:
+        """check_reachable(15) GETs /version with every attempt bounded, so the whole check ends in about 15s."""
+        server = self.api.configuration.host
+        where = f"the API server {server} (kubeconfig {self.kubeconfig}, context {self.context or 'current'})"
+        per_attempt = max(within / CONNECT_ATTEMPTS, 0.5)
+        try:
+            kubernetes.client.VersionApi(self.api).get_code(_request_timeout=(per_attempt, per_attempt))
+        except kubernetes.client.ApiException as err:
+            if err.status in (401, 403):
+                raise HarnessError(f"{where} rejected our credentials ({err.status} {err.reason}): refresh the kubeconfig's user") from err
+            raise HarnessError(f"{where} answered /version with {err.status} {err.reason}: check the server address") from err
+        except (urllib3.exceptions.HTTPError, OSError) as err:
+            reason = _transport_reason(err)
+            raise HarnessError(f"cannot reach {where} within {within:g}s ({reason}): is the cluster running, and is that its address?") from err
 
     @property
     def core(self) -> kubernetes.client.CoreV1Api:

@@ -8,6 +8,7 @@ reports the last reason instead of a bare "timed out".
 from __future__ import annotations
 
 import logging
+import time
 from typing import Callable, TypeVar
 
 import tenacity
@@ -68,3 +69,35 @@ def wait_for(
         raise WaitTimeout(
             f"timed out after {seconds:g}s ({timeout}) waiting for {what}: {last_reason[0]}{suffix}"
         ) from None
+
+
+class Broken(HarnessError):
+    """A condition that had to keep holding stopped holding; the message says when and why."""
+
+
+def hold_for(
+    check: Callable[[], None],
+    *,
+    what: str,
+    duration: str,
+    timeouts: TimeoutConfig,
+) -> None:
+    """hold_for(check, what='held pod stays Running', duration='task_stays_running', timeouts=cfg).
+
+    The "consistently" of wait_for's "eventually": check() is polled every
+    POLL_MAX_SECONDS for `timeouts.<duration>` seconds and must pass every
+    time; the first NotYet ends the watch with Broken, naming the reason and
+    how long the condition held. Waiting out the whole duration is the point.
+    """
+    seconds = float(getattr(timeouts, duration))
+    started = time.monotonic()
+    while True:
+        try:
+            check()
+        except NotYet as reason:
+            held = time.monotonic() - started
+            raise Broken(f"{what} stopped holding after {held:.1f}s of {seconds:g}s ({duration}): {reason}") from None
+        remaining = seconds - (time.monotonic() - started)
+        if remaining <= 0:
+            return
+        time.sleep(min(POLL_MAX_SECONDS, remaining))
