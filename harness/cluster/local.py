@@ -8,10 +8,16 @@ so every component's log lands in `<workdir>/logs/`.
 
 The user's ~/.kube/config is never touched: kwokctl is always told
 `--kubeconfig ""`, and the cluster's own kubeconfig stays in the work directory.
+
+For tests of the harness itself, `RESCON_BINARY_OVERRIDE_<PROGRAM>` (the program
+name upper-cased, `-` as `_`, e.g. `RESCON_BINARY_OVERRIDE_KUBE_APISERVER=/tmp/crash.sh`)
+replaces one cached program by another executable. It exists so that a test can
+make a component crash at start and check that the error shows its log tail.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -19,7 +25,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence, TextIO
+from typing import Any, Callable, Mapping, Sequence, TextIO
 
 import kubernetes
 import yaml
@@ -41,6 +47,62 @@ TEKTON_PROCESS = "tekton-controller"
 
 #: The label that marks the probe TaskRun used to see Tekton reconcile.
 PROBE_LABEL = "rescon.dev/readiness-probe"
+
+#: `RESCON_BINARY_OVERRIDE_KUBE_APISERVER=/path` replaces the cached kube-apiserver (see the module doc).
+BINARY_OVERRIDE_PREFIX = "RESCON_BINARY_OVERRIDE_"
+
+
+def override_variable(program: str) -> str:
+    """override_variable('kube-apiserver') == 'RESCON_BINARY_OVERRIDE_KUBE_APISERVER'."""
+    return BINARY_OVERRIDE_PREFIX + program.upper().replace("-", "_")
+
+
+def with_binary_overrides(binaries: Mapping[str, Path], environ: Mapping[str, str]) -> dict[str, Path]:
+    """with_binary_overrides() swaps in each program named by a RESCON_BINARY_OVERRIDE_* variable.
+
+    An override that is not an executable file fails at once, naming the variable,
+    rather than surfacing later as a component that "crashed".
+    """
+    resolved = dict(binaries)
+    for program in binaries:
+        value = environ.get(override_variable(program))
+        if not value:
+            continue
+        path = Path(value).expanduser()
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise HarnessError(f"{override_variable(program)}={value} is not an executable file: fix or unset it")
+        resolved[program] = path
+    return resolved
+
+
+def kwokctl_error(output: str) -> str:
+    """kwokctl_error() is the cause of a failed kwokctl run, in one line, from its JSON log output.
+
+    Example: from `{"level":"ERROR","msg":"Execute exit","err":"cmd wait: .../kube-apiserver
+    version: exit status 1\\n..."}` it returns "cmd wait: .../kube-apiserver version: exit status 1".
+    """
+    errors: list[str] = []
+    plain: list[str] = []
+    for line in filter(None, (raw.strip() for raw in output.splitlines())):
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            plain.append(line)
+            continue
+        text = str(entry.get("err") or entry.get("msg") or "").strip() if isinstance(entry, dict) else ""
+        if text and entry.get("level") == "ERROR":
+            errors.append(text.splitlines()[0])
+    cause = (errors or plain or ["no output"])[-1]
+    return cause[:300]
+
+
+def require_free_port(port: int, *, in_use: Callable[[int], bool] | None = None) -> None:
+    """require_free_port(8080) fails, naming the fix, if something listens where Tekton's probes must."""
+    if (in_use or port_in_use)(port):
+        raise HarnessError(
+            f"port {port} is in use, and Tekton's controller always serves health probes there: "
+            "stop what listens on it (another local cluster? 'rescon cluster down --name ...') and retry"
+        )
 
 
 @dataclass
@@ -73,6 +135,32 @@ class LocalCluster:
         return self.workdir / "logs"
 
     @property
+    def side_files_dir(self) -> Path:
+        """side_files_dir holds what must exist before kwokctl makes the work directory.
+
+        Not `clusters/`: kwokctl scans that directory and warns about every file in it.
+        """
+        return state_root() / "side-files"
+
+    @property
+    def kwokctl_config(self) -> Path:
+        return self.side_files_dir / f"{self.name}.kwokctl.yaml"
+
+    @property
+    def kwokctl_log(self) -> Path:
+        return self.side_files_dir / f"{self.name}.kwokctl.log"
+
+    def _side_files(self) -> list[Path]:
+        # The last two are where earlier versions of the harness kept the config and scratch kubeconfig.
+        return [
+            self.kwokctl_config,
+            self.kwokctl_log,
+            self.side_files_dir / f"{self.name}.scratch-kubeconfig",
+            self.workdir.parent / f"{self.name}.kwokctl.yaml",
+            self.workdir.parent / f"{self.name}.scratch-kubeconfig",
+        ]
+
+    @property
     def tekton_process(self) -> ManagedProcess:
         return ManagedProcess.in_dir(TEKTON_PROCESS, self.workdir)
 
@@ -81,11 +169,19 @@ class LocalCluster:
 
     # --- lifecycle ---
 
-    def up(self) -> Kube:
-        """up() returns a client of a running cluster, creating whatever is missing."""
+    def up(self, *, with_tekton: bool = True) -> Kube:
+        """up() returns a client of a running cluster, creating whatever is missing.
+
+        with_tekton=False brings up only the control plane and KWOK: a second
+        local cluster can run that way next to one that runs Tekton, whose
+        controller needs port 8080 for itself.
+        """
         started = time.monotonic()
         toolchain = Toolchain(out=self.out)
-        binaries = toolchain.ensure()
+        binaries = with_binary_overrides(toolchain.ensure(), os.environ)
+        if with_tekton and not self.tekton_process.alive():
+            # Checked before anything starts, so a busy port costs no cluster start-up.
+            require_free_port(tekton.KNATIVE_HEALTH_PORT)
         if self.workdir.exists() and not self._control_plane_alive():
             self._say(f"cluster {self.name}: found a stopped cluster in {self.workdir}; removing it first")
             self.down()
@@ -93,7 +189,8 @@ class LocalCluster:
             self._create_control_plane(binaries)
         kube = Kube.connect(self.kubeconfig)
         self._wait_api_ready(kube)
-        self._install_tekton(kube, toolchain, binaries[TEKTON_PROCESS])
+        if with_tekton:
+            self._install_tekton(kube, toolchain, binaries[TEKTON_PROCESS])
         self._say(f"cluster {self.name}: up in {time.monotonic() - started:.1f}s (logs: {self.logs_dir()})")
         return kube
 
@@ -103,13 +200,16 @@ class LocalCluster:
         kwokctl = self._kwokctl_path()
         if self.workdir.exists() and kwokctl is not None:
             # kwokctl delete refuses an empty --kubeconfig; give it a scratch file, never the user's.
-            scratch = self.workdir.parent / f"{self.name}.scratch-kubeconfig"
+            self.side_files_dir.mkdir(parents=True, exist_ok=True)
+            scratch = self.side_files_dir / f"{self.name}.scratch-kubeconfig"
             result = self._run_kwokctl(kwokctl, ["delete", "cluster", "--kubeconfig", str(scratch)], timeout=self.timeouts.cluster_delete, check=False)
             if result.returncode != 0:
                 self._say(f"cluster {self.name}: kwokctl delete failed ({result.stderr.strip()[-200:]}); stopping processes directly")
         for process in self.component_processes():
             process.stop(grace_seconds=self.timeouts.process_stop)
         shutil.rmtree(self.workdir, ignore_errors=True)
+        for path in self._side_files():
+            path.unlink(missing_ok=True)
 
     def status_lines(self) -> list[str]:
         if not self.workdir.exists():
@@ -154,14 +254,13 @@ class LocalCluster:
     # --- steps of up() ---
 
     def _create_control_plane(self, binaries: dict[str, Path]) -> None:
-        config = self.workdir.parent / f"{self.name}.kwokctl.yaml"
-        config.parent.mkdir(parents=True, exist_ok=True)
-        config.write_text(yaml.safe_dump_all(all_stages(), sort_keys=False))
+        self.side_files_dir.mkdir(parents=True, exist_ok=True)
+        self.kwokctl_config.write_text(yaml.safe_dump_all(all_stages(), sort_keys=False))
         args = [
             "create", "cluster",
             "--runtime", "binary",
             "--kubeconfig", "",
-            "-c", str(config),
+            "-c", str(self.kwokctl_config),
             "--etcd-binary", str(binaries["etcd"]),
             "--kube-apiserver-binary", str(binaries["kube-apiserver"]),
             "--kube-controller-manager-binary", str(binaries["kube-controller-manager"]),
@@ -170,16 +269,40 @@ class LocalCluster:
             "--wait", f"{int(self.timeouts.api_ready)}s",
         ]
         self._say(f"cluster {self.name}: starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok")
-        result = self._run_kwokctl(binaries["kwokctl"], args, timeout=self.timeouts.cluster_create, check=False)
-        if result.returncode != 0:
-            crashed = [p for p in self.component_processes()[:-1] if p.log_file.exists() and not p.alive()]
-            detail = "\n".join(f"--- {p.log_file}\n{tail(p.log_file, 15)}" for p in crashed) or result.stderr[-3000:]
+        returncode = self._run_kwokctl_create(binaries["kwokctl"], args)
+        if returncode != 0:
+            output = self.kwokctl_log.read_text(errors="replace") if self.kwokctl_log.exists() else ""
             raise HarnessError(
-                f"kwokctl could not start cluster {self.name}"
-                + (f" ({', '.join(p.name for p in crashed)} exited)" if crashed else "")
-                + f": read {self.logs_dir()}, then run 'rescon cluster down' and retry",
-                detail=detail,
+                f"kwokctl could not start cluster {self.name} ({kwokctl_error(output)}): "
+                f"read {self.kwokctl_log}, then run 'rescon cluster down --name {self.name}' and retry",
+                detail=output[-3000:],
             )
+
+    def _run_kwokctl_create(self, kwokctl: Path, args: list[str]) -> int:
+        """_run_kwokctl_create() runs kwokctl while watching the components it starts.
+
+        kwokctl keeps waiting for a component that has already exited (about two
+        minutes for a dead kube-apiserver), so each poll checks the components'
+        pid files and stops kwokctl as soon as one has died, reporting its log tail.
+        """
+        with self.kwokctl_log.open("w") as log:
+            process = subprocess.Popen(
+                [str(kwokctl), "--name", self.name, *args], env=self._kwokctl_env(), stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT
+            )
+
+        def finished() -> int:
+            self._fail_if_crashed(KWOKCTL_COMPONENTS)
+            returncode = process.poll()
+            if returncode is None:
+                raise NotYet("kwokctl create cluster is still running")
+            return returncode
+
+        try:
+            return wait_for(finished, what=f"kwokctl to create cluster {self.name}", timeout="cluster_create", timeouts=self.timeouts, hint=f"read {self.kwokctl_log}")
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
 
     def _wait_api_ready(self, kube: Kube) -> None:
         def ready() -> None:
@@ -220,11 +343,7 @@ class LocalCluster:
         wait_for(established, what="Tekton's CRDs", timeout="crd_established", timeouts=self.timeouts)
 
     def _start_tekton(self, binary: Path) -> None:
-        if port_in_use(tekton.KNATIVE_HEALTH_PORT):
-            raise HarnessError(
-                f"port {tekton.KNATIVE_HEALTH_PORT} is in use, and Tekton's controller always serves health probes there: "
-                "stop what listens on it (another local cluster? 'rescon cluster down --name ...') and retry"
-            )
+        require_free_port(tekton.KNATIVE_HEALTH_PORT)
         ports = {"probes_port": free_port(), "metrics_port": free_port(), "profiling_port": free_port()}
         env = tekton.controller_env(os.environ, **ports)
         self.tekton_process.start(tekton.controller_argv(binary, self.kubeconfig), env=env, cwd=self.workdir)
@@ -264,7 +383,12 @@ class LocalCluster:
         for name in names:
             process = ManagedProcess.in_dir(name, self.workdir)
             if process.pid() is not None and not process.alive():
-                raise HarnessError(process.crash_report(), detail=tail(process.log_file, 20))
+                last_line = tail(process.log_file, 1).strip()[:200] or "no output"
+                raise HarnessError(
+                    f"{process.name} of cluster {self.name} exited ({last_line}): read {process.log_file}, "
+                    f"then run 'rescon cluster down --name {self.name}'",
+                    detail=tail(process.log_file, 20),
+                )
 
     def _control_plane_alive(self) -> bool:
         return all(ManagedProcess.in_dir(n, self.workdir).alive() for n in KWOKCTL_COMPONENTS)
@@ -276,7 +400,7 @@ class LocalCluster:
             return None
         return path if path.is_file() else None
 
-    def _run_kwokctl(self, kwokctl: Path, args: list[str], *, timeout: float, check: bool) -> subprocess.CompletedProcess[str]:
+    def _kwokctl_env(self) -> dict[str, str]:
         env = {
             **os.environ,
             "KWOK_WORKDIR": str(state_root()),
@@ -287,9 +411,12 @@ class LocalCluster:
         env["KWOK_KUBECTL_BINARY"] = str(kubectl)
         kubectl_dir = kubectl.parent
         env["PATH"] = f"{kubectl_dir}{os.pathsep}{env.get('PATH', '')}"
+        return env
+
+    def _run_kwokctl(self, kwokctl: Path, args: list[str], *, timeout: float, check: bool) -> subprocess.CompletedProcess[str]:
         try:
             return subprocess.run(
-                [str(kwokctl), "--name", self.name, *args], env=env, capture_output=True, text=True, timeout=timeout, check=check
+                [str(kwokctl), "--name", self.name, *args], env=self._kwokctl_env(), capture_output=True, text=True, timeout=timeout, check=check
             )
         except subprocess.TimeoutExpired as err:
             raise HarnessError(f"kwokctl {' '.join(args[:2])} took longer than {timeout:g}s: read {self.logs_dir()}") from err

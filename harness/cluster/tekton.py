@@ -146,6 +146,9 @@ def controller_env(base: Mapping[str, str], *, probes_port: int, metrics_port: i
         "METRICS_DOMAIN": "tekton.dev/pipeline",
         "PROBES_PORT": str(probes_port),
         "METRICS_PORT": str(metrics_port),
+        # knative's Prometheus exporter ignores METRICS_PORT and defaults to 9090, which
+        # would make a second local cluster's controller (or anything on 9090) collide.
+        "METRICS_PROMETHEUS_PORT": str(metrics_port),
         "PROFILING_PORT": str(profiling_port),
         **CONFIG_MAP_ENV,
     }
