@@ -104,6 +104,8 @@ class Kube:
         ns = namespace or body.get("metadata", {}).get("namespace")
         if resource.namespaced and ns is None:
             raise HarnessError(f"{body['kind']} {body['metadata'].get('name')} needs a namespace")
+        if not resource.namespaced:
+            body["metadata"] = {k: v for k, v in body["metadata"].items() if k != "namespace"}
         return resource.server_side_apply(
             body=body,
             name=body["metadata"]["name"],
@@ -111,6 +113,21 @@ class Kube:
             field_manager=FIELD_MANAGER,
             force_conflicts=True,
         )
+
+    def delete(self, manifest: Mapping[str, Any], *, namespace: str | None = None) -> None:
+        """delete() removes the object a manifest names; an object already gone is fine."""
+        resource = self.dynamic.resources.get(api_version=manifest["apiVersion"], kind=manifest["kind"])
+        ns = namespace or manifest.get("metadata", {}).get("namespace")
+        try:
+            resource.delete(name=manifest["metadata"]["name"], namespace=ns if resource.namespaced else None)
+        except kubernetes.client.ApiException as err:
+            if err.status != 404:
+                raise
+        except kubernetes.dynamic.exceptions.NotFoundError:
+            pass
+
+    def is_namespaced(self, manifest: Mapping[str, Any]) -> bool:
+        return bool(self.dynamic.resources.get(api_version=manifest["apiVersion"], kind=manifest["kind"]).namespaced)
 
     def apply_all(self, manifests: Iterable[Mapping[str, Any]], *, namespace: str | None = None) -> None:
         for manifest in manifests:

@@ -35,28 +35,30 @@ class TimeoutConfig:
     process_stop: float = field(default=15.0, metadata={"kind": "knob"})
     #: kwokctl delete cluster.
     cluster_delete: float = field(default=120.0, metadata={"kind": "knob"})
+    #: An injected admission fault (a ValidatingAdmissionPolicy) starts denying requests.
+    fault_active: float = field(default=30.0, metadata={"kind": "knob"})
     #: Objects of a test namespace are gone after it is deleted.
     namespace_deleted: float = field(default=120.0, metadata={"kind": "knob"})
-
-    # --- scenario waits (conformance maximums) ---
     #: A cluster the suite did not start answers /version (existing clusters, kind); includes retries.
     api_reachable: float = field(default=15.0, metadata={"kind": "knob"})
     #: A PVC pre-bound to its PersistentVolume reports Bound.
     volume_bound: float = field(default=30.0, metadata={"kind": "knob"})
     #: Downloading a pinned release manifest (Tekton's release.yaml on kind).
     manifest_download: float = field(default=60.0, metadata={"kind": "knob"})
+
+    # --- scenario waits (conformance maximums) ---
     #: A task pod exists after its PipelineRun is created (Tekton's work, not the scheduler's).
     pod_created: float = field(default=60.0, metadata={"kind": "max"})
     #: A schedulable task pod is bound to a node.
     pod_scheduled: float = field(default=30.0, metadata={"kind": "max"})
     #: How long a pod that must not be scheduled is watched to stay Pending.
     pod_stays_pending: float = field(default=8.0, metadata={"kind": "max"})
-    #: A PipelineRun reaches a terminal condition.
-    pipelinerun_done: float = field(default=120.0, metadata={"kind": "max"})
     #: A bound task pod reports phase Running (KWOK starts it 0.2s after binding).
     pod_running: float = field(default=30.0, metadata={"kind": "max"})
     #: How long a held task (sim.rescon.dev/hold) is watched to stay Running; longer than the default run-for.
     task_stays_running: float = field(default=3.0, metadata={"kind": "max"})
+    #: A PipelineRun reaches a terminal condition.
+    pipelinerun_done: float = field(default=120.0, metadata={"kind": "max"})
     #: A TaskRun reaches a terminal condition.
     taskrun_done: float = field(default=90.0, metadata={"kind": "max"})
     #: A ReservationRecord reaches the expected state for a group.

@@ -39,6 +39,85 @@ START_DELAY_MS = 200
 
 STAGE_API_VERSION = "kwok.x-k8s.io/v1alpha1"
 
+#: Where a real step (kind) reads its own pod's annotations: a downward-API volume.
+PODINFO_DIR = "/etc/podinfo"
+
+#: The step script that plays the same vocabulary with real containers (kind, existing clusters).
+#: On KWOK nothing runs and the Stages below play it instead.
+STEP_SCRIPT = r"""#!/bin/sh
+ann() { sed -n "s/^$1=\"\(.*\)\"$/\1/p" /etc/podinfo/annotations; }
+seconds() { case "$1" in "") echo 1;; *ms) echo 1;; *s) echo "${1%s}";; *m) echo $(( ${1%m} * 60 ));; *) echo 1;; esac; }
+if [ "$(ann sim.rescon.dev/hold)" = "true" ]; then
+  until [ "$(ann sim.rescon.dev/release)" = "true" ]; do sleep 1; done
+else
+  sleep "$(seconds "$(ann sim.rescon.dev/run-for)")"
+fi
+attempt=$(hostname | sed -n 's/.*-retry\([0-9]*\)$/\1/p'); attempt=${attempt:-0}
+codes=$(ann sim.rescon.dev/exit-codes); codes=${codes:-0}
+code=$(echo "$codes" | tr ',' '\n' | sed -n "$((attempt + 1))p")
+[ -n "$code" ] || code=$(echo "$codes" | tr ',' '\n' | tail -n 1)
+exit "$code"
+"""
+
+#: The image real steps run in; any image with a POSIX shell, sed and tr.
+STEP_IMAGE = "busybox:1.37"
+
+
+def sim_task_spec(
+    *,
+    cpu: str,
+    memory: str | None = None,
+    run_for: str | None = None,
+    hold: bool = False,
+    exit_codes: str | None = None,
+    linger: bool = False,
+    linger_for: str | None = None,
+    sidecar_cpu: str | None = None,
+    workspaces: tuple[str, ...] = ("w",),
+) -> dict[str, Any]:
+    """sim_task_spec(cpu='480m', run_for='2s') is an embedded taskSpec that plays the vocabulary.
+
+    Fixtures use it as `taskSpec: {{ sim_task_spec(cpu=cpu(0.1), hold=True) | tojson }}`.
+    """
+    annotations: dict[str, str] = {}
+    if run_for:
+        annotations[RUN_FOR] = run_for
+    if hold:
+        annotations[HOLD] = "true"
+    if exit_codes:
+        annotations[EXIT_CODES] = exit_codes
+    if linger:
+        annotations[LINGER] = "true"
+    if linger_for:
+        annotations[LINGER_FOR] = linger_for
+    requests = {"cpu": cpu, **({"memory": memory} if memory else {})}
+    spec: dict[str, Any] = {
+        "metadata": {"annotations": annotations},
+        "workspaces": [{"name": w} for w in workspaces],
+        "volumes": [
+            {"name": "podinfo", "downwardAPI": {"items": [{"path": "annotations", "fieldRef": {"fieldPath": "metadata.annotations"}}]}}
+        ],
+        "steps": [
+            {
+                "name": "work",
+                "image": STEP_IMAGE,
+                "script": STEP_SCRIPT,
+                "computeResources": {"requests": requests},
+                "volumeMounts": [{"name": "podinfo", "mountPath": PODINFO_DIR}],
+            }
+        ],
+    }
+    if linger:
+        spec["sidecars"] = [
+            {
+                "name": "linger",
+                "image": STEP_IMAGE,
+                "command": ["sleep", "3600"],
+                "computeResources": {"requests": {"cpu": sidecar_cpu or "10m"}},
+            }
+        ]
+    return spec
+
 _NOT_DELETING = {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"}
 _RUNNING = {"key": ".status.phase", "operator": "In", "values": ["Running"]}
 _NO_TERMINATED_CONTAINER = {"key": ".status.containerStatuses.[].state.terminated", "operator": "DoesNotExist"}

@@ -90,6 +90,7 @@ def record_manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...]) -> Ob
                     "kind": "PipelineRun",
                     "name": meta["name"],
                     "uid": meta["uid"],
+                    "controller": True,
                     "blockOwnerDeletion": False,
                 }
             ],

@@ -29,9 +29,6 @@ log = logging.getLogger("tkn-scheduler.releaser")
 Obj = dict[str, Any]
 RunKey = tuple[str, str]
 
-#: The reason a group loses its claim when its node disappears (no releaseReason: it is not released).
-NODE_LOST = "NodeLost"
-
 
 class Releaser:
     """Releaser evaluates records marked dirty, and all of them every `resync_seconds`."""
@@ -45,7 +42,8 @@ class Releaser:
         nodes: Informer,
         writer: RecordWriter,
         resync_seconds: float,
-        on_change: Callable[[str], None],
+        on_change: Callable[[], None],
+        on_released: Callable[[str], None],
     ) -> None:
         self._records = records
         self._pipeline_runs = pipeline_runs
@@ -54,6 +52,7 @@ class Releaser:
         self._writer = writer
         self._resync_seconds = resync_seconds
         self._on_change = on_change
+        self._on_released = on_released
         self._dirty: set[RunKey] = set()
         self._cond = threading.Condition()
 
@@ -121,7 +120,8 @@ class Releaser:
 
         if self._write(namespace, name, group, to_released):
             log.info("released %s/%s group %s: %s", namespace, name, group, reason)
-            self._on_change(reason)
+            self._on_released(reason)
+            self._on_change()
 
     def _drop_lost_node(self, namespace: str, name: str, group: str, node: str) -> None:
         def to_pending(entry: Obj) -> Obj | None:
@@ -132,7 +132,7 @@ class Releaser:
 
         if self._write(namespace, name, group, to_pending):
             log.warning("node %s of %s/%s group %s is gone; the group is Pending again", node, namespace, name, group)
-            self._on_change(NODE_LOST)
+            self._on_change()
 
     def _write(self, namespace: str, name: str, group: str, change: Callable[[Obj], Obj | None]) -> bool:
         try:

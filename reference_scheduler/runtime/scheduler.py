@@ -92,7 +92,8 @@ class Scheduler:
             nodes=self.nodes,
             writer=writer,
             resync_seconds=release_resync_seconds,
-            on_change=self._reservation_changed,
+            on_change=lambda: self._move_all("reservation changed"),
+            on_released=self._on_release,
         )
         self._wire_handlers()
 
@@ -195,10 +196,6 @@ class Scheduler:
         run = ((task_run.get("metadata") or {}).get("labels") or {}).get("tekton.dev/pipelineRun")
         if run:
             self.releaser.mark(_key(task_run)[0], run)
-
-    def _reservation_changed(self, reason: str) -> None:
-        self._on_release(reason)
-        self._move_all(f"reservation {reason}")
 
     def _move_all(self, why: str) -> None:
         # Queue when in doubt: re-filtering an unschedulable pod is cheap next to stranding it.

@@ -1,0 +1,244 @@
+"""The pytest plugin: options, the cluster and scheduler under test, scenario runs, and the reports.
+
+Registered through the `pytest11` entry point, so `pytest` in any checkout of
+a scheduler's repository finds it once this package is installed. A test
+module that defines `SCENARIO = Scenario(...)` is a conformance scenario: the
+plugin skips it when a declared feature is unsupported, gives its test a
+`run` (namespace, node pool, PVCs, fixtures), cleans up afterwards, and puts
+it in the ConformanceReport.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from harness.errors import HarnessError
+from harness.suite.features import Feature, parse_features, resolve_supported
+from harness.suite.scenario import Scenario
+from harness.suite.scheduler_under_test import MODES, default_features
+from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig, parse_override
+
+CLUSTERS = ("local", "kind", "existing")
+COSCHEDULE_MODES = ("disabled", "workspaces", "pipelineruns", "isolate-pipelinerun")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rescon", "reservation-conformance")
+    group.addoption("--scheduler-name", default="tkn-scheduler", help="the schedulerName under test (default: tkn-scheduler)")
+    group.addoption("--scheduler", default="reference", choices=MODES, help="what serves that name (default: reference)")
+    group.addoption("--scheduler-cmd", default=None, help="with --scheduler command: the launch command, with {kubeconfig} and {scheduler_name}")
+    group.addoption("--cluster", default="local", choices=CLUSTERS, help="local (default), kind or existing")
+    # pytest-kind (the kind provider's library) defines --kubeconfig and --keep-cluster with the
+    # same meaning; whichever plugin loads first owns them.
+    _add_shared(group, "--kubeconfig", default=None, help="kubeconfig of an existing cluster")
+    group.addoption("--context", default=None, help="kubeconfig context of an existing cluster")
+    group.addoption("--coschedule", default="disabled", choices=COSCHEDULE_MODES, help="Tekton's coschedule mode on local/kind (baselines)")
+    group.addoption("--supported-features", default=None, help="comma-separated features the implementation supports")
+    group.addoption("--exempt-features", default=None, help="comma-separated features to leave untested")
+    group.addoption("--all-features", action="store_true", help="test every feature")
+    group.addoption("--report-output", default=None, help="write the ConformanceReport YAML here")
+    group.addoption("--implementation-organization", default="reservation-conformance")
+    group.addoption("--implementation-project", default="reference-scheduler")
+    group.addoption("--implementation-url", default="")
+    group.addoption("--implementation-version", default="dev")
+    group.addoption("--implementation-contact", default="")
+    _add_shared(group, "--keep-cluster", action="store_true", help="do not tear the cluster down at the end")
+    group.addoption("--timeout-override", "--rescon-timeout", dest="rescon_timeouts", action="append", default=[], metavar="NAME=SECONDS", help="override one named timeout (repeatable)")
+
+
+def _add_shared(group: Any, name: str, **kwargs: Any) -> None:
+    try:
+        group.addoption(name, **kwargs)
+    except ValueError:
+        pass  # already defined by pytest-kind, with the same meaning
+
+
+@dataclass
+class SuiteConfig:
+    """SuiteConfig is the command line, validated once."""
+
+    scheduler_name: str
+    scheduler_mode: str
+    scheduler_cmd: str | None
+    cluster: str
+    kubeconfig: str | None
+    context: str | None
+    coschedule: str
+    supported: frozenset[Feature]
+    report_output: Path | None
+    implementation: dict[str, Any]
+    keep_cluster: bool
+    timeouts: TimeoutConfig
+
+    @classmethod
+    def from_pytest(cls, config: pytest.Config) -> SuiteConfig:
+        option = config.getoption
+        mode = option("--scheduler")
+        overrides = dict(parse_override(text) for text in option("rescon_timeouts"))
+        supported = resolve_supported(
+            declared=parse_features(option("--supported-features")),
+            exempt=parse_features(option("--exempt-features")),
+            all_features=bool(option("--all-features")),
+            default=default_features(mode),
+        )
+        report = option("--report-output")
+        return cls(
+            scheduler_name=option("--scheduler-name"),
+            scheduler_mode=mode,
+            scheduler_cmd=option("--scheduler-cmd"),
+            cluster=option("--cluster"),
+            kubeconfig=option("--kubeconfig"),
+            context=option("--context"),
+            coschedule=option("--coschedule"),
+            supported=supported,
+            report_output=Path(report) if report else None,
+            implementation={
+                "organization": option("--implementation-organization"),
+                "project": option("--implementation-project") if mode != "kube-scheduler" else "kube-scheduler",
+                "url": option("--implementation-url"),
+                "version": option("--implementation-version"),
+                "contact": [c for c in (option("--implementation-contact") or "").split(",") if c],
+            },
+            keep_cluster=bool(option("--keep-cluster")),
+            timeouts=DEFAULT_TIMEOUTS.with_overrides(overrides),
+        )
+
+
+@dataclass
+class Outcome:
+    scenario: Scenario
+    outcome: str
+    duration: float
+    message: str = ""
+
+
+@dataclass
+class SuiteState:
+    config: SuiteConfig
+    outcomes: dict[str, Outcome] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+    versions: dict[str, str] = field(default_factory=dict)
+
+
+_STATE_KEY = pytest.StashKey[SuiteState]()
+
+
+def scenario_of(item: pytest.Item) -> Scenario | None:
+    module = getattr(item, "module", None)
+    found = getattr(module, "SCENARIO", None)
+    return found if isinstance(found, Scenario) else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "conformance: a conformance scenario (has SCENARIO metadata)")
+    try:
+        config.stash[_STATE_KEY] = SuiteState(SuiteConfig.from_pytest(config))
+    except HarnessError as err:
+        raise pytest.UsageError(str(err)) from err
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = config.stash[_STATE_KEY]
+    for item in items:
+        scenario = scenario_of(item)
+        if scenario is None:
+            continue
+        item.add_marker(pytest.mark.conformance)
+        missing = [f.value for f in scenario.features if f not in state.config.supported]
+        if missing:
+            item.add_marker(pytest.mark.skip(reason=f"suite does not support {', '.join(missing)}"))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report: pytest.TestReport = outcome.get_result()  # type: ignore[attr-defined]
+    scenario = scenario_of(item)
+    if scenario is None:
+        return
+    state = item.config.stash[_STATE_KEY]
+    previous = state.outcomes.get(scenario.name)
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        message = str(report.longrepr)[-2000:] if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
+        state.outcomes[scenario.name] = Outcome(scenario, report.outcome, report.duration, message)
+    elif report.when == "teardown" and report.failed and previous is not None and previous.outcome == "passed":
+        state.outcomes[scenario.name] = Outcome(scenario, "failed", previous.duration, str(report.longrepr)[-2000:])
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    state = session.config.stash.get(_STATE_KEY, None)
+    if state is None or not state.outcomes:
+        return
+    from harness.suite.reporting import write_conformance_report
+
+    lines = write_conformance_report(state, wall_time=time.monotonic() - state.started)
+    terminal = session.config.pluginmanager.get_plugin("terminalreporter")
+    if terminal is not None:
+        terminal.write_sep("=", "reservation conformance")
+        for line in lines:
+            terminal.write_line(line)
+
+
+# --- fixtures ---
+
+
+@pytest.fixture(scope="session")
+def suite_config(request: pytest.FixtureRequest) -> SuiteConfig:
+    return request.config.stash[_STATE_KEY].config
+
+
+@pytest.fixture(scope="session")
+def suite_state(request: pytest.FixtureRequest) -> SuiteState:
+    return request.config.stash[_STATE_KEY]
+
+
+@pytest.fixture(scope="session")
+def cluster(suite_config: SuiteConfig) -> Iterator[Any]:
+    """cluster is the provider, brought up once per session (and down at the end unless --keep-cluster)."""
+    from harness.suite.session import make_provider
+
+    provider = make_provider(suite_config)
+    try:
+        yield provider
+    finally:
+        if not suite_config.keep_cluster:
+            provider.down()
+
+
+@pytest.fixture(scope="session")
+def kube(cluster: Any, suite_config: SuiteConfig, suite_state: SuiteState) -> Iterator[Any]:
+    from harness.suite.session import prepare_cluster
+
+    client = cluster.up()
+    prepare_cluster(client, suite_config, suite_state)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def scheduler_under_test(cluster: Any, kube: Any, suite_config: SuiteConfig) -> Iterator[Any]:
+    from harness.suite.session import start_scheduler
+
+    scheduler = start_scheduler(cluster, kube, suite_config)
+    try:
+        yield scheduler
+    finally:
+        scheduler.stop()
+
+
+@pytest.fixture
+def run(request: pytest.FixtureRequest, cluster: Any, kube: Any, scheduler_under_test: Any, suite_config: SuiteConfig) -> Iterator[Any]:
+    """run is the scenario's ScenarioRun; everything it created is deleted afterwards."""
+    from harness.suite.session import scenario_run
+
+    scenario = scenario_of(request.node)
+    if scenario is None:
+        raise HarnessError(f"{request.node.nodeid} uses the `run` fixture but its module defines no SCENARIO")
+    with scenario_run(request, scenario, cluster, kube, scheduler_under_test, suite_config) as scenario_run_:
+        yield scenario_run_
+

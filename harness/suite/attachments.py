@@ -1,0 +1,63 @@
+"""Attachments: what a human needs to understand a scenario, added to the allure report.
+
+The timeline picture, the rendered manifests, the objects' final YAML, and the
+log tails of the scheduler under test and of Tekton. These are for reading
+only: no check ever looks at them.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import allure
+import yaml
+
+from harness.cluster.processes import tail
+from harness.suite.run import ScenarioRun
+
+#: Lines of each log attached.
+LOG_TAIL_LINES = 300
+
+
+def _final_objects(run: ScenarioRun) -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = []
+    custom = run.kube.custom
+    for plural in ("pipelineruns", "taskruns"):
+        objects += custom.list_namespaced_custom_object("tekton.dev", "v1", run.namespace, plural).get("items") or []
+    objects += run.records()
+    objects += run.pods()
+    for obj in objects:
+        (obj.get("metadata") or {}).pop("managedFields", None)
+    return objects
+
+
+def attach_scenario_artifacts(run: ScenarioRun, recorder: Any, cluster: Any, scheduler: Any, *, include_logs: bool, failed: bool) -> None:
+    """attach_scenario_artifacts() never raises: a missing picture must not fail a scenario."""
+    try:
+        _attach_timeline(run, recorder)
+    except Exception as err:  # noqa: BLE001
+        allure.attach(f"timeline not rendered: {err}", "timeline (error)", allure.attachment_type.TEXT)
+    for name, text in run.rendered.items():
+        allure.attach(text, f"manifest {name}", allure.attachment_type.YAML)
+    try:
+        allure.attach(yaml.safe_dump_all(_final_objects(run), sort_keys=False), "final objects", allure.attachment_type.YAML)
+    except Exception as err:  # noqa: BLE001
+        allure.attach(f"cannot read final objects: {err}", "final objects (error)", allure.attachment_type.TEXT)
+    if include_logs:
+        allure.attach(scheduler.log_tail(LOG_TAIL_LINES) or "(not started by the suite)", "scheduler log tail", allure.attachment_type.TEXT)
+        logs = cluster.logs_dir()
+        if logs is not None:
+            tekton_log = Path(logs) / "tekton-controller.log"
+            allure.attach(tail(tekton_log, LOG_TAIL_LINES) or "(no log)", "tekton controller log tail", allure.attachment_type.TEXT)
+
+
+def _attach_timeline(run: ScenarioRun, recorder: Any) -> None:
+    from harness.report.timeline import NodeCapacity, render_timeline
+
+    nodes = [NodeCapacity(node, run.node_cpu_millis()) for node in run.node_names]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "timeline.png"
+        render_timeline(recorder.intervals(), recorder.bands(), nodes, path, title=f"{run.scenario.name} ({run.namespace})")
+        allure.attach.file(str(path), "timeline", allure.attachment_type.PNG)

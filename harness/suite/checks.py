@@ -1,0 +1,189 @@
+"""Checks: the `*_must_*` helpers scenario bodies assert with.
+
+Each waits with a named timeout and, at every poll, says what it still waits
+for, so a failure reads "timed out after 30s (pod_scheduled) waiting for
+a-big's pod to be bound: a-big-pod is Pending on no node". Reservation-state
+checks return None without asserting when the implementation publishes no
+records (placement-only); the report says so.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from harness.contract import record as contract
+from harness.suite.run import ScenarioRun
+from harness.waits import NotYet, wait_for
+
+Obj = dict[str, Any]
+
+
+def _describe(pod: Obj) -> str:
+    node = (pod.get("spec") or {}).get("nodeName") or "no node"
+    phase = (pod.get("status") or {}).get("phase") or "no phase"
+    return f"{pod['metadata']['name']} is {phase} on {node}"
+
+
+def task_pod_must_exist(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int = 0) -> Obj:
+    """task_pod_must_exist() waits for Tekton to create the task's pod for `attempt` (0 = first)."""
+
+    def poll() -> Obj:
+        pods = run.task_pods(pipeline_run, task)
+        if len(pods) <= attempt:
+            raise NotYet(f"{len(pods)} pod(s) of {pipeline_run}/{task} so far")
+        return pods[attempt]
+
+    return wait_for(poll, what=f"attempt {attempt} of {pipeline_run}/{task} to have a pod", timeout="pod_created", timeouts=run.timeouts)
+
+
+def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int = 0) -> Obj:
+    """task_pod_must_be_bound() waits for the pod of `attempt` to exist and have a node; it returns the pod."""
+    task_pod_must_exist(run, pipeline_run, task, attempt=attempt)
+    run.scheduler.check_alive()
+
+    def poll() -> Obj:
+        pod = run.task_pods(pipeline_run, task)[attempt]
+        if not (pod.get("spec") or {}).get("nodeName"):
+            raise NotYet(_describe(pod))
+        return pod
+
+    return wait_for(poll, what=f"{pipeline_run}/{task} (attempt {attempt}) to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
+
+
+def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
+    """task_pod_must_stay_pending() asserts the pod is not bound over the whole `pod_stays_pending` window."""
+    pod = task_pod_must_exist(run, pipeline_run, task)
+    deadline = time.monotonic() + run.timeouts.pod_stays_pending
+    while time.monotonic() < deadline:
+        pod = run.task_pods(pipeline_run, task)[0]
+        assert not (pod.get("spec") or {}).get("nodeName"), f"{pipeline_run}/{task} must stay Pending, but {_describe(pod)}"
+        run.scheduler.check_alive()
+        time.sleep(0.5)  # sampling interval of a must-not-happen check, not a wait for a condition
+    return pod
+
+
+def pod_must_be_running(run: ScenarioRun, pod_name: str) -> Obj:
+    def poll() -> Obj:
+        pod = run.kube.core.read_namespaced_pod(pod_name, run.namespace).to_dict()
+        if (pod.get("status") or {}).get("phase") != "Running":
+            raise NotYet(f"{pod_name} is {(pod.get('status') or {}).get('phase')}")
+        return pod
+
+    return wait_for(poll, what=f"{pod_name} to run", timeout="pod_scheduled", timeouts=run.timeouts)
+
+
+def pod_must_be_finished(run: ScenarioRun, pod_name: str) -> str:
+    """pod_must_be_finished() waits for Succeeded or Failed and returns the phase."""
+
+    def poll() -> str:
+        pod = run.kube.core.read_namespaced_pod(pod_name, run.namespace)
+        phase = str(pod.status.phase)
+        if phase not in ("Succeeded", "Failed"):
+            raise NotYet(f"{pod_name} is {phase}")
+        return phase
+
+    return wait_for(poll, what=f"{pod_name} to finish", timeout="taskrun_done", timeouts=run.timeouts)
+
+
+def pipelinerun_must_succeed(run: ScenarioRun, name: str) -> Obj:
+    def poll() -> Obj:
+        obj = run.pipeline_run(name)
+        condition = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Succeeded"), None)
+        if condition is None or condition.get("status") == "Unknown":
+            reason = condition.get("reason") if condition else "not started"
+            raise NotYet(f"PipelineRun {name} is {reason}")
+        return obj
+
+    obj = wait_for(poll, what=f"PipelineRun {name} to finish", timeout="pipelinerun_done", timeouts=run.timeouts)
+    condition = next(c for c in obj["status"]["conditions"] if c.get("type") == "Succeeded")
+    assert condition.get("status") == "True", f"PipelineRun {name} failed: {condition.get('reason')}: {condition.get('message')}"
+    return obj
+
+
+def group_must_be(
+    run: ScenarioRun,
+    pipeline_run: str,
+    task: str,
+    *,
+    state: contract.State,
+    node: str | None = None,
+) -> contract.Record | None:
+    """group_must_be() waits for the group holding `task` to reach `state` (and `node`, if given).
+
+    Returns the record, or None without checking anything when the
+    implementation is placement-only.
+    """
+    if not run.checks_records:
+        return None
+
+    def poll() -> contract.Record:
+        record = run.record(pipeline_run)
+        if record is None:
+            raise NotYet(f"no ReservationRecord {run.namespace}/{pipeline_run} yet")
+        group = record.group_of_task(task)
+        if group is None:
+            raise NotYet(f"record {pipeline_run} has no group with task {task!r} (groups: {[g.tasks for g in record.groups]})")
+        status = record.status_of(group.name)
+        if status.state != state:
+            raise NotYet(f"group {group.name} is {status.state.value} on {status.node or 'no node'}")
+        if node is not None and status.node != node:
+            raise NotYet(f"group {group.name} is {status.state.value} on {status.node}, not {node}")
+        return record
+
+    where = f" on {node}" if node else ""
+    return wait_for(poll, what=f"the group of {pipeline_run}/{task} to be {state.value}{where}", timeout="record_state", timeouts=run.timeouts)
+
+
+def group_must_have(run: ScenarioRun, record: contract.Record | None, task: str, *, tasks: set[str], peak_cpu_millis: int) -> None:
+    """group_must_have() asserts the group's tasks and its peak CPU (exact, in millicores)."""
+    if record is None:
+        return
+    group = record.group_of_task(task)
+    assert group is not None, f"record {record.key} has no group with task {task!r}"
+    assert set(group.tasks) == tasks, f"group {group.name} has tasks {sorted(group.tasks)}, expected {sorted(tasks)}"
+    assert group.peak_cpu_millis == peak_cpu_millis, (
+        f"group {group.name} reserves a peak of {group.peak_cpu_millis}m CPU, expected {peak_cpu_millis}m"
+    )
+
+
+#: The node a binding probe targets: it does not exist, so a probe that gets through binds to nothing.
+PROBE_NODE = "rescon-binding-probe-nowhere"
+
+
+def binding_must_be_denied(run: ScenarioRun) -> None:
+    """binding_must_be_denied() waits until an injected admission fault really denies bindings here.
+
+    Admission policies take effect a moment after they are created; a probe
+    pod (plain, never scheduled) is bound to a node that does not exist
+    until the API server refuses.
+    """
+    import kubernetes
+
+    def probe_pod(name: str) -> None:
+        run.kube.core.create_namespaced_pod(
+            run.namespace,
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": name, "labels": {"rescon.dev/probe": "binding"}},
+                "spec": {"schedulerName": "rescon-nobody", "containers": [{"name": "c", "image": "busybox:1.37"}]},
+            },
+        )
+
+    attempt = [0]
+
+    def poll() -> None:
+        name = f"binding-probe-{attempt[0]}"
+        attempt[0] += 1
+        probe_pod(name)
+        body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"apiVersion": "v1", "kind": "Node", "name": PROBE_NODE}}
+        try:
+            run.kube.core.create_namespaced_pod_binding(name, run.namespace, body, _preload_content=False)
+        except kubernetes.client.ApiException as err:
+            if err.status in (403, 422):
+                return
+            raise
+        raise NotYet(f"probe pod {name} could still be bound")
+
+    wait_for(poll, what="the binding fault to take effect", timeout="fault_active", timeouts=run.timeouts)

@@ -1,0 +1,56 @@
+"""Features: what an implementation may claim to support, and so what the suite tests.
+
+A scenario declares the features it exercises; the runner skips a scenario
+that needs a feature the implementation does not support ("suite does not
+support X"), and the report counts core and extended features apart.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from harness.errors import HarnessError
+
+
+class Feature(StrEnum):
+    """Feature names, as written on the command line and in the ConformanceReport."""
+
+    COLOCATION = "Colocation"
+    PEAK_RESERVATION = "PeakReservation"
+    RETRY_HOLD = "RetryHold"
+    BIND_ROLLBACK = "BindRollback"
+    #: The implementation publishes ReservationRecords (docs/contract.md); without it, placement checks only.
+    RESERVATION_RECORDS = "ReservationRecords"
+    #: Extended: lowers a lingering pod's requests after its TaskRun is done.
+    RESIZE = "Resize"
+
+
+CORE_FEATURES: frozenset[Feature] = frozenset(
+    {Feature.COLOCATION, Feature.PEAK_RESERVATION, Feature.RETRY_HOLD, Feature.BIND_ROLLBACK, Feature.RESERVATION_RECORDS}
+)
+EXTENDED_FEATURES: frozenset[Feature] = frozenset({Feature.RESIZE})
+ALL_FEATURES: frozenset[Feature] = CORE_FEATURES | EXTENDED_FEATURES
+
+
+def parse_features(text: str | None) -> frozenset[Feature]:
+    """parse_features('Colocation,Resize') -> {Feature.COLOCATION, Feature.RESIZE}; unknown names fail listing the known ones."""
+    if not text:
+        return frozenset()
+    found = set()
+    for name in (part.strip() for part in text.split(",")):
+        if not name:
+            continue
+        try:
+            found.add(Feature(name))
+        except ValueError:
+            known = ", ".join(sorted(f.value for f in Feature))
+            raise HarnessError(f"unknown feature {name!r}: use one of {known}") from None
+    return frozenset(found)
+
+
+def resolve_supported(
+    *, declared: frozenset[Feature], exempt: frozenset[Feature], all_features: bool, default: frozenset[Feature]
+) -> frozenset[Feature]:
+    """resolve_supported() applies --all-features, --supported-features and --exempt-features, in that order."""
+    base = ALL_FEATURES if all_features else (declared or default)
+    return frozenset(base - exempt)

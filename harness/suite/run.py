@@ -1,0 +1,131 @@
+"""ScenarioRun: one scenario's namespace, node pool, applied fixtures, and reads of their state.
+
+The runner (harness.plugin) makes it, applies nothing the test did not ask
+for, and deletes everything afterwards. Reads go straight to the API (no
+caches), so a check always sees the state it asserts on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import kubernetes
+
+from harness.cluster.node_pools import NodePool
+from harness.contract import record as contract
+from harness.kube import Kube
+from harness.suite import manifests
+from harness.suite.features import Feature
+from harness.suite.scenario import Scenario
+from harness.suite.scheduler_under_test import SchedulerUnderTest
+from harness.timeouts import TimeoutConfig
+
+Obj = dict[str, Any]
+
+TEKTON = ("tekton.dev", "v1")
+PIPELINE_RUN_LABEL = "tekton.dev/pipelineRun"
+PIPELINE_TASK_LABEL = "tekton.dev/pipelineTask"
+RELEASE_ANNOTATION = "sim.rescon.dev/release"
+
+
+@dataclass
+class ScenarioRun:
+    """ScenarioRun is what a scenario's test body gets: the state to assert on, and the few actions it may take."""
+
+    scenario: Scenario
+    kube: Kube
+    namespace: str
+    pool: NodePool
+    context: manifests.RenderContext
+    timeouts: TimeoutConfig
+    supported: frozenset[Feature]
+    scheduler: SchedulerUnderTest
+    rendered: dict[str, str] = field(default_factory=dict)
+    applied: list[Obj] = field(default_factory=list)
+
+    # --- what the implementation claims ---
+
+    @property
+    def checks_records(self) -> bool:
+        """checks_records is True when reservation-state checks run (the ReservationRecords feature)."""
+        return Feature.RESERVATION_RECORDS in self.supported
+
+    @property
+    def node_names(self) -> tuple[str, ...]:
+        return self.pool.nodes
+
+    # --- actions ---
+
+    def apply(self, fixture: str, **extra: Any) -> list[Obj]:
+        """apply('peak_blocks_b-a') renders the fixture into this namespace and creates its objects."""
+        context = self.context if not extra else manifests.RenderContext(
+            **{**self.context.__dict__, "extra": {**self.context.extra, **extra}}
+        )
+        self.rendered[fixture] = manifests.render_text(fixture, context)
+        docs = manifests.render(fixture, context)
+        for doc in docs:
+            self.kube.apply(doc, namespace=self.namespace)
+            self.applied.append(doc)
+        return docs
+
+    def delete(self, manifest: Obj) -> None:
+        """delete() removes one applied object (e.g. to lift an injected fault)."""
+        self.kube.delete(manifest, namespace=self.namespace)
+
+    def cluster_scoped_applied(self) -> list[Obj]:
+        return [doc for doc in self.applied if not self.kube.is_namespaced(doc)]
+
+    def release_pod(self, pod_name: str) -> None:
+        """release_pod() ends a held simulated task's steps (the sim.rescon.dev/release annotation)."""
+        self.kube.core.patch_namespaced_pod(pod_name, self.namespace, {"metadata": {"annotations": {RELEASE_ANNOTATION: "true"}}})
+
+    # --- reads ---
+
+    def pipeline_run(self, name: str) -> Obj:
+        found: Obj = self.kube.custom.get_namespaced_custom_object(*TEKTON, self.namespace, "pipelineruns", name)
+        return found
+
+    def task_pods(self, pipeline_run: str, task: str) -> list[Obj]:
+        """task_pods() are the pods of one pipeline task, first attempt first (`-pod`, `-pod-retry1`, ...)."""
+        selector = f"{PIPELINE_RUN_LABEL}={pipeline_run},{PIPELINE_TASK_LABEL}={task}"
+        pods = self.kube.core.list_namespaced_pod(self.namespace, label_selector=selector, _preload_content=False)
+        items: list[Obj] = _json(pods).get("items") or []
+        return sorted(items, key=_attempt)
+
+    def pods(self) -> list[Obj]:
+        items: list[Obj] = _json(self.kube.core.list_namespaced_pod(self.namespace, _preload_content=False)).get("items") or []
+        return items
+
+    def record(self, pipeline_run: str) -> contract.Record | None:
+        """record() reads the PipelineRun's ReservationRecord, validated against the contract."""
+        try:
+            obj = self.kube.custom.get_namespaced_custom_object(
+                contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL, pipeline_run
+            )
+        except kubernetes.client.ApiException as err:
+            if err.status == 404:
+                return None
+            raise
+        return contract.Record.from_json(obj)
+
+    def records(self) -> list[Obj]:
+        listing = self.kube.custom.list_namespaced_custom_object(contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL)
+        items: list[Obj] = listing.get("items") or []
+        return items
+
+    def node_cpu_millis(self) -> int:
+        return self.context.node_cpu_millis
+
+
+def _json(response: Any) -> Obj:
+    import json
+
+    data: Obj = json.loads(response.data)
+    return data
+
+
+def _attempt(pod: Obj) -> tuple[int, str]:
+    name = pod["metadata"]["name"]
+    _, _, suffix = name.rpartition("-retry")
+    return (int(suffix) if suffix.isdigit() else 0, name)

@@ -1,0 +1,42 @@
+"""Scenario: a conformance test's metadata, declared as data beside its test body.
+
+    SCENARIO = Scenario(
+        name="peak_blocks_b",
+        description="B fits next to A's running pod but not next to A's reserved peak",
+        features=(Feature.PEAK_RESERVATION,),
+        fixtures=("peak_blocks_b-a", "peak_blocks_b-b"),
+    )
+
+The runner reads SCENARIO from the test's module: it skips, applies and cleans
+up; the test body only asserts. Each fixture is `fixtures/pipelines/<name>.yaml.j2`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from harness.suite.features import Feature
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """PoolSpec is the scenario's node pool: `count` nodes of cpu/memory each (made to measure on `local`)."""
+
+    count: int = 2
+    cpu: str = "4800m"
+    memory: str = "8Gi"
+    pods: int = 110
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """Scenario is one conformance scenario's declaration."""
+
+    name: str
+    description: str
+    features: tuple[Feature, ...]
+    fixtures: tuple[str, ...]
+    pool: PoolSpec = PoolSpec()
+    #: PVCs the runner creates, bound, before the test (names as the fixtures refer to them via `pvcs`).
+    #: Groups form only around PVC-backed workspaces (docs/contract.md).
+    volumes: tuple[str, ...] = ()

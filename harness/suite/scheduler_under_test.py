@@ -1,0 +1,142 @@
+"""The scheduler under test: what serves `--scheduler-name` during the run.
+
+    reference       the suite starts this repository's reference scheduler
+    kube-scheduler  the suite starts the stock kube-scheduler serving that name (a negative control)
+    command         the suite starts `--scheduler-cmd`, a template with {kubeconfig} and {scheduler_name}
+    external        already running; the suite starts nothing
+
+A scheduler the suite started is a ManagedProcess with its log next to the
+cluster's; if it dies, the next scenario fails at once with its log tail
+instead of timing out on pods that nobody schedules.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from harness.cluster.processes import ManagedProcess, free_port, tail
+from harness.errors import HarnessError
+from harness.suite.features import ALL_FEATURES, CORE_FEATURES, Feature
+
+MODES = ("reference", "kube-scheduler", "command", "external")
+PROCESS_NAME = "scheduler-under-test"
+
+
+def default_features(mode: str) -> frozenset[Feature]:
+    """default_features() is what a mode supports unless --supported-features says otherwise.
+
+    The reference implements everything; the stock kube-scheduler publishes no
+    ReservationRecords, so it gets placement checks only; a third-party
+    scheduler is assumed to implement the core contract.
+    """
+    if mode == "reference":
+        return ALL_FEATURES
+    if mode == "kube-scheduler":
+        return CORE_FEATURES - {Feature.RESERVATION_RECORDS}
+    return CORE_FEATURES
+
+
+def kube_scheduler_config(*, kubeconfig: Path, scheduler_name: str) -> dict[str, object]:
+    """kube_scheduler_config() makes the stock scheduler serve `scheduler_name`, with no leader election."""
+    return {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": str(kubeconfig)},
+        "leaderElection": {"leaderElect": False},
+        "profiles": [{"schedulerName": scheduler_name}],
+    }
+
+
+@dataclass
+class SchedulerUnderTest:
+    """SchedulerUnderTest starts, watches and stops the scheduler the suite runs against."""
+
+    mode: str
+    scheduler_name: str
+    kubeconfig: Path
+    workdir: Path
+    command_template: str | None = None
+    kube_scheduler_binary: Path | None = None
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise HarnessError(f"unknown --scheduler {self.mode!r}: use one of {', '.join(MODES)}")
+        if self.mode == "command" and not self.command_template:
+            raise HarnessError("--scheduler command needs --scheduler-cmd, e.g. --scheduler-cmd 'my-scheduler --kubeconfig {kubeconfig}'")
+
+    @property
+    def process(self) -> ManagedProcess:
+        return ManagedProcess.in_dir(PROCESS_NAME, self.workdir)
+
+    @property
+    def started_by_suite(self) -> bool:
+        return self.mode != "external"
+
+    def argv(self) -> list[str]:
+        if self.mode == "reference":
+            return [
+                sys.executable, "-m", "reference_scheduler.main",
+                "--kubeconfig", str(self.kubeconfig),
+                "--scheduler-name", self.scheduler_name,
+                "--no-leader-elect",
+                "--metrics-port", "0",
+                "--log-format", "text",
+            ]
+        if self.mode == "kube-scheduler":
+            if self.kube_scheduler_binary is None:
+                raise HarnessError("no kube-scheduler binary: run 'make tools'")
+            config = self.workdir / "kube-scheduler-under-test.yaml"
+            config.parent.mkdir(parents=True, exist_ok=True)
+            config.write_text(yaml.safe_dump(kube_scheduler_config(kubeconfig=self.kubeconfig, scheduler_name=self.scheduler_name)))
+            return [str(self.kube_scheduler_binary), "--config", str(config), "--secure-port", str(free_port()), "--bind-address", "127.0.0.1"]
+        assert self.command_template is not None
+        try:
+            text = self.command_template.format(kubeconfig=self.kubeconfig, scheduler_name=self.scheduler_name)
+        except (KeyError, IndexError) as err:
+            raise HarnessError(f"--scheduler-cmd has an unknown placeholder {err}: use {{kubeconfig}} and {{scheduler_name}}") from err
+        argv = shlex.split(text)
+        if not argv:
+            raise HarnessError("--scheduler-cmd is empty: give the command that starts your scheduler")
+        return argv
+
+    def start(self) -> None:
+        if not self.started_by_suite:
+            return
+        argv = self.argv()
+        executable = argv[0] if os.path.isabs(argv[0]) else _which(argv[0])
+        self.process.stop(grace_seconds=5)
+        self.process.start([executable, *argv[1:]], env=dict(os.environ), cwd=self.workdir)
+
+    def check_alive(self) -> None:
+        """check_alive() fails at once, with the log tail, if a scheduler the suite started has died."""
+        if self.started_by_suite and not self.process.alive():
+            raise HarnessError(
+                f"the scheduler under test ({self.mode}) is not running: read {self.process.log_file}",
+                detail=tail(self.process.log_file, 30),
+            )
+
+    def kill(self) -> None:
+        """kill() ends it with SIGKILL, as a crash would (for restart scenarios)."""
+        self.process.stop(grace_seconds=0)
+
+    def stop(self) -> None:
+        if self.started_by_suite:
+            self.process.stop(grace_seconds=10)
+
+    def log_tail(self, lines: int = 200) -> str:
+        return tail(self.process.log_file, lines) if self.started_by_suite else ""
+
+
+def _which(program: str) -> str:
+    import shutil
+
+    found = shutil.which(program)
+    if found is None:
+        raise HarnessError(f"{program!r} from --scheduler-cmd is not on PATH: give an absolute path")
+    return found

@@ -1,0 +1,204 @@
+"""The plugin's work, out of its hooks: providers, cluster preparation, the scheduler, and one scenario's run.
+
+Kept apart from harness.plugin so the hooks stay declarative and so these
+steps can be called (and tested) without pytest's machinery.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+import kubernetes
+import pytest
+import yaml
+
+from harness.cluster.paths import REPO_ROOT
+from harness.cluster.toolchain import Toolchain
+from harness.contract import record as contract
+from harness.errors import HarnessError
+from harness.kube import Kube
+from harness.suite import manifests
+from harness.suite.attachments import attach_scenario_artifacts
+from harness.suite.run import ScenarioRun
+from harness.suite.scenario import Scenario
+from harness.suite.scheduler_under_test import SchedulerUnderTest
+from harness.waits import NotYet, wait_for
+
+if TYPE_CHECKING:
+    from harness.plugin import SuiteConfig, SuiteState
+
+#: Label on everything a scenario creates, so cleanup finds it.
+TEST_LABEL = "rescon.dev/test"
+#: How often the timeline sampler reads pods and records.
+SAMPLE_SECONDS = 0.5
+
+
+def make_provider(config: SuiteConfig) -> Any:
+    """make_provider() builds the ClusterProvider the command line asks for."""
+    if config.cluster == "local":
+        from harness.cluster.local import LocalCluster
+
+        return LocalCluster.from_options(name="rescon", coschedule=config.coschedule, timeouts=config.timeouts)
+    if config.cluster == "existing":
+        from harness.cluster.existing import ExistingCluster
+
+        if not config.kubeconfig:
+            raise HarnessError("--cluster existing needs --kubeconfig (and optionally --context)")
+        return ExistingCluster(Path(config.kubeconfig), config.context, config.timeouts)
+    from harness.cluster.kind import KindProvider
+
+    return KindProvider.from_options(coschedule=config.coschedule, timeouts=config.timeouts)
+
+
+def prepare_cluster(kube: Kube, config: SuiteConfig, state: SuiteState) -> None:
+    """prepare_cluster() installs the contract's CRD and notes the versions for the report."""
+    crd = contract.crd_manifest()
+    kube.apply(crd)
+    ext = kubernetes.client.ApiextensionsV1Api(kube.api)
+
+    def established() -> None:
+        obj = ext.read_custom_resource_definition(crd["metadata"]["name"])
+        if {c.type: c.status for c in (obj.status.conditions or [])}.get("Established") != "True":
+            raise NotYet("the ReservationRecord CRD is not Established yet")
+
+    wait_for(established, what="the ReservationRecord CRD", timeout="crd_established", timeouts=config.timeouts)
+    state.versions["kubernetes"] = kube.server_version()
+
+
+def start_scheduler(cluster: Any, kube: Kube, config: SuiteConfig) -> SchedulerUnderTest:
+    workdir = cluster.logs_dir() if cluster.logs_dir() is not None else REPO_ROOT / "reports" / "logs"
+    binary = None
+    if config.scheduler_mode == "kube-scheduler":
+        binary = Toolchain().ensure(["kube-scheduler"])["kube-scheduler"]
+    scheduler = SchedulerUnderTest(
+        mode=config.scheduler_mode,
+        scheduler_name=config.scheduler_name,
+        kubeconfig=kube.kubeconfig,
+        workdir=Path(workdir).parent if config.cluster == "local" else Path(workdir),
+        command_template=config.scheduler_cmd,
+        kube_scheduler_binary=binary,
+    )
+    scheduler.start()
+    return scheduler
+
+
+def _namespace_name(scenario: Scenario) -> str:
+    base = re.sub(r"[^a-z0-9-]+", "-", scenario.name.lower()).strip("-")[:40]
+    return f"{base}-{uuid.uuid4().hex[:6]}"
+
+
+def _create_namespace(kube: Kube, name: str, config: SuiteConfig) -> None:
+    kube.core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {TEST_LABEL: "true"}}})
+
+    def service_account() -> None:
+        try:
+            kube.core.read_namespaced_service_account("default", name)
+        except kubernetes.client.ApiException as err:
+            if err.status == 404:
+                raise NotYet(f"ServiceAccount {name}/default does not exist yet") from err
+            raise
+
+    wait_for(service_account, what=f"namespace {name} to be ready", timeout="namespace_ready", timeouts=config.timeouts)
+
+
+class _Sampler:
+    """_Sampler feeds the timeline recorder from a background thread until stopped."""
+
+    def __init__(self, run: ScenarioRun) -> None:
+        from harness.report.timeline import TimelineRecorder
+
+        self.recorder = TimelineRecorder()
+        self._run = run
+        self._stop = threading.Event()
+        self._start = time.monotonic()
+        self._thread = threading.Thread(target=self._loop, name="timeline-sampler", daemon=True)
+
+    def __enter__(self) -> _Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.sample()
+
+    def sample(self) -> None:
+        t = time.monotonic() - self._start
+        try:
+            self.recorder.observe_pods(t, self._run.pods())
+            self.recorder.observe_records(t, self._run.records())
+        except Exception:  # noqa: BLE001 - the picture is for humans; never fail a scenario over it
+            pass
+
+    def _loop(self) -> None:
+        while not self._stop.wait(SAMPLE_SECONDS):
+            self.sample()
+
+
+@contextlib.contextmanager
+def scenario_run(
+    request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig
+) -> Iterator[ScenarioRun]:
+    """scenario_run() sets up namespace, pool and volumes, samples the timeline, attaches artifacts, cleans up."""
+    from harness.cluster.volumes import delete_test_volumes, make_bound_pvc
+
+    scheduler.check_alive()
+    namespace = _namespace_name(scenario)
+    _create_namespace(kube, namespace, config)
+    pool = None
+    run: ScenarioRun | None = None
+    try:
+        pool = cluster.add_node_pool(
+            kube,
+            f"{scenario.name.replace('_', '-')[:20]}-{namespace[-6:]}",
+            count=scenario.pool.count,
+            cpu=scenario.pool.cpu,
+            memory=scenario.pool.memory,
+            pods=scenario.pool.pods,
+        )
+        node = kube.core.read_node(pool.nodes[0]).status.allocatable
+        from reference_scheduler.core.resources import cpu_millis, memory_bytes
+
+        pvcs = {name: make_bound_pvc(kube, namespace, name) for name in scenario.volumes}
+        context = manifests.RenderContext(
+            namespace=namespace,
+            scheduler_name=config.scheduler_name,
+            pool_selector=pool.selector,
+            node_cpu_millis=cpu_millis(node["cpu"]),
+            node_memory_bytes=memory_bytes(node["memory"]),
+            pvcs=pvcs,
+        )
+        run = ScenarioRun(scenario, kube, namespace, pool, context, config.timeouts, config.supported, scheduler)
+        with _Sampler(run) as sampler:
+            try:
+                yield run
+            finally:
+                sampler.sample()
+        failed = getattr(request.node, "rescon_failed", False)
+        attach_scenario_artifacts(run, sampler.recorder, cluster, scheduler, include_logs=True, failed=failed)
+    finally:
+        if run is not None:
+            for doc in run.cluster_scoped_applied():
+                kube.delete(doc)
+        _cleanup(kube, namespace, pool, cluster, config)
+        delete_test_volumes(kube, namespace)
+
+
+def _cleanup(kube: Kube, namespace: str, pool: Any, cluster: Any, config: SuiteConfig) -> None:
+    try:
+        kube.core.delete_namespace(namespace, propagation_policy="Background")
+    except kubernetes.client.ApiException as err:
+        if err.status != 404:
+            raise
+    if pool is not None:
+        cluster.remove_node_pool(kube, pool)
+
+
+def dump_yaml(objects: list[dict[str, Any]]) -> str:
+    return yaml.safe_dump_all(objects, sort_keys=False)

@@ -1,0 +1,31 @@
+"""colocation: two sequential tasks sharing a workspace land on one node, reserved at the larger task's size."""
+
+from __future__ import annotations
+
+from harness.contract.record import State
+from harness.suite.checks import group_must_be, group_must_have, pipelinerun_must_succeed, task_pod_must_be_bound
+from harness.suite.features import Feature
+from harness.suite.run import ScenarioRun
+from harness.suite.scenario import Scenario
+
+SCENARIO = Scenario(
+    name="colocation",
+    description="Two sequential tasks that share a workspace land on the same node; the group's peak is the larger task; the group is Released after the run",
+    features=(Feature.COLOCATION,),
+    fixtures=("colocation",),
+    volumes=("source",),
+)
+
+
+def test_colocation(run: ScenarioRun) -> None:
+    run.apply("colocation")
+
+    fetch = task_pod_must_be_bound(run, "colocation", "fetch")
+    build = task_pod_must_be_bound(run, "colocation", "build")
+    assert build["spec"]["nodeName"] == fetch["spec"]["nodeName"], (
+        f"build ran on {build['spec']['nodeName']}, fetch on {fetch['spec']['nodeName']}: the group was split"
+    )
+
+    pipelinerun_must_succeed(run, "colocation")
+    record = group_must_be(run, "colocation", "build", state=State.RELEASED, node=fetch["spec"]["nodeName"])
+    group_must_have(run, record, "build", tasks={"fetch", "build"}, peak_cpu_millis=int(run.node_cpu_millis() * 0.3))

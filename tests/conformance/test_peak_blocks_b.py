@@ -1,0 +1,50 @@
+"""peak_blocks_b: another PipelineRun is admitted only into real headroom, not into a group's reserved peak."""
+
+from __future__ import annotations
+
+from harness.contract.record import State
+from harness.suite.checks import (
+    group_must_be,
+    group_must_have,
+    pipelinerun_must_succeed,
+    pod_must_be_running,
+    task_pod_must_be_bound,
+)
+from harness.suite.features import Feature
+from harness.suite.run import ScenarioRun
+from harness.suite.scenario import Scenario
+
+SCENARIO = Scenario(
+    name="peak_blocks_b",
+    description="B fits next to A's running pod but not next to A's reserved peak, so B goes to the other node; A's big task later runs on A's node",
+    features=(Feature.PEAK_RESERVATION,),
+    fixtures=("peak_blocks_b-a", "peak_blocks_b-filler", "peak_blocks_b-b"),
+    volumes=("a-source", "b-source"),
+)
+
+
+def test_peak_blocks_b(run: ScenarioRun) -> None:
+    run.apply("peak_blocks_b-a")
+    small = task_pod_must_be_bound(run, "a", "small")
+    a_node = small["spec"]["nodeName"]
+    pod_must_be_running(run, small["metadata"]["name"])
+    record = group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
+    group_must_have(run, record, "small", tasks={"small", "big"}, peak_cpu_millis=run.node_cpu_millis() * 3800 // 4800)
+
+    other = next(n for n in run.node_names if n != a_node)
+    run.apply("peak_blocks_b-filler", node=other)
+    run.apply("peak_blocks_b-b")
+    b_pod = task_pod_must_be_bound(run, "b", "only")
+    assert b_pod["spec"]["nodeName"] == other, (
+        f"B landed on {b_pod['spec']['nodeName']}, inside the peak A reserved there: it should be on {other}"
+    )
+    # A is still only running its small task, and still holds its whole peak.
+    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
+
+    run.release_pod(small["metadata"]["name"])
+    big = task_pod_must_be_bound(run, "a", "big")
+    assert big["spec"]["nodeName"] == a_node, f"A's big task ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
+    run.release_pod(b_pod["metadata"]["name"])
+    pipelinerun_must_succeed(run, "a")
+    pipelinerun_must_succeed(run, "b")
+    group_must_be(run, "a", "big", state=State.RELEASED, node=a_node)

@@ -1,0 +1,44 @@
+"""retry_hold: a group's reservation survives a failed attempt, and the retry lands on the group's node."""
+
+from __future__ import annotations
+
+from harness.contract.record import State
+from harness.suite.checks import (
+    group_must_be,
+    pipelinerun_must_succeed,
+    pod_must_be_finished,
+    pod_must_be_running,
+    task_pod_must_be_bound,
+)
+from harness.suite.features import Feature
+from harness.suite.run import ScenarioRun
+from harness.suite.scenario import Scenario
+
+SCENARIO = Scenario(
+    name="retry_hold",
+    description="A group task with retries: 1 fails once; the group stays Reserved on its node through the retry, which lands there; then the group is Released",
+    features=(Feature.RETRY_HOLD,),
+    fixtures=("retry_hold",),
+    volumes=("source",),
+)
+
+
+def test_retry_hold(run: ScenarioRun) -> None:
+    run.apply("retry_hold")
+    prep = task_pod_must_be_bound(run, "retry", "prep")
+    node = prep["spec"]["nodeName"]
+
+    first = task_pod_must_be_bound(run, "retry", "flaky", attempt=0)
+    assert first["spec"]["nodeName"] == node, f"flaky ran on {first['spec']['nodeName']}, not on its group's node {node}"
+    pod_must_be_running(run, first["metadata"]["name"])
+    run.release_pod(first["metadata"]["name"])
+    assert pod_must_be_finished(run, first["metadata"]["name"]) == "Failed"
+
+    retry = task_pod_must_be_bound(run, "retry", "flaky", attempt=1)
+    assert retry["metadata"]["name"].endswith("-retry1"), f"unexpected retry pod name {retry['metadata']['name']}"
+    assert retry["spec"]["nodeName"] == node, f"the retry ran on {retry['spec']['nodeName']}, not on its group's node {node}"
+    group_must_be(run, "retry", "flaky", state=State.RESERVED, node=node)
+
+    run.release_pod(retry["metadata"]["name"])
+    pipelinerun_must_succeed(run, "retry")
+    group_must_be(run, "retry", "flaky", state=State.RELEASED, node=node)
