@@ -41,6 +41,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--supported-features", default=None, help="comma-separated features the implementation supports")
     group.addoption("--exempt-features", default=None, help="comma-separated features to leave untested")
     group.addoption("--all-features", action="store_true", help="test every feature")
+    group.addoption("--resize-floor-cpu", default="10m", help="the CPU request the Resize feature lowers lingering pods to (default 10m)")
     group.addoption("--report-output", default=None, help="write the ConformanceReport YAML here")
     group.addoption("--implementation-organization", default="reservation-conformance")
     group.addoption("--implementation-project", default="reference-scheduler")
@@ -74,6 +75,7 @@ class SuiteConfig:
     implementation: dict[str, Any]
     keep_cluster: bool
     timeouts: TimeoutConfig
+    resize_floor_cpu: str = "10m"
 
     @classmethod
     def from_pytest(cls, config: pytest.Config) -> SuiteConfig:
@@ -106,6 +108,7 @@ class SuiteConfig:
             },
             keep_cluster=bool(option("--keep-cluster")),
             timeouts=DEFAULT_TIMEOUTS.with_overrides(overrides),
+            resize_floor_cpu=option("--resize-floor-cpu"),
         )
 
 
@@ -164,10 +167,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     state = item.config.stash[_STATE_KEY]
     previous = state.outcomes.get(scenario.name)
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-        message = str(report.longrepr)[-2000:] if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
+        message = _failure_message(report) if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
         state.outcomes[scenario.name] = Outcome(scenario, report.outcome, report.duration, message)
     elif report.when == "teardown" and report.failed and previous is not None and previous.outcome == "passed":
-        state.outcomes[scenario.name] = Outcome(scenario, "failed", previous.duration, str(report.longrepr)[-2000:])
+        state.outcomes[scenario.name] = Outcome(scenario, "failed", previous.duration, _failure_message(report))
+
+
+def _failure_message(report: pytest.TestReport) -> str:
+    """The assertion or error line (pytest's "E" line), not the source listing around it."""
+    crash = getattr(report.longrepr, "reprcrash", None)
+    message = getattr(crash, "message", None)
+    return str(message) if message else str(report.longrepr)[-2000:]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

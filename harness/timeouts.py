@@ -61,6 +61,8 @@ class TimeoutConfig:
     pipelinerun_done: float = field(default=120.0, metadata={"kind": "max"})
     #: A TaskRun reaches a terminal condition.
     taskrun_done: float = field(default=90.0, metadata={"kind": "max"})
+    #: A lingering pod's requests drop to the resize floor after its TaskRun is done.
+    resize_done: float = field(default=30.0, metadata={"kind": "max"})
     #: A ReservationRecord reaches the expected state for a group.
     record_state: float = field(default=30.0, metadata={"kind": "max"})
 

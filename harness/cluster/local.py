@@ -46,7 +46,7 @@ KWOKCTL_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube
 TEKTON_PROCESS = "tekton-controller"
 
 #: The label that marks the probe TaskRun used to see Tekton reconcile.
-PROBE_LABEL = "rescon.dev/readiness-probe"
+PROBE_LABEL = tekton.PROBE_LABEL
 
 #: `RESCON_BINARY_OVERRIDE_KUBE_APISERVER=/path` replaces the cached kube-apiserver (see the module doc).
 BINARY_OVERRIDE_PREFIX = "RESCON_BINARY_OVERRIDE_"
@@ -351,31 +351,12 @@ class LocalCluster:
         self._say(f"cluster {self.name}: started Tekton {tekton.version()} (log: {self.tekton_process.log_file})")
 
     def _wait_tekton_reconciles(self, kube: Kube) -> None:
-        """Tekton is ready when it reconciles a TaskRun: a cancelled probe gets a condition without a pod."""
-        probe = {
-            "apiVersion": "tekton.dev/v1",
-            "kind": "TaskRun",
-            "metadata": {"generateName": "rescon-readiness-", "namespace": tekton.NAMESPACE, "labels": {PROBE_LABEL: "true"}},
-            "spec": {
-                "status": "TaskRunCancelled",
-                "taskSpec": {"steps": [{"name": "noop", "image": "rescon.invalid/noop", "command": ["true"]}]},
-            },
-        }
-        created = kube.custom.create_namespaced_custom_object("tekton.dev", "v1", tekton.NAMESPACE, "taskruns", probe)
-        name = created["metadata"]["name"]
-
-        def reconciled() -> None:
-            self._fail_if_crashed((TEKTON_PROCESS,))
-            obj = kube.custom.get_namespaced_custom_object("tekton.dev", "v1", tekton.NAMESPACE, "taskruns", name)
-            if not (obj.get("status") or {}).get("conditions"):
-                raise NotYet(f"TaskRun {tekton.NAMESPACE}/{name} has no condition yet")
-
-        try:
-            wait_for(reconciled, what="Tekton to reconcile a probe TaskRun", timeout="tekton_ready", timeouts=self.timeouts, hint=f"read {self.tekton_process.log_file}")
-        finally:
-            kube.custom.delete_collection_namespaced_custom_object(
-                "tekton.dev", "v1", tekton.NAMESPACE, "taskruns", label_selector=PROBE_LABEL
-            )
+        tekton.wait_reconciles(
+            kube,
+            timeouts=self.timeouts,
+            check_alive=lambda: self._fail_if_crashed((TEKTON_PROCESS,)),
+            hint=f"read {self.tekton_process.log_file}",
+        )
 
     # --- helpers ---
 

@@ -15,7 +15,9 @@ taskSpec's `metadata.annotations` (Tekton copies them to the TaskRun and the pod
 
 The same vocabulary drives real containers on kind (see fixtures/pipelines/_sim.j2),
 so one fixture serves both providers. Terminated step containers carry no
-termination message: Tekton parses a non-empty one as JSON.
+termination message: Tekton parses a non-empty one as JSON. Running containers
+report their `resources`, as a kubelet that supports in-place resize does
+(the API server refuses `pods/resize` for pods whose node does not).
 """
 
 from __future__ import annotations
@@ -164,6 +166,7 @@ containerStatuses:
   restartCount: 0
   started: true
   state: {running: {startedAt: {{ $now | Quote }}}}
+  resources: {{ toJson (or .resources dict) }}
 {{ end }}
 hostIP: {{ NodeIPWith .spec.nodeName | Quote }}
 podIP: {{ PodIPWith .spec.nodeName false ( or .metadata.uid "" ) ( or .metadata.name "" ) ( or .metadata.namespace "" ) | Quote }}
@@ -192,6 +195,7 @@ containerStatuses:
   ready: true
   started: true
   state: {running: {startedAt: {{ $now | Quote }}}}
+  resources: {{ toJson (or .resources dict) }}
 {{ else }}
 {{ $exit := 0 }}{{ if hasPrefix "step-" .name }}{{ $exit = $code }}{{ end }}
   ready: false

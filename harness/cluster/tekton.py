@@ -12,12 +12,16 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
+import kubernetes
 import yaml
 
 from harness.cluster.toolchain import Toolchain, program_named
 from harness.errors import HarnessError
+from harness.kube import Kube
+from harness.timeouts import TimeoutConfig
+from harness.waits import NotYet, wait_for
 
 NAMESPACE = "tekton-pipelines"
 MODULE = "github.com/tektoncd/pipeline"
@@ -154,3 +158,49 @@ def controller_env(base: Mapping[str, str], *, probes_port: int, metrics_port: i
     }
     env.pop("KUBECONFIG", None)
     return env
+
+
+#: The label that marks the probe TaskRun used to see Tekton reconcile.
+PROBE_LABEL = "rescon.dev/readiness-probe"
+
+
+def probe_taskrun() -> dict[str, Any]:
+    """probe_taskrun() is a TaskRun created cancelled: Tekton gives it a condition without ever making a pod."""
+    return {
+        "apiVersion": "tekton.dev/v1",
+        "kind": "TaskRun",
+        "metadata": {"generateName": "rescon-readiness-", "namespace": NAMESPACE, "labels": {PROBE_LABEL: "true"}},
+        "spec": {
+            "status": "TaskRunCancelled",
+            "taskSpec": {"steps": [{"name": "noop", "image": "rescon.invalid/noop", "command": ["true"]}]},
+        },
+    }
+
+
+def wait_reconciles(kube: Kube, *, timeouts: TimeoutConfig, check_alive: Callable[[], None] = lambda: None, hint: str = "") -> None:
+    """wait_reconciles() returns once Tekton has reconciled a probe TaskRun, i.e. Tekton is really working.
+
+    The probe is created inside the poll because, where Tekton's admission
+    webhook runs (kind), creation fails until the webhook serves. check_alive()
+    raises at once if the controller process has died.
+    """
+    created: list[str] = []
+
+    def reconciled() -> None:
+        check_alive()
+        if not created:
+            try:
+                obj = kube.custom.create_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "taskruns", probe_taskrun())
+            except kubernetes.client.ApiException as err:
+                if err.status >= 500:
+                    raise NotYet(f"creating the probe TaskRun failed ({err.status} {err.reason}); is the webhook serving?") from err
+                raise
+            created.append(obj["metadata"]["name"])
+        obj = kube.custom.get_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "taskruns", created[0])
+        if not (obj.get("status") or {}).get("conditions"):
+            raise NotYet(f"TaskRun {NAMESPACE}/{created[0]} has no condition yet")
+
+    try:
+        wait_for(reconciled, what="Tekton to reconcile a probe TaskRun", timeout="tekton_ready", timeouts=timeouts, hint=hint)
+    finally:
+        kube.custom.delete_collection_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "taskruns", label_selector=PROBE_LABEL)

@@ -65,7 +65,7 @@ def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str) -
 
 def pod_must_be_running(run: ScenarioRun, pod_name: str) -> Obj:
     def poll() -> Obj:
-        pod = run.kube.core.read_namespaced_pod(pod_name, run.namespace).to_dict()
+        pod = run.pod(pod_name)
         if (pod.get("status") or {}).get("phase") != "Running":
             raise NotYet(f"{pod_name} is {(pod.get('status') or {}).get('phase')}")
         return pod
@@ -187,3 +187,43 @@ def binding_must_be_denied(run: ScenarioRun) -> None:
         raise NotYet(f"probe pod {name} could still be bound")
 
     wait_for(poll, what="the binding fault to take effect", timeout="fault_active", timeouts=run.timeouts)
+
+
+def taskrun_must_be_done(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
+    """taskrun_must_be_done() waits for the task's TaskRun to have a terminal Succeeded condition."""
+
+    def poll() -> Obj:
+        listing = run.kube.custom.list_namespaced_custom_object(
+            "tekton.dev", "v1", run.namespace, "taskruns",
+            label_selector=f"tekton.dev/pipelineRun={pipeline_run},tekton.dev/pipelineTask={task}",
+        )
+        items = listing.get("items") or []
+        if not items:
+            raise NotYet(f"no TaskRun for {pipeline_run}/{task} yet")
+        condition = next((c for c in (items[0].get("status") or {}).get("conditions") or [] if c.get("type") == "Succeeded"), None)
+        if condition is None or condition.get("status") == "Unknown":
+            raise NotYet(f"TaskRun {items[0]['metadata']['name']} is {condition.get('reason') if condition else 'not started'}")
+        found: Obj = items[0]
+        return found
+
+    return wait_for(poll, what=f"the TaskRun of {pipeline_run}/{task} to finish", timeout="taskrun_done", timeouts=run.timeouts)
+
+
+def pod_requests_must_drop_to(run: ScenarioRun, pod_name: str, *, cpu_millis: int) -> Obj:
+    """pod_requests_must_drop_to() waits until no container of the pod requests more CPU than the floor."""
+    from reference_scheduler.core.resources import cpu_millis as parse_cpu
+
+    def poll() -> Obj:
+        pod = run.pod(pod_name)
+        if (pod.get("status") or {}).get("phase") != "Running":
+            raise AssertionError(f"{pod_name} is {pod['status']['phase']}: it should still be lingering")
+        above = {
+            c["name"]: (c.get("resources") or {}).get("requests", {}).get("cpu")
+            for c in pod["spec"]["containers"]
+            if parse_cpu((c.get("resources") or {}).get("requests", {}).get("cpu") or 0) > cpu_millis
+        }
+        if above:
+            raise NotYet(f"{pod_name} still requests {above} (floor {cpu_millis}m)")
+        return pod
+
+    return wait_for(poll, what=f"{pod_name}'s requests to drop to {cpu_millis}m", timeout="resize_done", timeouts=run.timeouts)

@@ -41,6 +41,7 @@ class ScenarioRun:
     timeouts: TimeoutConfig
     supported: frozenset[Feature]
     scheduler: SchedulerUnderTest
+    resize_floor_cpu_millis: int = 10
     rendered: dict[str, str] = field(default_factory=dict)
     applied: list[Obj] = field(default_factory=list)
 
@@ -92,6 +93,9 @@ class ScenarioRun:
         pods = self.kube.core.list_namespaced_pod(self.namespace, label_selector=selector, _preload_content=False)
         items: list[Obj] = _json(pods).get("items") or []
         return sorted(items, key=_attempt)
+
+    def pod(self, name: str) -> Obj:
+        return _json(self.kube.core.read_namespaced_pod(name, self.namespace, _preload_content=False))
 
     def pods(self) -> list[Obj]:
         items: list[Obj] = _json(self.kube.core.list_namespaced_pod(self.namespace, _preload_content=False)).get("items") or []

@@ -87,6 +87,7 @@ class SchedulerUnderTest:
                 "--no-leader-elect",
                 "--metrics-port", "0",
                 "--log-format", "text",
+                "--enable-resize",
             ]
         if self.mode == "kube-scheduler":
             if self.kube_scheduler_binary is None:

@@ -174,7 +174,10 @@ def scenario_run(
             node_memory_bytes=memory_bytes(node["memory"]),
             pvcs=pvcs,
         )
-        run = ScenarioRun(scenario, kube, namespace, pool, context, config.timeouts, config.supported, scheduler)
+        run = ScenarioRun(
+            scenario, kube, namespace, pool, context, config.timeouts, config.supported, scheduler,
+            resize_floor_cpu_millis=cpu_millis(config.resize_floor_cpu),
+        )
         with _Sampler(run) as sampler:
             try:
                 yield run

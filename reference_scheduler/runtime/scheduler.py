@@ -20,6 +20,7 @@ from typing import Any, Callable
 import kubernetes
 from kubernetes.client import ApiClient
 
+from reference_scheduler.core.resources import Resources
 from reference_scheduler.core.scoring import Strategy
 from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, pipeline_task_of
 from reference_scheduler.runtime.cycle import Cycle, Outcome
@@ -28,6 +29,7 @@ from reference_scheduler.runtime.informer import Informer, Obj, raw_lister
 from reference_scheduler.runtime.queue import SchedulingQueue
 from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION, RecordWriter
 from reference_scheduler.runtime.releaser import Releaser
+from reference_scheduler.runtime.resizer import Resizer
 
 log = logging.getLogger("tkn-scheduler")
 
@@ -51,6 +53,7 @@ class Scheduler:
         scheduler_name: str,
         strategy: Strategy = Strategy.LEAST_ALLOCATED,
         release_resync_seconds: float = 5.0,
+        resize_floor: Resources | None = None,
         on_attempt: AttemptObserver | None = None,
         on_release: Callable[[str], None] | None = None,
     ) -> None:
@@ -95,6 +98,11 @@ class Scheduler:
             on_change=lambda: self._move_all("reservation changed"),
             on_released=self._on_release,
         )
+        self.resizer = (
+            Resizer(api, scheduler_name=scheduler_name, pods=self.pods, task_runs=self.task_runs, floor=resize_floor)
+            if resize_floor is not None
+            else None
+        )
         self._wire_handlers()
 
     # --- lifecycle ---
@@ -113,6 +121,8 @@ class Scheduler:
         """run() schedules and releases until stop_event is set; informers must be started."""
         releaser = threading.Thread(target=self.releaser.run, args=(self.stop_event,), name="releaser", daemon=True)
         releaser.start()
+        if self.resizer is not None:
+            threading.Thread(target=self.resizer.run, args=(self.stop_event,), name="resizer", daemon=True).start()
         for pod in self.pods.list(self._is_ours_pending):
             self.queue.add(_key(pod))
         log.info("scheduler %s is serving", self.scheduler_name)
@@ -193,6 +203,8 @@ class Scheduler:
         self.releaser.mark(*_key(run))
 
     def _on_task_run(self, kind: str, task_run: Obj, old: Obj | None) -> None:
+        if self.resizer is not None:
+            self.resizer.nudge()
         run = ((task_run.get("metadata") or {}).get("labels") or {}).get("tekton.dev/pipelineRun")
         if run:
             self.releaser.mark(_key(task_run)[0], run)

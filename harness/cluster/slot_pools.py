@@ -1,0 +1,115 @@
+"""Node pools on clusters whose nodes the suite does not make: kind workers and existing clusters.
+
+A cluster offers nodes to the suite by labelling them `rescon.dev/pool-slot=<n>`
+(kind-config.yaml does it for kind's two workers). A pool claims free slot
+nodes by adding the pool label `rescon.dev/pool=<pool>`, so `pool.selector`
+targets them exactly as on the local cluster; removing the pool removes the
+label again and leaves the nodes as they were. Sizes are the nodes' own
+allocatable, which is why scenarios size pods as fractions of it.
+
+`choose_slots()` decides (pure); `claim_slot_pool()` and `release_slot_pool()` do the I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence
+
+import kubernetes
+
+from harness.cluster.node_pools import POOL_LABEL, NodePool
+from harness.errors import HarnessError
+from harness.kube import Kube
+
+POOL_SLOT_LABEL = "rescon.dev/pool-slot"
+
+
+@dataclass(frozen=True)
+class SlotNode:
+    """SlotNode is a node offered to the suite: its slot, the pool holding it (if any), and its allocatable."""
+
+    name: str
+    slot: str
+    pool: str | None = None
+    usable: bool = True
+    allocatable: Mapping[str, str] = field(default_factory=dict)
+
+
+def slot_node(node: kubernetes.client.V1Node) -> SlotNode:
+    """slot_node() reads what choose_slots() needs from a Node: usable means Ready and not cordoned."""
+    labels = node.metadata.labels or {}
+    conditions = {c.type: c.status for c in ((node.status.conditions if node.status else None) or [])}
+    usable = conditions.get("Ready") == "True" and not (node.spec and node.spec.unschedulable)
+    return SlotNode(
+        name=node.metadata.name,
+        slot=labels.get(POOL_SLOT_LABEL, ""),
+        pool=labels.get(POOL_LABEL),
+        usable=usable,
+        allocatable=dict((node.status.allocatable if node.status else None) or {}),
+    )
+
+
+def _slot_order(node: SlotNode) -> tuple[int, str]:
+    return (int(node.slot), node.name) if node.slot.isdigit() else (1 << 30, node.slot + node.name)
+
+
+def choose_slots(nodes: Iterable[SlotNode], count: int, pool: str) -> list[SlotNode]:
+    """choose_slots(nodes, 2, 'peak') is the two lowest free, usable slots, or a HarnessError naming the fix.
+
+    Example: slots 0 (held by pool 'a'), 1 and 2 free -> [slot 1, slot 2].
+    """
+    offered = list(nodes)
+    if not offered:
+        raise HarnessError(
+            f"no node is labelled {POOL_SLOT_LABEL}: label each node the suite may use, "
+            f"e.g. 'kubectl label node <node> {POOL_SLOT_LABEL}=0' (one number per node)"
+        )
+    free = sorted((n for n in offered if n.pool is None and n.usable), key=_slot_order)
+    if len(free) < count:
+        held = sorted(f"{n.name} (pool {n.pool})" for n in offered if n.pool is not None)
+        unusable = sorted(n.name for n in offered if n.pool is None and not n.usable)
+        raise HarnessError(
+            f"node pool {pool!r} needs {count} free node(s) labelled {POOL_SLOT_LABEL} but {len(free)} of {len(offered)} are free"
+            f" (held: {', '.join(held) or 'none'}; not Ready or cordoned: {', '.join(unusable) or 'none'}): "
+            f"label more nodes {POOL_SLOT_LABEL}=<n> or remove leftover pools with "
+            f"'kubectl label nodes -l {POOL_LABEL} {POOL_LABEL}-'"
+        )
+    return free[:count]
+
+
+def claim_slot_pool(
+    kube: Kube,
+    name: str,
+    *,
+    count: int,
+    labels: Mapping[str, str] | None = None,
+    taints: Sequence[Mapping[str, Any]] = (),
+) -> NodePool:
+    """claim_slot_pool(kube, 'peak', count=2) labels two free slot nodes `rescon.dev/pool=peak`."""
+    if taints:
+        raise HarnessError(
+            f"node pool {name!r} asks for taints, which the suite only puts on nodes it makes: run this scenario with --cluster local"
+        )
+    offered = [slot_node(n) for n in kube.core.list_node(label_selector=POOL_SLOT_LABEL).items]
+    chosen = choose_slots(offered, count, name)
+    extra = dict(labels or {})
+    for node in chosen:
+        kube.core.patch_node(node.name, {"metadata": {"labels": {**extra, POOL_LABEL: name}}})
+    first = chosen[0].allocatable
+    return NodePool(
+        name,
+        tuple(n.name for n in chosen),
+        cpu=first.get("cpu", "0"),
+        memory=first.get("memory", "0"),
+        pods=int(first.get("pods", "0")),
+        labels=extra,
+    )
+
+
+def release_slot_pool(kube: Kube, pool: NodePool | str) -> None:
+    """release_slot_pool() removes the pool label (and the pool's extra labels) from its nodes; idempotent."""
+    name = pool if isinstance(pool, str) else pool.name
+    extra = {} if isinstance(pool, str) else dict(pool.labels)
+    removal: dict[str, None] = {key: None for key in (*extra, POOL_LABEL)}
+    for node in kube.core.list_node(label_selector=f"{POOL_LABEL}={name}").items:
+        kube.core.patch_node(node.metadata.name, {"metadata": {"labels": removal}})
