@@ -13,6 +13,7 @@ one bad PipelineRun never blocks the others.
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable
@@ -154,7 +155,13 @@ class Cycle:
         except PlanUnavailable as err:
             self._events.pod_warning(pod, "ReservationUnavailable", f"{err}; scheduling the pod without a reservation")
             return None
-        return self._records.create(pipeline_run, plan.groups)
+        started = time.monotonic()
+        record = self._records.create(pipeline_run, plan.groups)
+        log.info(
+            "created record %s/%s with %d group(s) in %.1f ms",
+            namespace, run_name, len(plan.groups), (time.monotonic() - started) * 1000,
+        )
+        return record
 
     # --- claim and bind ---
 

@@ -1,0 +1,216 @@
+"""The reference scheduler on the local cluster: bad input never stops it from scheduling the others.
+
+Each case asserts on object state (pods' nodeName and PodScheduled condition,
+ReservationRecords), never on events or logs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterator
+
+import kubernetes
+import pytest
+
+from harness.cluster.local import LocalCluster
+from harness.cluster.node_pools import NodePool
+from harness.cluster.simulation import sim_task_spec
+from harness.cluster.volumes import make_bound_pvc
+from harness.contract import record as contract
+from harness.kube import Kube
+from harness.suite.scheduler_under_test import SchedulerUnderTest
+from harness.timeouts import TimeoutConfig
+from harness.waits import NotYet, wait_for
+
+pytestmark = pytest.mark.integration
+
+SCHEDULER = "tkn-scheduler-it"
+Obj = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def reference(it_cluster: LocalCluster, it_kube: Kube, it_timeouts: TimeoutConfig) -> Iterator[SchedulerUnderTest]:
+    it_kube.apply(contract.crd_manifest())
+    scheduler = SchedulerUnderTest(mode="reference", scheduler_name=SCHEDULER, kubeconfig=it_cluster.kubeconfig, workdir=it_cluster.workdir)
+    scheduler.start()
+    try:
+        yield scheduler
+    finally:
+        scheduler.stop()
+
+
+def _pod(name: str, pool: NodePool, cpu: str, **labels: str) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "schedulerName": SCHEDULER,
+            "nodeSelector": pool.selector,
+            "containers": [{"name": "c", "image": "rescon.invalid/c", "resources": {"requests": {"cpu": cpu}}}],
+        },
+    }
+
+
+def _raw_pod(kube: Kube, namespace: str, name: str) -> Obj:
+    data: Obj = json.loads(kube.core.read_namespaced_pod(name, namespace, _preload_content=False).data)
+    return data
+
+
+def _bound(kube: Kube, namespace: str, name: str, timeouts: TimeoutConfig, scheduler: SchedulerUnderTest) -> str:
+    def poll() -> str:
+        scheduler.check_alive()
+        node = (_raw_pod(kube, namespace, name).get("spec") or {}).get("nodeName")
+        if not node:
+            raise NotYet(f"{name} is not bound")
+        return str(node)
+
+    return wait_for(poll, what=f"{name} to be bound", timeout="pod_scheduled", timeouts=timeouts)
+
+
+def _pipeline_run(name: str, pool: NodePool, tasks: list[Obj], claim: str) -> Obj:
+    return {
+        "apiVersion": "tekton.dev/v1",
+        "kind": "PipelineRun",
+        "metadata": {"name": name},
+        "spec": {
+            "taskRunTemplate": {"podTemplate": {"schedulerName": SCHEDULER, "nodeSelector": pool.selector}},
+            "workspaces": [{"name": "source", "persistentVolumeClaim": {"claimName": claim}}],
+            "pipelineSpec": {"workspaces": [{"name": "source"}], "tasks": tasks},
+        },
+    }
+
+
+def _task(name: str, spec: Obj, *, run_after: tuple[str, ...] = ()) -> Obj:
+    task: Obj = {"name": name, "workspaces": [{"name": "w", "workspace": "source"}], "taskSpec": spec}
+    if run_after:
+        task["runAfter"] = list(run_after)
+    return task
+
+
+def _task_pod(kube: Kube, namespace: str, run: str, task: str, timeouts: TimeoutConfig) -> str:
+    def poll() -> str:
+        pods = kube.core.list_namespaced_pod(namespace, label_selector=f"tekton.dev/pipelineRun={run},tekton.dev/pipelineTask={task}")
+        if not pods.items:
+            raise NotYet(f"no pod for {run}/{task} yet")
+        return str(pods.items[0].metadata.name)
+
+    return wait_for(poll, what=f"a pod for {run}/{task}", timeout="pod_created", timeouts=timeouts)
+
+
+def test_a_pod_without_tekton_labels_is_scheduled_as_a_plain_pod(
+    it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
+) -> None:
+    it_kube.core.create_namespaced_pod(namespace, _pod("plain", node_pool, "500m"))
+    assert _bound(it_kube, namespace, "plain", it_timeouts, reference) in node_pool.nodes
+
+
+def test_a_request_larger_than_any_node_waits_with_a_reason_and_others_still_schedule(
+    it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
+) -> None:
+    it_kube.core.create_namespaced_pod(namespace, _pod("huge", node_pool, "64"))
+
+    def unschedulable() -> Obj:
+        conditions = (_raw_pod(it_kube, namespace, "huge").get("status") or {}).get("conditions") or []
+        scheduled = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
+        if scheduled is None or scheduled.get("status") != "False":
+            raise NotYet(f"PodScheduled is {scheduled}")
+        return scheduled
+
+    condition = wait_for(unschedulable, what="huge to be marked unschedulable", timeout="pod_scheduled", timeouts=it_timeouts)
+    assert condition["reason"] == "Unschedulable"
+    assert "Insufficient cpu" in condition["message"], condition["message"]
+
+    it_kube.core.create_namespaced_pod(namespace, _pod("small", node_pool, "100m"))
+    assert _bound(it_kube, namespace, "small", it_timeouts, reference) in node_pool.nodes
+    assert not (_raw_pod(it_kube, namespace, "huge").get("spec") or {}).get("nodeName")
+
+
+UNPLANNABLE = {
+    # Tekton fails such runs itself; a pod that claims to belong to one must still be scheduled.
+    "missing-task": {"name": "second", "taskRef": {"name": "no-such-task"}, "runAfter": ["first"]},
+    "invalid-quantity": _task("second", sim_task_spec(cpu="lots"), run_after=("first",)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNPLANNABLE))
+def test_a_pod_whose_pipelinerun_cannot_be_planned_is_scheduled_without_a_reservation(
+    case: str, it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
+) -> None:
+    claim = make_bound_pvc(it_kube, namespace, "source")
+    run = _pipeline_run(case, node_pool, [_task("first", sim_task_spec(cpu="100m", hold=True)), UNPLANNABLE[case]], claim)
+    it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", run)
+    # The pod as Tekton would label it, made by hand since Tekton refuses to run this pipeline.
+    pod = _pod("first-pod", node_pool, "100m", **{"tekton.dev/pipelineRun": case, "tekton.dev/pipelineTask": "first"})
+    it_kube.core.create_namespaced_pod(namespace, pod)
+    assert _bound(it_kube, namespace, "first-pod", it_timeouts, reference) in node_pool.nodes
+    assert _record(it_kube, namespace, case) is None
+
+
+def _record(kube: Kube, namespace: str, name: str) -> contract.Record | None:
+    try:
+        obj = kube.custom.get_namespaced_custom_object(contract.GROUP, contract.VERSION, namespace, contract.PLURAL, name)
+    except kubernetes.client.ApiException as err:
+        if err.status == 404:
+            return None
+        raise
+    return contract.Record.from_json(obj)
+
+
+def _reserved(kube: Kube, namespace: str, name: str, timeouts: TimeoutConfig) -> contract.Record:
+    def poll() -> contract.Record:
+        record = _record(kube, namespace, name)
+        if record is None or not record.reserved:
+            raise NotYet(f"record {name} is {'missing' if record is None else 'not Reserved'}")
+        return record
+
+    return wait_for(poll, what=f"record {name} to hold a reservation", timeout="record_state", timeouts=timeouts)
+
+
+def test_a_record_deleted_by_hand_is_recreated_for_the_next_pod(
+    it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
+) -> None:
+    claim = make_bound_pvc(it_kube, namespace, "source")
+    run = _pipeline_run(
+        "handdeleted",
+        node_pool,
+        [_task("first", sim_task_spec(cpu="100m", hold=True)), _task("second", sim_task_spec(cpu="1", hold=True), run_after=("first",))],
+        claim,
+    )
+    it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", run)
+    first = _task_pod(it_kube, namespace, "handdeleted", "first", it_timeouts)
+    node = _bound(it_kube, namespace, first, it_timeouts, reference)
+    _reserved(it_kube, namespace, "handdeleted", it_timeouts)
+
+    it_kube.custom.delete_namespaced_custom_object(contract.GROUP, contract.VERSION, namespace, contract.PLURAL, "handdeleted")
+    it_kube.core.patch_namespaced_pod(first, namespace, {"metadata": {"annotations": {"sim.rescon.dev/release": "true"}}})
+    second = _task_pod(it_kube, namespace, "handdeleted", "second", it_timeouts)
+    assert _bound(it_kube, namespace, second, it_timeouts, reference) in node_pool.nodes
+    record = _reserved(it_kube, namespace, "handdeleted", it_timeouts)
+    assert record.status_of(record.groups[0].name).node == _raw_pod(it_kube, namespace, second)["spec"]["nodeName"]
+    assert node in node_pool.nodes
+
+
+def test_a_pipelinerun_deleted_mid_run_leaves_no_reservation_behind(
+    it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
+) -> None:
+    """A run reserving 3.5 of a 4-CPU node is deleted; afterwards a 3-CPU group fits on that node again."""
+    claim = make_bound_pvc(it_kube, namespace, "source")
+    big = _pipeline_run(
+        "doomed",
+        node_pool,
+        [_task("small", sim_task_spec(cpu="100m", hold=True)), _task("big", sim_task_spec(cpu="3500m", hold=True), run_after=("small",))],
+        claim,
+    )
+    it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", big)
+    node = _bound(it_kube, namespace, _task_pod(it_kube, namespace, "doomed", "small", it_timeouts), it_timeouts, reference)
+    _reserved(it_kube, namespace, "doomed", it_timeouts)
+    # Fill the other node, so the only room for the next group is what the deleted run held.
+    other = next(n for n in node_pool.nodes if n != node)
+    filler = _pod("filler", node_pool, "3500m")
+    filler["spec"]["nodeName"] = other
+    it_kube.core.create_namespaced_pod(namespace, filler)
+
+    it_kube.custom.delete_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", "doomed")
+    it_kube.core.create_namespaced_pod(namespace, _pod("after", node_pool, "3"))
+    assert _bound(it_kube, namespace, "after", it_timeouts, reference) == node
