@@ -1,0 +1,273 @@
+"""The kind provider without Docker: its command lines, its config, and the pinned Tekton manifest handling."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness.cluster import kind, tekton, tekton_release
+from harness.cluster.kind import KIND_CONFIG, NODE_IMAGE, KindProvider, resolve_kind_bin
+from harness.cluster.slot_pools import POOL_SLOT_LABEL
+from harness.cluster.toolchain import program_named
+from harness.errors import HarnessError
+from harness.timeouts import DEFAULT_TIMEOUTS
+
+pytestmark = pytest.mark.unit
+
+
+# --- the cluster's shape and pins ---
+
+
+def test_kind_config_has_one_control_plane_and_two_slot_workers() -> None:
+    config = yaml.safe_load(KIND_CONFIG.read_text())
+    assert config["kind"] == "Cluster" and config["apiVersion"] == "kind.x-k8s.io/v1alpha4"
+    roles = [node["role"] for node in config["nodes"]]
+    assert roles == ["control-plane", "worker", "worker"]
+    slots = [node.get("labels", {}).get(POOL_SLOT_LABEL) for node in config["nodes"] if node["role"] == "worker"]
+    assert slots == ["0", "1"]  # strings: kind rejects numbers as label values
+
+
+def test_node_image_runs_the_local_clusters_kubernetes_minor() -> None:
+    repository, _, tag = NODE_IMAGE.partition(":")
+    assert repository == "kindest/node"
+    local_minor = ".".join(program_named("kube-apiserver").version().split(".")[:2])
+    assert tag.split("@")[0].startswith(local_minor + ".")
+
+
+def test_tekton_release_is_the_version_the_local_cluster_builds() -> None:
+    assert tekton_release.TEKTON_VERSION == tekton.version() == "v1.15.0"
+    assert tekton_release.RELEASE_URL.startswith("https://")
+    assert f"/{tekton_release.TEKTON_VERSION}/release.yaml" in tekton_release.RELEASE_URL
+
+
+# --- the kind binary and the container runtime ---
+
+
+def _executable(path: Path, body: str = "exit 0") -> Path:
+    path.write_text(f"#!/bin/sh\n{body}\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_kind_bin_is_the_explicit_path_or_kind_on_path(tmp_path: Path) -> None:
+    explicit = _executable(tmp_path / "kind-v0.99")
+    assert resolve_kind_bin(explicit) == explicit
+    assert resolve_kind_bin(None, which=lambda name: f"/usr/bin/{name}") == Path("/usr/bin/kind")
+
+
+def test_missing_kind_names_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match=r"kind is not on PATH: .*--kind-bin"):
+        resolve_kind_bin(None, which=lambda name: None)
+    with pytest.raises(HarnessError, match=r"--kind-bin .* is not an executable file"):
+        resolve_kind_bin(tmp_path / "absent")
+
+
+def test_a_stopped_docker_is_one_line_naming_the_alternative(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    _executable(tmp_path / "docker", 'echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock" >&2; exit 1')
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("KIND_EXPERIMENTAL_PROVIDER", raising=False)
+    with pytest.raises(HarnessError, match=r"docker is not running \(Cannot connect to the Docker daemon.*\): start it, or .*--cluster local"):
+        KindProvider().require_container_runtime()
+
+
+# --- command lines, captured instead of run ---
+
+
+class Recorder:
+    """Recorder stands in for subprocess.run/check_output: it records argv and plays a kind with given clusters."""
+
+    def __init__(self, clusters: list[str]) -> None:
+        self.clusters = clusters
+        self.calls: list[list[str]] = []
+
+    def run(self, argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        self.calls.append([str(a) for a in argv])
+        if argv[1:3] == ["create", "cluster"]:
+            kubeconfig = next(a.split("=", 1)[1] for a in argv if str(a).startswith("--kubeconfig="))
+            Path(kubeconfig).write_text(yaml.safe_dump(_kubeconfig()))
+        return subprocess.CompletedProcess(argv, 0, stdout="\n".join(self.clusters) + "\n", stderr="")
+
+    def check_output(self, argv: list[str], **kwargs: Any) -> str:
+        self.calls.append([str(a) for a in argv])
+        return "\n".join(self.clusters) + "\n"
+
+
+def _kubeconfig() -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": "kind", "cluster": {"server": "https://127.0.0.1:6443"}}],
+        "users": [{"name": "kind", "user": {"token": "x"}}],
+        "contexts": [{"name": "kind", "context": {"cluster": "kind", "user": "kind"}}],
+        "current-context": "kind",
+    }
+
+
+@pytest.fixture
+def recorder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Recorder:
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)  # KindCluster makes .pytest-kind/ in the working directory
+    recorder = Recorder(clusters=[])
+    monkeypatch.setattr(subprocess, "run", recorder.run)
+    monkeypatch.setattr(subprocess, "check_output", recorder.check_output)
+    return recorder
+
+
+def test_create_passes_our_image_config_and_kubeconfig(recorder: Recorder, tmp_path: Path) -> None:
+    kind_bin = _executable(tmp_path / "kind")
+    provider = KindProvider(name="rescon-unit")
+    provider.create_cluster(kind_bin)
+    create = next(call for call in recorder.calls if call[1:3] == ["create", "cluster"])
+    assert create[0] == str(kind_bin)
+    assert "--name=rescon-unit" in create
+    assert f"--kubeconfig={provider.kubeconfig}" in create
+    assert f"--image={NODE_IMAGE}" in create
+    assert create[create.index("--config") + 1] == str(KIND_CONFIG)
+    assert provider.kubeconfig.is_relative_to(tmp_path / "cache")  # never ~/.kube/config
+    assert provider.created_cluster
+
+
+def test_down_deletes_only_a_cluster_up_created(recorder: Recorder, tmp_path: Path) -> None:
+    kind_bin = _executable(tmp_path / "kind")
+    made = KindProvider(name="rescon-unit", kind_bin=kind_bin)
+    made.create_cluster(kind_bin)
+    made.down()
+    deletes = [call for call in recorder.calls if call[1:3] == ["delete", "cluster"]]
+    assert deletes == [[str(kind_bin), "delete", "cluster", "--name=rescon-unit", f"--kubeconfig={made.kubeconfig}"]]
+
+    recorder.calls.clear()
+    recorder.clusters.append("rescon-unit")
+    reused = KindProvider(name="rescon-unit", kind_bin=kind_bin)
+    reused.create_cluster(kind_bin)
+    reused.down()
+    assert not [call for call in recorder.calls if call[1:3] in (["create", "cluster"], ["delete", "cluster"])]
+
+
+def test_keep_leaves_a_created_cluster(recorder: Recorder, tmp_path: Path) -> None:
+    kind_bin = _executable(tmp_path / "kind")
+    provider = KindProvider(name="rescon-unit", kind_bin=kind_bin, keep=True)
+    provider.create_cluster(kind_bin)
+    provider.down()
+    assert not [call for call in recorder.calls if call[1:3] == ["delete", "cluster"]]
+
+
+def test_from_options_rejects_an_unknown_coschedule_mode() -> None:
+    with pytest.raises(HarnessError, match="unknown coschedule mode"):
+        KindProvider.from_options(coschedule="sometimes")
+    assert KindProvider.from_options(coschedule="workspaces", kind_bin="/opt/kind").kind_bin == "/opt/kind"
+    assert KindProvider().exclusive_pools is False and KindProvider().kind == "kind"
+
+
+# --- the release manifest: pinned, verified, patched ---
+
+RELEASE = b"""\
+apiVersion: v1
+kind: Namespace
+metadata: {name: tekton-pipelines}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tekton-pipelines-controller, namespace: tekton-pipelines}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: taskruns.tekton.dev}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: feature-flags, namespace: tekton-pipelines}
+data: {coschedule: workspaces, enable-api-fields: beta}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: tekton-pipelines-resolvers}
+---
+# a comment-only document
+"""
+
+
+def _sha(content: bytes) -> str:
+    return hashlib.sha256(content).hexdigest()
+
+
+def test_verify_accepts_only_the_pinned_digest() -> None:
+    tekton_release.verify(RELEASE, expected=_sha(RELEASE))
+    with pytest.raises(HarnessError, match=r"has sha256 [0-9a-f]{64}, not the pinned .*refusing to install it"):
+        tekton_release.verify(RELEASE + b"\n# tampered\n", expected=_sha(RELEASE))
+
+
+def test_a_placeholder_digest_is_refused_with_the_actual_one() -> None:
+    with pytest.raises(HarnessError, match=rf"still a placeholder; .* has sha256 {_sha(RELEASE)}: check it against the published release"):
+        tekton_release.verify(RELEASE, expected=tekton_release.PLACEHOLDER_SHA256)
+
+
+class FakeResponse(io.BytesIO):
+    def __enter__(self) -> FakeResponse:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def test_fetch_caches_only_verified_content(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
+    opened: list[tuple[str, float]] = []
+
+    def opener(url: str, *, timeout: float) -> FakeResponse:
+        opened.append((url, timeout))
+        return FakeResponse(RELEASE)
+
+    with pytest.raises(HarnessError, match="refusing to install it"):
+        tekton_release.fetch(timeouts=DEFAULT_TIMEOUTS, expected="f" * 64, opener=opener)
+    assert not tekton_release.cached_release_path().exists()
+
+    assert tekton_release.fetch(timeouts=DEFAULT_TIMEOUTS, expected=_sha(RELEASE), opener=opener) == RELEASE
+    assert opened == [(tekton_release.RELEASE_URL, DEFAULT_TIMEOUTS.manifest_download)] * 2
+    assert tekton_release.fetch(timeouts=DEFAULT_TIMEOUTS, expected=_sha(RELEASE), opener=opener) == RELEASE
+    assert len(opened) == 2  # the third came from the cache
+    assert list(tekton_release.cached_release_path().parent.glob(".*partial*")) == []
+
+
+def test_a_tampered_cache_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
+    cached = tekton_release.cached_release_path()
+    cached.parent.mkdir(parents=True)
+    cached.write_bytes(RELEASE + b"# edited\n")
+    with pytest.raises(HarnessError, match=rf"{cached} has sha256 .*delete {cached}"):
+        tekton_release.fetch(timeouts=DEFAULT_TIMEOUTS, expected=_sha(RELEASE), opener=lambda *a, **k: pytest.fail("no download"))
+
+
+def test_an_offline_download_names_where_to_put_the_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
+
+    def offline(url: str, *, timeout: float) -> FakeResponse:
+        raise OSError("Network is unreachable")
+
+    with pytest.raises(HarnessError, match=r"cannot download .*Network is unreachable.*put the file at"):
+        tekton_release.fetch(timeouts=DEFAULT_TIMEOUTS, expected=_sha(RELEASE), opener=offline)
+
+
+@pytest.mark.parametrize("mode", tekton.COSCHEDULE_MODES)
+def test_release_manifests_get_the_local_feature_flags_in_apply_order(mode: str) -> None:
+    manifests = tekton_release.release_manifests(RELEASE, coschedule=mode)
+    kinds = [m["kind"] for m in manifests]
+    assert kinds == ["Namespace", "Namespace", "CustomResourceDefinition", "Deployment", "ConfigMap"]
+    flags = next(m for m in manifests if m["kind"] == "ConfigMap")["data"]
+    assert flags == {"enable-api-fields": "beta", **tekton.feature_flags(mode)}
+    assert tekton_release.deployments(manifests) == [("tekton-pipelines", "tekton-pipelines-controller")]
+
+
+def test_a_manifest_without_feature_flags_is_not_tekton() -> None:
+    with pytest.raises(HarnessError, match="0 feature-flags ConfigMaps"):
+        tekton_release.release_manifests(b"apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n", coschedule="disabled")
+
+
+def test_the_module_pins_a_digest_slot() -> None:
+    assert len(tekton_release.RELEASE_SHA256) == 64
+    assert kind.NODE_IMAGE.startswith("kindest/node:v1.37.")
