@@ -1,0 +1,64 @@
+"""Pools on shared nodes (kind, existing): which slots a pool gets, and the errors that name the label to set."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.cluster.existing import ExistingCluster, missing_crds, tekton_missing_message
+from harness.cluster.slot_pools import POOL_SLOT_LABEL, SlotNode, choose_slots
+from harness.errors import HarnessError
+
+pytestmark = pytest.mark.unit
+
+
+def _names(nodes: list[SlotNode]) -> list[str]:
+    return [n.name for n in nodes]
+
+
+@pytest.mark.parametrize(
+    "nodes, count, expected",
+    [
+        pytest.param([SlotNode("w1", "1"), SlotNode("w0", "0")], 1, ["w0"], id="lowest-slot-first"),
+        pytest.param([SlotNode("w10", "10"), SlotNode("w2", "2")], 2, ["w2", "w10"], id="slots-are-numbers-not-strings"),
+        pytest.param([SlotNode("w0", "0", pool="a"), SlotNode("w1", "1"), SlotNode("w2", "2")], 2, ["w1", "w2"], id="held-slots-are-skipped"),
+        pytest.param([SlotNode("w0", "0", usable=False), SlotNode("w1", "1")], 1, ["w1"], id="not-ready-or-cordoned-is-skipped"),
+    ],
+)
+def test_choose_slots(nodes: list[SlotNode], count: int, expected: list[str]) -> None:
+    assert _names(choose_slots(nodes, count, "p")) == expected
+
+
+def test_no_slot_nodes_names_the_label_to_put_on_nodes() -> None:
+    with pytest.raises(HarnessError, match=rf"no node is labelled {POOL_SLOT_LABEL}: .*kubectl label node <node> {POOL_SLOT_LABEL}=0"):
+        choose_slots([], 1, "p")
+
+
+def test_too_few_free_slots_says_who_holds_them() -> None:
+    nodes = [SlotNode("w0", "0", pool="old-pool"), SlotNode("w1", "1", usable=False)]
+    with pytest.raises(HarnessError, match=r"needs 1 free node.*0 of 2 are free \(held: w0 \(pool old-pool\); not Ready or cordoned: w1\)"):
+        choose_slots(nodes, 1, "p")
+
+
+def test_missing_tekton_names_how_to_install_it() -> None:
+    assert missing_crds({"taskruns", "pipelineruns", "tasks"}) == []
+    missing = missing_crds({"taskruns"})
+    assert missing == ["pipelineruns.tekton.dev"]
+    message = tekton_missing_message("ci", missing)
+    assert "Tekton Pipelines is not installed on context ci" in message
+    assert "kubectl apply -f https://" in message and "release.yaml" in message
+
+
+def test_existing_pools_are_shared_and_down_without_up_does_nothing(tmp_path: Path) -> None:
+    cluster = ExistingCluster(tmp_path / "kubeconfig.yaml")
+    assert cluster.kind == "existing" and cluster.exclusive_pools is False
+    assert cluster.logs_dir() is None
+    cluster.down()  # nothing created, nothing to delete, no API call
+
+
+def test_taints_on_shared_nodes_are_refused() -> None:
+    from harness.cluster.slot_pools import claim_slot_pool
+
+    with pytest.raises(HarnessError, match=r"asks for taints, .*--cluster local"):
+        claim_slot_pool(None, "p", count=1, taints=[{"key": "k", "effect": "NoSchedule"}])  # type: ignore[arg-type]
