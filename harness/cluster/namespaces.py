@@ -7,6 +7,9 @@ what the suite made from what it found, and how a person finds leftovers:
 
 from __future__ import annotations
 
+import re
+import uuid
+
 import kubernetes
 
 from harness.kube import Kube
@@ -14,6 +17,13 @@ from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 
 TEST_NAMESPACE_LABEL = "rescon.dev/test"
+
+
+def unique_name(prefix: str, text: str, *, limit: int = 40) -> str:
+    """unique_name('it', 'test_held_task[x]') == 'it-held-task-x-1a2b3c': a DNS label, unique per call."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower().removeprefix("test_")).strip("-")
+    suffix = uuid.uuid4().hex[:6]
+    return f"{prefix}-{slug[: max(limit - len(prefix) - len(suffix) - 2, 1)].strip('-')}-{suffix}".replace("--", "-")
 
 
 def create_test_namespace(kube: Kube, name: str, *, timeouts: TimeoutConfig) -> str:
@@ -55,6 +65,23 @@ def delete_test_namespace(kube: Kube, name: str, *, timeouts: TimeoutConfig, wai
             raise
     if wait:
         wait_namespaces_gone(kube, [name], timeouts=timeouts)
+
+
+def wait_pods_gone(kube: Kube, name: str, *, timeouts: TimeoutConfig) -> None:
+    """wait_pods_gone() returns once namespace `name` has no pods left.
+
+    Call it before removing the nodes the pods ran on: a pod whose node is gone
+    is only collected by the pod garbage collector, about 40 seconds later, and
+    its namespace stays Terminating until then.
+    """
+
+    def no_pods() -> None:
+        pods = kube.core.list_namespaced_pod(name).items
+        if pods:
+            listed = ", ".join(f"{p.metadata.name} ({p.status.phase})" for p in pods[:5])
+            raise NotYet(f"namespace {name} still has {len(pods)} pod(s): {listed}")
+
+    wait_for(no_pods, what=f"the pods of namespace {name} to be deleted", timeout="namespace_deleted", timeouts=timeouts)
 
 
 def wait_namespaces_gone(kube: Kube, names: list[str], *, timeouts: TimeoutConfig) -> None:
