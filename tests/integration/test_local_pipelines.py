@@ -1,0 +1,100 @@
+"""Tekton on the local cluster, scheduled by the stock kube-scheduler: the simulation plays each task's life."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import runs
+from harness.cluster import simulation
+from harness.cluster.node_pools import NodePool
+from harness.cluster.volumes import make_bound_pvc
+from harness.kube import Kube
+from harness.timeouts import TimeoutConfig
+from harness.waits import NotYet, hold_for
+from it_pipelines import pipeline_run, task
+
+pytestmark = pytest.mark.integration
+
+
+def _status(run: dict[str, object]) -> str | None:
+    condition = runs.succeeded(run)  # type: ignore[arg-type]
+    return None if condition is None else str(condition.get("status"))
+
+
+def test_two_sequential_tasks_share_a_pvc_workspace(it_kube: Kube, namespace: str, node_pool: NodePool, it_timeouts: TimeoutConfig) -> None:
+    claim = make_bound_pvc(it_kube, namespace, "source", timeouts=it_timeouts)
+    manifest = pipeline_run(
+        "share",
+        [task("write", workspace="source"), task("read", workspace="source", run_after=["write"])],
+        pool=node_pool,
+        claims={"source": claim},
+    )
+    name = runs.create(it_kube, namespace, manifest)
+
+    done = runs.wait_for_done(it_kube, namespace, "PipelineRun", name, timeouts=it_timeouts)
+
+    assert _status(done) == "True", runs.describe(done)
+    taskruns = runs.taskruns_of(it_kube, namespace, name)
+    assert set(taskruns) == {"write", "read"}
+    for task_name, taskrun in taskruns.items():
+        pod = it_kube.core.read_namespaced_pod(taskrun["status"]["podName"], namespace)
+        assert pod.spec.scheduler_name == "default-scheduler", task_name
+        assert pod.spec.node_name in node_pool.nodes, f"{task_name} ran on {pod.spec.node_name}, outside pool {node_pool.nodes}"
+        claims = {v.persistent_volume_claim.claim_name for v in pod.spec.volumes if v.persistent_volume_claim}
+        assert claims == {claim}, task_name
+    # Sequential: `read` started only once `write` had completed (RFC 3339 UTC strings order as times).
+    assert taskruns["read"]["status"]["startTime"] >= taskruns["write"]["status"]["completionTime"]
+
+
+def test_a_retried_task_fails_then_succeeds(it_kube: Kube, namespace: str, node_pool: NodePool, it_timeouts: TimeoutConfig) -> None:
+    flaky = task("flaky", annotations={simulation.EXIT_CODES: "1,0"}, retries=1)
+    name = runs.create(it_kube, namespace, pipeline_run("retry", [flaky], pool=node_pool))
+
+    done = runs.wait_for_done(it_kube, namespace, "PipelineRun", name, timeouts=it_timeouts)
+
+    assert _status(done) == "True", runs.describe(done)
+    taskrun = runs.taskruns_of(it_kube, namespace, name)["flaky"]
+    assert _status(taskrun) == "True", runs.describe(taskrun)
+    taskrun_name = taskrun["metadata"]["name"]
+    first = it_kube.core.read_namespaced_pod(f"{taskrun_name}-pod", namespace)
+    retry = it_kube.core.read_namespaced_pod(f"{taskrun_name}-pod-retry1", namespace)
+    assert first.status.phase == "Failed"
+    assert retry.status.phase == "Succeeded"
+    assert taskrun["status"]["podName"] == f"{taskrun_name}-pod-retry1"
+    assert len(taskrun["status"].get("retriesStatus") or []) == 1
+
+
+def test_a_lingering_task_succeeds_while_its_pod_still_runs(it_kube: Kube, namespace: str, node_pool: NodePool, it_timeouts: TimeoutConfig) -> None:
+    lingering = task("serve", annotations={simulation.LINGER: "true"}, sidecar=True)
+    name = runs.create(it_kube, namespace, pipeline_run("linger", [lingering], pool=node_pool))
+    taskrun = runs.wait_for_taskrun(it_kube, namespace, name, "serve", timeouts=it_timeouts)
+
+    done = runs.wait_for_done(it_kube, namespace, "TaskRun", taskrun["metadata"]["name"], timeouts=it_timeouts)
+
+    assert _status(done) == "True", runs.describe(done)
+    pod = it_kube.core.read_namespaced_pod(done["status"]["podName"], namespace)
+    assert pod.status.phase == "Running"
+    states = {c.name: c.state for c in pod.status.container_statuses}
+    assert states["step-work"].terminated is not None and states["step-work"].terminated.exit_code == 0
+    assert states["sidecar-linger"].running is not None
+
+
+def test_a_held_task_runs_until_released(it_kube: Kube, namespace: str, node_pool: NodePool, it_timeouts: TimeoutConfig) -> None:
+    held = task("held", annotations={simulation.HOLD: "true"})
+    name = runs.create(it_kube, namespace, pipeline_run("hold", [held], pool=node_pool))
+    taskrun = runs.wait_for_taskrun(it_kube, namespace, name, "held", timeouts=it_timeouts)
+    taskrun_name, pod_name = taskrun["metadata"]["name"], taskrun["status"]["podName"]
+    runs.wait_for_pod_phase(it_kube, namespace, pod_name, ("Running",), timeout="pod_running", timeouts=it_timeouts)
+
+    def still_running() -> None:
+        phase = it_kube.core.read_namespaced_pod(pod_name, namespace).status.phase
+        current = runs.get(it_kube, namespace, "TaskRun", taskrun_name)
+        if phase != "Running" or runs.is_done(current):
+            raise NotYet(f"pod {pod_name} is {phase}, TaskRun is {runs.describe(current)}")
+
+    hold_for(still_running, what=f"held task {taskrun_name}", duration="task_stays_running", timeouts=it_timeouts)
+    it_kube.core.patch_namespaced_pod(pod_name, namespace, {"metadata": {"annotations": {simulation.RELEASE: "true"}}})
+
+    done = runs.wait_for_done(it_kube, namespace, "TaskRun", taskrun_name, timeouts=it_timeouts)
+    assert _status(done) == "True", runs.describe(done)
+    assert it_kube.core.read_namespaced_pod(pod_name, namespace).status.phase == "Succeeded"
