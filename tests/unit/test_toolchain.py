@@ -109,3 +109,57 @@ def test_programs_are_unique() -> None:
     names = [p.name for p in PROGRAMS]
     assert len(names) == len(set(names))
     assert all(dataclasses.is_dataclass(p) for p in PROGRAMS)
+
+
+def _fake_go_that_builds(tmp_path: Path) -> Path:
+    """A 'go' that reports a version and 'builds' a script answering --version."""
+    fake_go = tmp_path / "go"
+    fake_go.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = env ]; then echo go1.26.8; exit 0; fi\n'
+        'while [ "$1" != "-o" ]; do shift; done\n'
+        'printf \'#!/bin/sh\\necho fresh\\n\' > "$2"; chmod +x "$2"\n'
+    )
+    fake_go.chmod(0o755)
+    return fake_go
+
+
+def test_a_partial_file_left_by_a_killed_build_is_ignored_and_rebuilt(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A build killed before its rename leaves `.etcd.partial-<pid>`: it is never used, and the next run replaces it."""
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path / "cache"))
+    _fake_go_that_builds(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    chain = toolchain.Toolchain(out=open("/dev/null", "w"))
+    final = chain.path("etcd")
+    final.parent.mkdir(parents=True)
+    stale = final.with_name(".etcd.partial-99999")
+    stale.write_text("half a binary")
+    assert [p.name for p in chain.missing()].count("etcd") == 1  # a partial file does not count as built
+
+    built = chain.ensure(["etcd"])
+
+    assert built == {"etcd": final}
+    assert "fresh" in final.read_text()
+    assert not stale.exists()
+
+
+def test_an_entry_for_an_old_pin_is_ignored_and_a_new_one_built(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Changing a pin changes the cache key: the old entry stays where it was, unused, and the new pin is built."""
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path / "cache"))
+    _fake_go_that_builds(tmp_path)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    modules = tmp_path / "tools"
+    modules.mkdir()
+    _copy_module(modules, program_named("kwok"))
+    monkeypatch.setattr(toolchain, "TOOLS_DIR", modules)
+    chain = toolchain.Toolchain(out=open("/dev/null", "w"))
+    old = chain.ensure(["kwok"])["kwok"]
+    old.write_text("#!/bin/sh\necho stale\n")  # mark the old entry
+
+    gomod = modules / "kwok" / "go.mod"
+    gomod.write_text(gomod.read_text() + "\n// a new pin\n")
+    new = chain.ensure(["kwok"])["kwok"]
+
+    assert new != old
+    assert "fresh" in new.read_text()
+    assert "stale" in old.read_text()
