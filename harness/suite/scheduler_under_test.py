@@ -72,7 +72,8 @@ class SchedulerUnderTest:
 
     @property
     def process(self) -> ManagedProcess:
-        return ManagedProcess.in_dir(PROCESS_NAME, self.workdir)
+        # Named after the schedulerName, so two sessions testing different names never stop each other's.
+        return ManagedProcess.in_dir(f"{PROCESS_NAME}-{self.scheduler_name}", self.workdir)
 
     @property
     def started_by_suite(self) -> bool:

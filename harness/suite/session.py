@@ -7,10 +7,8 @@ steps can be called (and tested) without pytest's machinery.
 from __future__ import annotations
 
 import contextlib
-import re
 import threading
 import time
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -18,6 +16,7 @@ import kubernetes
 import pytest
 import yaml
 
+from harness.cluster.namespaces import create_test_namespace, delete_test_namespace, unique_name, wait_pods_gone
 from harness.cluster.paths import REPO_ROOT
 from harness.cluster.toolchain import Toolchain
 from harness.contract import record as contract
@@ -33,8 +32,6 @@ from harness.waits import NotYet, wait_for
 if TYPE_CHECKING:
     from harness.plugin import SuiteConfig, SuiteState
 
-#: Label on everything a scenario creates, so cleanup finds it.
-TEST_LABEL = "rescon.dev/test"
 #: How often the timeline sampler reads pods and records.
 SAMPLE_SECONDS = 0.5
 
@@ -88,25 +85,6 @@ def start_scheduler(cluster: Any, kube: Kube, config: SuiteConfig) -> SchedulerU
     return scheduler
 
 
-def _namespace_name(scenario: Scenario) -> str:
-    base = re.sub(r"[^a-z0-9-]+", "-", scenario.name.lower()).strip("-")[:40]
-    return f"{base}-{uuid.uuid4().hex[:6]}"
-
-
-def _create_namespace(kube: Kube, name: str, config: SuiteConfig) -> None:
-    kube.core.create_namespace({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {TEST_LABEL: "true"}}})
-
-    def service_account() -> None:
-        try:
-            kube.core.read_namespaced_service_account("default", name)
-        except kubernetes.client.ApiException as err:
-            if err.status == 404:
-                raise NotYet(f"ServiceAccount {name}/default does not exist yet") from err
-            raise
-
-    wait_for(service_account, what=f"namespace {name} to be ready", timeout="namespace_ready", timeouts=config.timeouts)
-
-
 class _Sampler:
     """_Sampler feeds the timeline recorder from a background thread until stopped."""
 
@@ -149,8 +127,7 @@ def scenario_run(
     from harness.cluster.volumes import delete_test_volumes, make_bound_pvc
 
     scheduler.check_alive()
-    namespace = _namespace_name(scenario)
-    _create_namespace(kube, namespace, config)
+    namespace = create_test_namespace(kube, unique_name("conf", scenario.name), timeouts=config.timeouts)
     pool = None
     run: ScenarioRun | None = None
     try:
@@ -194,11 +171,9 @@ def scenario_run(
 
 
 def _cleanup(kube: Kube, namespace: str, pool: Any, cluster: Any, config: SuiteConfig) -> None:
-    try:
-        kube.core.delete_namespace(namespace, propagation_policy="Background")
-    except kubernetes.client.ApiException as err:
-        if err.status != 404:
-            raise
+    delete_test_namespace(kube, namespace, timeouts=config.timeouts, wait=False)
+    # Pods go before their nodes: a node deleted under a pod leaves the pod to garbage collection.
+    wait_pods_gone(kube, namespace, timeouts=config.timeouts)
     if pool is not None:
         cluster.remove_node_pool(kube, pool)
 

@@ -19,6 +19,7 @@ from reference_scheduler.core.node_checks import allocatable_pods
 from reference_scheduler.core.pod_requests import pod_effective_request
 from reference_scheduler.core.resources import InvalidQuantity, Resources
 from reference_scheduler.runtime.informer import Informer
+from reference_scheduler.runtime.records import spec_group_of_task
 
 Obj = dict[str, Any]
 
@@ -74,10 +75,8 @@ class ClusterView:
         record = self._records.get(namespace, run)
         if record is None:
             return None
-        for group in (record.get("spec") or {}).get("groups") or []:
-            if task in (group.get("tasks") or []):
-                return GroupKey(namespace, run, str(group.get("name")))
-        return None
+        group = spec_group_of_task(record, task)
+        return GroupKey(namespace, run, str(group.get("name"))) if group is not None else None
 
     def active_reservations(self) -> list[ActiveReservation]:
         active = []

@@ -31,7 +31,7 @@ from reference_scheduler.core.scoring import Strategy, score
 from reference_scheduler.runtime.cluster_view import ClusterView, pipeline_task_of
 from reference_scheduler.runtime.events import EventRecorder
 from reference_scheduler.runtime.planner import PlanUnavailable, plan_pipeline_run
-from reference_scheduler.runtime.records import RecordGone, RecordWriter, claim_of, with_claim
+from reference_scheduler.runtime.records import RecordGone, RecordWriter, claim_of, spec_group_of_task, with_claim
 
 log = logging.getLogger("tkn-scheduler.cycle")
 
@@ -133,7 +133,7 @@ class Cycle:
             record = self._create_record(pod, namespace, run_name)
             if record is None:
                 return None
-        spec_group = next((g for g in (record.get("spec") or {}).get("groups") or [] if task in (g.get("tasks") or [])), None)
+        spec_group = spec_group_of_task(record, task)
         if spec_group is None:
             return None  # a task that shares no workspace: a plain pod
         name = str(spec_group.get("name"))

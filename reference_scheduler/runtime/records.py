@@ -75,6 +75,14 @@ def with_claim(entry: Obj, claim: GroupClaim) -> Obj:
     return updated
 
 
+def spec_group_of_task(record: Obj, task: str) -> Obj | None:
+    """spec_group_of_task(record, 'build') is the spec.groups entry holding that pipeline task, if any."""
+    for group in (record.get("spec") or {}).get("groups") or []:
+        if task in (group.get("tasks") or []):
+            return dict(group)
+    return None
+
+
 def record_manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...]) -> Obj:
     """record_manifest() is the record of one PipelineRun: named after it, owned by it, all groups Pending."""
     meta = pipeline_run["metadata"]
