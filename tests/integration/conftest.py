@@ -68,18 +68,17 @@ def it_kube(it_cluster: LocalCluster, it_namespaces: list[str], it_timeouts: Tim
 def namespace(request: pytest.FixtureRequest, it_kube: Kube, it_namespaces: list[str], it_timeouts: TimeoutConfig) -> Iterator[str]:
     """namespace is a fresh namespace labelled rescon.dev/test=true, deleted (with its PVs) afterwards.
 
-    Teardown deletes the pods at once first: a namespace holding a running pod
-    is requeued by the namespace controller after the pod's 30s grace period,
-    and no kubelet needs that grace here. It then waits for the pods to be
-    gone, so that node_pool (torn down next) never deletes a node under a pod.
-    The namespace itself is awaited once for the whole session.
+    delete_test_namespace() removes the pods at once, without grace: a namespace
+    holding a running pod is requeued by the namespace controller only after
+    the pod's 30s grace period. Teardown then waits for the pods to be gone,
+    so that node_pool (torn down next) never deletes a node under a pod. The
+    namespace itself is awaited once for the whole session.
     """
     name = create_test_namespace(it_kube, unique_name("it", request.node.name), timeouts=it_timeouts)
     it_namespaces.append(name)
     try:
         yield name
     finally:
-        it_kube.core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
         delete_test_namespace(it_kube, name, timeouts=it_timeouts, wait=False)
         delete_test_volumes(it_kube, name)
         wait_pods_gone(it_kube, name, timeouts=it_timeouts)
