@@ -52,6 +52,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--timeout-override", "--rescon-timeout", dest="rescon_timeouts", action="append", default=[], metavar="NAME=SECONDS", help="override one named timeout (repeatable)")
 
 
+def _option_or_none(config: pytest.Config, name: str) -> Any:
+    """An option another plugin (pytest-kind) defines, or None when that plugin is not installed."""
+    try:
+        return config.getoption(name)
+    except ValueError:
+        return None
+
+
 def _add_shared(group: Any, name: str, **kwargs: Any) -> None:
     try:
         group.addoption(name, **kwargs)
@@ -76,6 +84,7 @@ class SuiteConfig:
     keep_cluster: bool
     timeouts: TimeoutConfig
     resize_floor_cpu: str = "10m"
+    kind_bin: str | None = None
 
     @classmethod
     def from_pytest(cls, config: pytest.Config) -> SuiteConfig:
@@ -109,6 +118,7 @@ class SuiteConfig:
             keep_cluster=bool(option("--keep-cluster")),
             timeouts=DEFAULT_TIMEOUTS.with_overrides(overrides),
             resize_floor_cpu=option("--resize-floor-cpu"),
+            kind_bin=_option_or_none(config, "kind_bin"),
         )
 
 

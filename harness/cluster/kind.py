@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from harness.cluster import slot_pools, tekton, tekton_release
+from harness.cluster import namespaces, slot_pools, tekton, tekton_release, volumes
 from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import REPO_ROOT, cache_root
 from harness.errors import HarnessError
@@ -181,6 +181,15 @@ class KindProvider:
 
     def remove_node_pool(self, kube: Kube, pool: NodePool) -> None:
         slot_pools.release_slot_pool(kube, pool)
+
+    # --- test namespaces: made for one scenario, deleted with their volumes ---
+
+    def create_test_namespace(self, kube: Kube, name: str) -> str:
+        return namespaces.create_test_namespace(kube, name, timeouts=self.timeouts)
+
+    def delete_test_namespace(self, kube: Kube, name: str) -> None:
+        namespaces.delete_test_namespace(kube, name, timeouts=self.timeouts, wait=False)
+        volumes.delete_test_volumes(kube, name)
 
     # --- helpers ---
 

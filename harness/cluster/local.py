@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Sequence, TextIO
 import kubernetes
 import yaml
 
-from harness.cluster import node_pools, tekton
+from harness.cluster import namespaces, node_pools, tekton, volumes
 from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import state_root
 from harness.cluster.processes import ManagedProcess, free_port, port_in_use, tail
@@ -250,6 +250,15 @@ class LocalCluster:
 
     def remove_node_pool(self, kube: Kube, pool: NodePool) -> None:
         node_pools.remove_node_pool(kube, pool)
+
+    # --- test namespaces: made for one scenario, deleted with their volumes ---
+
+    def create_test_namespace(self, kube: Kube, name: str) -> str:
+        return namespaces.create_test_namespace(kube, name, timeouts=self.timeouts)
+
+    def delete_test_namespace(self, kube: Kube, name: str) -> None:
+        namespaces.delete_test_namespace(kube, name, timeouts=self.timeouts, wait=False)
+        volumes.delete_test_volumes(kube, name)
 
     # --- steps of up() ---
 

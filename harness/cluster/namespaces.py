@@ -59,8 +59,8 @@ def delete_test_namespace(kube: Kube, name: str, *, timeouts: TimeoutConfig, wai
     test suite deletes without waiting and awaits all its namespaces once, at the end.
     """
     try:
-        # Pods first, without grace (no kubelet is waiting to stop them): far quicker than
-        # leaving them to the namespace controller.
+        # Pods first, without grace: test pods hold nothing worth a graceful stop, and the
+        # namespace controller alone takes far longer to empty a namespace.
         kube.core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
         kube.core.delete_namespace(name)
     except kubernetes.client.ApiException as err:

@@ -59,3 +59,11 @@ class ClusterProvider(Protocol):
 
     def remove_node_pool(self, kube: Kube, pool: NodePool) -> None:
         ...
+
+    def create_test_namespace(self, kube: Kube, name: str) -> str:
+        """create_test_namespace() makes a labelled namespace, usable once its ServiceAccount exists."""
+        ...
+
+    def delete_test_namespace(self, kube: Kube, name: str) -> None:
+        """delete_test_namespace() deletes a namespace this provider made, and its volumes."""
+        ...

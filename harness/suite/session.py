@@ -16,7 +16,7 @@ import kubernetes
 import pytest
 import yaml
 
-from harness.cluster.namespaces import create_test_namespace, delete_test_namespace, unique_name, wait_pods_gone
+from harness.cluster.namespaces import unique_name, wait_pods_gone
 from harness.cluster.paths import REPO_ROOT
 from harness.cluster.toolchain import Toolchain
 from harness.contract import record as contract
@@ -50,7 +50,9 @@ def make_provider(config: SuiteConfig) -> Any:
         return ExistingCluster(Path(config.kubeconfig), config.context, config.timeouts)
     from harness.cluster.kind import KindProvider
 
-    return KindProvider.from_options(coschedule=config.coschedule, timeouts=config.timeouts)
+    return KindProvider.from_options(
+        coschedule=config.coschedule, timeouts=config.timeouts, kind_bin=config.kind_bin, keep=config.keep_cluster
+    )
 
 
 def prepare_cluster(kube: Kube, config: SuiteConfig, state: SuiteState) -> None:
@@ -124,10 +126,10 @@ def scenario_run(
     request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig
 ) -> Iterator[ScenarioRun]:
     """scenario_run() sets up namespace, pool and volumes, samples the timeline, attaches artifacts, cleans up."""
-    from harness.cluster.volumes import delete_test_volumes, make_bound_pvc
+    from harness.cluster.volumes import make_bound_pvc
 
     scheduler.check_alive()
-    namespace = create_test_namespace(kube, unique_name("conf", scenario.name), timeouts=config.timeouts)
+    namespace = cluster.create_test_namespace(kube, unique_name("conf", scenario.name))
     pool = None
     run: ScenarioRun | None = None
     try:
@@ -167,11 +169,10 @@ def scenario_run(
             for doc in run.cluster_scoped_applied():
                 kube.delete(doc)
         _cleanup(kube, namespace, pool, cluster, config)
-        delete_test_volumes(kube, namespace)
 
 
 def _cleanup(kube: Kube, namespace: str, pool: Any, cluster: Any, config: SuiteConfig) -> None:
-    delete_test_namespace(kube, namespace, timeouts=config.timeouts, wait=False)
+    cluster.delete_test_namespace(kube, namespace)
     # Pods go before their nodes: a node deleted under a pod leaves the pod to garbage collection.
     wait_pods_gone(kube, namespace, timeouts=config.timeouts)
     if pool is not None:
