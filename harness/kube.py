@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TypeVar, cast
 
 import kubernetes
 import urllib3
@@ -22,6 +22,26 @@ FIELD_MANAGER = "rescon-harness"
 
 #: How many times a request is tried when the connection fails (a restarting API server drops a few).
 CONNECT_ATTEMPTS = 3
+
+_T = TypeVar("_T")
+
+
+def present(value: _T | None) -> _T:
+    """present(pod.status) is pod.status typed without None.
+
+    For what the API server always sends but the generated client declares optional:
+    an object's metadata, spec and status, its name, a node's allocatable.
+    """
+    assert value is not None, "the API server left out a field it always sends"
+    return value
+
+
+def json_object(answer: object) -> dict[str, Any]:
+    """json_object(kube.custom.get_namespaced_custom_object(...)) is the answer as the JSON object it is.
+
+    The generated CustomObjectsApi declares its answers `object`; they are decoded JSON objects.
+    """
+    return cast(dict[str, Any], answer)
 
 
 def _transport_reason(err: BaseException) -> str:
@@ -57,7 +77,7 @@ class Kube:
             raise HarnessError(f"kubeconfig {kubeconfig} does not exist: pass --kubeconfig with a valid file")
         configuration = kubernetes.client.Configuration()
         try:
-            kubernetes.config.load_kube_config(
+            kubernetes.config.load_kube_config(  # type: ignore[no-untyped-call]
                 config_file=str(kubeconfig), context=context, client_configuration=configuration
             )
         except (kubernetes.config.ConfigException, ValueError, OSError) as err:
@@ -94,7 +114,7 @@ class Kube:
     @property
     def dynamic(self) -> DynamicClient:
         if not hasattr(self, "_dynamic"):
-            self._dynamic = DynamicClient(self.api)
+            self._dynamic = DynamicClient(self.api)  # type: ignore[no-untyped-call]
         return self._dynamic
 
     def apply(self, manifest: Mapping[str, Any], *, namespace: str | None = None) -> Any:
@@ -138,4 +158,4 @@ class Kube:
         return str(info.git_version)
 
     def close(self) -> None:
-        self.api.close()
+        self.api.close()  # type: ignore[no-untyped-call]

@@ -11,7 +11,7 @@ from typing import Any, Mapping
 
 import kubernetes
 
-from harness.kube import Kube
+from harness.kube import Kube, json_object, present
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -25,6 +25,7 @@ PIPELINE_TASK_LABEL = "tekton.dev/pipelineTask"
 
 def succeeded(run: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """succeeded(run) is the run's `Succeeded` condition, or None before Tekton sets one."""
+    condition: Mapping[str, Any]
     for condition in (run.get("status") or {}).get("conditions") or []:
         if condition.get("type") == "Succeeded":
             return condition
@@ -48,12 +49,12 @@ def describe(run: Mapping[str, Any]) -> str:
 def create(kube: Kube, namespace: str, manifest: Mapping[str, Any]) -> str:
     """create() creates a PipelineRun or TaskRun and returns its name (generateName is fine)."""
     plural = _plural(manifest["kind"])
-    created = kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, plural, dict(manifest))
+    created = json_object(kube.custom.create_namespaced_custom_object(GROUP, VERSION, namespace, plural, dict(manifest)))
     return str(created["metadata"]["name"])
 
 
 def get(kube: Kube, namespace: str, kind: str, name: str) -> Obj:
-    obj: Obj = kube.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, _plural(kind), name)
+    obj: Obj = json_object(kube.custom.get_namespaced_custom_object(GROUP, VERSION, namespace, _plural(kind), name))
     return obj
 
 
@@ -72,9 +73,9 @@ def wait_for_done(kube: Kube, namespace: str, kind: str, name: str, *, timeouts:
 
 def taskruns_of(kube: Kube, namespace: str, pipelinerun: str) -> dict[str, Obj]:
     """taskruns_of() maps each pipeline task's name to its TaskRun."""
-    items = kube.custom.list_namespaced_custom_object(
+    items = json_object(kube.custom.list_namespaced_custom_object(
         GROUP, VERSION, namespace, "taskruns", label_selector=f"{PIPELINERUN_LABEL}={pipelinerun}"
-    )["items"]
+    ))["items"]
     return {item["metadata"]["labels"][PIPELINE_TASK_LABEL]: item for item in items}
 
 
@@ -104,9 +105,11 @@ def wait_for_pod_phase(
             if err.status == 404:
                 raise NotYet(f"pod {namespace}/{name} does not exist yet") from err
             raise
-        if pod.status.phase not in phases:
-            where = f"on {pod.spec.node_name}" if pod.spec.node_name else "on no node"
-            raise NotYet(f"pod {namespace}/{name} is {pod.status.phase} {where}")
+        status = present(pod.status)
+        if status.phase not in phases:
+            spec = present(pod.spec)
+            where = f"on {spec.node_name}" if spec.node_name else "on no node"
+            raise NotYet(f"pod {namespace}/{name} is {status.phase} {where}")
         return pod
 
     return wait_for(in_phase, what=f"pod {namespace}/{name} to be {' or '.join(phases)}", timeout=timeout, timeouts=timeouts)

@@ -26,14 +26,17 @@ from reference_scheduler.runtime.scheduler import Scheduler
 
 log = logging.getLogger("tkn-scheduler")
 
+#: How often the queue-length and active-reservation gauges are refreshed.
+GAUGE_SECONDS = 2.0
+
 
 def api_client(config: SchedulerConfig) -> kubernetes.client.ApiClient:
     """api_client() loads the kubeconfig (or the in-cluster config) with the configured QPS budget."""
     configuration = kubernetes.client.Configuration()
     if config.kubeconfig:
-        kubernetes.config.load_kube_config(config_file=config.kubeconfig, context=config.context, client_configuration=configuration)
+        kubernetes.config.load_kube_config(config_file=config.kubeconfig, context=config.context, client_configuration=configuration)  # type: ignore[no-untyped-call]
     else:
-        kubernetes.config.load_incluster_config(client_configuration=configuration)
+        kubernetes.config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     configuration.retries = urllib3.Retry(total=3, connect=3, read=0, backoff_factor=0.2)
     # The Python client has no client-side rate limiter; the pool size bounds concurrent requests instead.
     configuration.connection_pool_maxsize = max(4, config.burst // 10)
@@ -79,9 +82,15 @@ def serve(config: SchedulerConfig) -> int:
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
 
+    def refresh_gauges() -> None:
+        while not scheduler.stop_event.wait(GAUGE_SECONDS):
+            observability.set_pending(scheduler.queue.lengths())
+            observability.set_active_reservations(len(scheduler.view.active_reservations()))
+
     def lead() -> None:
         observability.set_leader(True)
         scheduler.start_informers()
+        threading.Thread(target=refresh_gauges, name="gauges", daemon=True).start()
         scheduler.run()
 
     def lost() -> None:

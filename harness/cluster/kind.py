@@ -24,7 +24,7 @@ from harness.cluster import namespaces, slot_pools, tekton, tekton_release, volu
 from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import REPO_ROOT, cache_root
 from harness.errors import HarnessError
-from harness.kube import Kube
+from harness.kube import Kube, present
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -122,7 +122,7 @@ class KindProvider:
         """down() deletes the kind cluster if up() created it (and keep is off); idempotent."""
         if not self.created_cluster or self.keep:
             return
-        self.kind_cluster(resolve_kind_bin(self.kind_bin)).delete()
+        self.kind_cluster(resolve_kind_bin(self.kind_bin)).delete()  # type: ignore[no-untyped-call]
         self.created_cluster = False
 
     def create_cluster(self, kind_path: Path) -> KindCluster:
@@ -199,9 +199,9 @@ class KindProvider:
             if not nodes:
                 raise NotYet("the cluster has no nodes yet")
             for node in nodes:
-                ready = {c.type: c.status for c in (node.status.conditions or [])}.get("Ready")
+                ready = {c.type: c.status for c in (present(node.status).conditions or [])}.get("Ready")
                 if ready != "True":
-                    raise NotYet(f"node {node.metadata.name} is not Ready (Ready={ready})")
+                    raise NotYet(f"node {present(node.metadata).name} is not Ready (Ready={ready})")
 
         wait_for(all_ready, what=f"the nodes of kind cluster {self.name}", timeout="nodes_ready", timeouts=self.timeouts, hint=f"docker ps --filter name={self.name}")
 

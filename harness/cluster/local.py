@@ -37,7 +37,7 @@ from harness.cluster.processes import ManagedProcess, free_port, port_in_use, ta
 from harness.cluster.simulation import all_stages
 from harness.cluster.toolchain import Toolchain, program_named
 from harness.errors import HarnessError
-from harness.kube import Kube
+from harness.kube import Kube, present
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -225,9 +225,10 @@ class LocalCluster:
         kube = Kube.connect(self.kubeconfig)
         lines = []
         for node in kube.core.list_node().items:
-            alloc = node.status.allocatable or {}
-            pool = (node.metadata.labels or {}).get("rescon.dev/pool", "-")
-            lines.append(f"{node.metadata.name:<32} pool {pool:<16} cpu {alloc.get('cpu', '?'):<8} memory {alloc.get('memory', '?'):<10} pods {alloc.get('pods', '?')}")
+            meta = present(node.metadata)
+            alloc = present(node.status).allocatable or {}
+            pool = (meta.labels or {}).get("rescon.dev/pool", "-")
+            lines.append(f"{meta.name:<32} pool {pool:<16} cpu {alloc.get('cpu', '?'):<8} memory {alloc.get('memory', '?'):<10} pods {alloc.get('pods', '?')}")
         return lines or ["no nodes (scenarios add their own pools)"]
 
     # --- node pools: KWOK nodes made to measure ---
@@ -345,7 +346,7 @@ class LocalCluster:
         def established() -> None:
             for name in names:
                 crd = ext.read_custom_resource_definition(name)
-                conditions = {c.type: c.status for c in (crd.status.conditions or [])}
+                conditions = {c.type: c.status for c in (present(crd.status).conditions or [])}
                 if conditions.get("Established") != "True":
                     raise NotYet(f"CRD {name} is not Established yet")
 

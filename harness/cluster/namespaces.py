@@ -12,7 +12,7 @@ import uuid
 
 import kubernetes
 
-from harness.kube import Kube
+from harness.kube import Kube, present
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -32,7 +32,7 @@ def create_test_namespace(kube: Kube, name: str, *, timeouts: TimeoutConfig) -> 
     A namespace is usable only when the ServiceAccount controller has made its
     `default` ServiceAccount: a pod created before that is rejected.
     """
-    kube.core.create_namespace({"metadata": {"name": name, "labels": {TEST_NAMESPACE_LABEL: "true"}}})
+    kube.core.create_namespace(kubernetes.client.V1Namespace.model_validate({"metadata": {"name": name, "labels": {TEST_NAMESPACE_LABEL: "true"}}}))
 
     def default_service_account() -> None:
         try:
@@ -81,7 +81,7 @@ def wait_pods_gone(kube: Kube, name: str, *, timeouts: TimeoutConfig) -> None:
     def no_pods() -> None:
         pods = kube.core.list_namespaced_pod(name).items
         if pods:
-            listed = ", ".join(f"{p.metadata.name} ({p.status.phase})" for p in pods[:5])
+            listed = ", ".join(f"{present(p.metadata).name} ({present(p.status).phase})" for p in pods[:5])
             raise NotYet(f"namespace {name} still has {len(pods)} pod(s): {listed}")
 
     wait_for(no_pods, what=f"the pods of namespace {name} to be deleted", timeout="namespace_deleted", timeouts=timeouts)
@@ -91,7 +91,7 @@ def wait_namespaces_gone(kube: Kube, names: list[str], *, timeouts: TimeoutConfi
     """wait_namespaces_gone() returns once none of `names` exists any more."""
 
     def gone() -> None:
-        existing = {ns.metadata.name: ns.status.phase for ns in kube.core.list_namespace().items}
+        existing = {present(ns.metadata).name: present(ns.status).phase for ns in kube.core.list_namespace().items}
         left = [f"{name} ({existing[name]})" for name in names if name in existing]
         if left:
             raise NotYet(f"namespaces still exist: {', '.join(left)}")
@@ -113,4 +113,4 @@ def is_test_namespace(kube: Kube, name: str) -> bool:
         if err.status == 404:
             return False
         raise
-    return (namespace.metadata.labels or {}).get(TEST_NAMESPACE_LABEL) == "true"
+    return (present(namespace.metadata).labels or {}).get(TEST_NAMESPACE_LABEL) == "true"

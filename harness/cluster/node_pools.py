@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 import kubernetes
 
 from harness.errors import HarnessError
-from harness.kube import Kube
+from harness.kube import Kube, present
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -82,7 +82,7 @@ def add_node_pool(
     for node in names:
         manifest = node_manifest(node, pool=name, cpu=cpu, memory=memory, pods=pods, labels=labels or {}, taints=taints)
         try:
-            kube.core.create_node(manifest)
+            kube.core.create_node(kubernetes.client.V1Node.model_validate(manifest))
         except kubernetes.client.ApiException as err:
             if err.status == 409:
                 raise HarnessError(f"node {node} already exists: remove pool {name!r} first (rescon cluster down resets everything)") from err
@@ -90,7 +90,7 @@ def add_node_pool(
 
     def all_ready() -> None:
         for node in names:
-            status = kube.core.read_node(node).status
+            status = present(kube.core.read_node(node).status)
             ready = {c.type: c.status for c in (status.conditions or [])}.get("Ready")
             if ready != "True":
                 raise NotYet(f"node {node} is not Ready (Ready={ready})")

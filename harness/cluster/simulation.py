@@ -283,7 +283,7 @@ def _stage(name: str, kind: str, selector: list[dict[str, Any]], next_: dict[str
 
 
 def _steps_finished(name: str, extra_selector: list[dict[str, Any]], delay: dict[str, Any]) -> dict[str, Any]:
-    selector = [_NOT_DELETING, _RUNNING, _NO_TERMINATED_CONTAINER, *extra_selector]
+    selector: list[dict[str, Any]] = [_NOT_DELETING, _RUNNING, _NO_TERMINATED_CONTAINER, *extra_selector]
     return _stage(name, "Pod", selector, {"statusTemplate": _STEPS_FINISHED}, delay)
 
 

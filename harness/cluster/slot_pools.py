@@ -19,7 +19,7 @@ import kubernetes
 
 from harness.cluster.node_pools import POOL_LABEL, NodePool
 from harness.errors import HarnessError
-from harness.kube import Kube
+from harness.kube import Kube, present
 
 POOL_SLOT_LABEL = "rescon.dev/pool-slot"
 
@@ -37,11 +37,12 @@ class SlotNode:
 
 def slot_node(node: kubernetes.client.V1Node) -> SlotNode:
     """slot_node() reads what choose_slots() needs from a Node: usable means Ready and not cordoned."""
-    labels = node.metadata.labels or {}
+    meta = present(node.metadata)
+    labels = meta.labels or {}
     conditions = {c.type: c.status for c in ((node.status.conditions if node.status else None) or [])}
     usable = conditions.get("Ready") == "True" and not (node.spec and node.spec.unschedulable)
     return SlotNode(
-        name=node.metadata.name,
+        name=present(meta.name),
         slot=labels.get(POOL_SLOT_LABEL, ""),
         pool=labels.get(POOL_LABEL),
         usable=usable,
@@ -112,4 +113,4 @@ def release_slot_pool(kube: Kube, pool: NodePool | str) -> None:
     extra = {} if isinstance(pool, str) else dict(pool.labels)
     removal: dict[str, None] = {key: None for key in (*extra, POOL_LABEL)}
     for node in kube.core.list_node(label_selector=f"{POOL_LABEL}={name}").items:
-        kube.core.patch_node(node.metadata.name, {"metadata": {"labels": removal}})
+        kube.core.patch_node(present(present(node.metadata).name), {"metadata": {"labels": removal}})

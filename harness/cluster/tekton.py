@@ -19,7 +19,7 @@ import yaml
 
 from harness.cluster.toolchain import Toolchain, program_named
 from harness.errors import HarnessError
-from harness.kube import Kube
+from harness.kube import Kube, json_object
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -190,13 +190,13 @@ def wait_reconciles(kube: Kube, *, timeouts: TimeoutConfig, check_alive: Callabl
         check_alive()
         if not created:
             try:
-                obj = kube.custom.create_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "taskruns", probe_taskrun())
+                obj = json_object(kube.custom.create_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "taskruns", probe_taskrun()))
             except kubernetes.client.ApiException as err:
                 if err.status >= 500:
                     raise NotYet(f"creating the probe TaskRun failed ({err.status} {err.reason}); is the webhook serving?") from err
                 raise
             created.append(obj["metadata"]["name"])
-        obj = kube.custom.get_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "taskruns", created[0])
+        obj = json_object(kube.custom.get_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "taskruns", created[0]))
         if not (obj.get("status") or {}).get("conditions"):
             raise NotYet(f"TaskRun {NAMESPACE}/{created[0]} has no condition yet")
 

@@ -24,7 +24,7 @@ import yaml
 from harness.cluster import tekton
 from harness.cluster.paths import cache_root
 from harness.errors import HarnessError
-from harness.kube import Kube
+from harness.kube import Kube, present
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -132,7 +132,7 @@ def _wait_established(kube: Kube, names: list[str], *, timeouts: TimeoutConfig) 
 
     def established() -> None:
         for name in names:
-            conditions = {c.type: c.status for c in (ext.read_custom_resource_definition(name).status.conditions or [])}
+            conditions = {c.type: c.status for c in (present(ext.read_custom_resource_definition(name).status).conditions or [])}
             if conditions.get("Established") != "True":
                 raise NotYet(f"CRD {name} is not Established yet")
 
@@ -144,7 +144,7 @@ def _wait_available(kube: Kube, names: list[tuple[str, str]], *, timeouts: Timeo
 
     def available() -> None:
         for namespace, name in names:
-            status = apps.read_namespaced_deployment(name, namespace).status
+            status = present(apps.read_namespaced_deployment(name, namespace).status)
             conditions = {c.type: c.status for c in (status.conditions or [])}
             if conditions.get("Available") != "True":
                 raise NotYet(f"Deployment {namespace}/{name} is not Available ({status.ready_replicas or 0} ready)")

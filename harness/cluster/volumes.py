@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.kube import Kube
+import kubernetes
+
+from harness.kube import Kube, present
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -70,11 +72,11 @@ def make_bound_pvc(kube: Kube, namespace: str, name: str, size: str = "1Gi", *, 
     Use the returned name as a workspace's `persistentVolumeClaim.claimName`.
     """
     pv, pvc = volume_manifests(namespace, name, size)
-    kube.core.create_persistent_volume(pv)
-    kube.core.create_namespaced_persistent_volume_claim(namespace, pvc)
+    kube.core.create_persistent_volume(kubernetes.client.V1PersistentVolume.model_validate(pv))
+    kube.core.create_namespaced_persistent_volume_claim(namespace, kubernetes.client.V1PersistentVolumeClaim.model_validate(pvc))
 
     def bound() -> None:
-        phase = kube.core.read_namespaced_persistent_volume_claim(name, namespace).status.phase
+        phase = present(kube.core.read_namespaced_persistent_volume_claim(name, namespace).status).phase
         if phase != "Bound":
             raise NotYet(f"PVC {namespace}/{name} is {phase}")
 
@@ -96,5 +98,5 @@ def delete_test_volumes(kube: Kube, namespace: str) -> None:
 def volumes_of_namespace(kube: Kube, namespace: str) -> list[str]:
     """volumes_of_namespace() is the PersistentVolumes still labelled for `namespace`."""
     volumes = kube.core.list_persistent_volume(label_selector=f"{TEST_NAMESPACE_LABEL}={namespace}").items
-    return sorted(v.metadata.name for v in volumes)
+    return sorted(present(present(v.metadata).name) for v in volumes)
 

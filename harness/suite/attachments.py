@@ -15,6 +15,7 @@ import allure
 import yaml
 
 from harness.cluster.processes import tail
+from harness.kube import json_object
 from harness.suite.run import ScenarioRun
 
 #: Lines of each log attached.
@@ -25,7 +26,7 @@ def _final_objects(run: ScenarioRun) -> list[dict[str, Any]]:
     objects: list[dict[str, Any]] = []
     custom = run.kube.custom
     for plural in ("pipelineruns", "taskruns"):
-        objects += custom.list_namespaced_custom_object("tekton.dev", "v1", run.namespace, plural).get("items") or []
+        objects += json_object(custom.list_namespaced_custom_object("tekton.dev", "v1", run.namespace, plural)).get("items") or []
     objects += run.records()
     objects += run.pods()
     for obj in objects:
@@ -60,4 +61,4 @@ def _attach_timeline(run: ScenarioRun, recorder: Any) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "timeline.png"
         render_timeline(recorder.intervals(), recorder.bands(), nodes, path, title=f"{run.scenario.name} ({run.namespace})")
-        allure.attach.file(str(path), "timeline", allure.attachment_type.PNG)
+        allure.attach.file(str(path), "timeline", allure.attachment_type.PNG)  # type: ignore[no-untyped-call]

@@ -13,6 +13,7 @@ import time
 from typing import Any
 
 from harness.contract import record as contract
+from harness.kube import json_object, present
 from harness.suite.run import ScenarioRun
 from harness.waits import NotYet, wait_for
 
@@ -78,7 +79,7 @@ def pod_must_be_finished(run: ScenarioRun, pod_name: str) -> str:
 
     def poll() -> str:
         pod = run.kube.core.read_namespaced_pod(pod_name, run.namespace)
-        phase = str(pod.status.phase)
+        phase = str(present(pod.status).phase)
         if phase not in ("Succeeded", "Failed"):
             raise NotYet(f"{pod_name} is {phase}")
         return phase
@@ -163,12 +164,12 @@ def binding_must_be_denied(run: ScenarioRun) -> None:
     def probe_pod(name: str) -> None:
         run.kube.core.create_namespaced_pod(
             run.namespace,
-            {
+            kubernetes.client.V1Pod.model_validate({
                 "apiVersion": "v1",
                 "kind": "Pod",
                 "metadata": {"name": name, "labels": {"rescon.dev/probe": "binding"}},
                 "spec": {"schedulerName": "rescon-nobody", "containers": [{"name": "c", "image": "busybox:1.37"}]},
-            },
+            }),
         )
 
     attempt = [0]
@@ -179,7 +180,7 @@ def binding_must_be_denied(run: ScenarioRun) -> None:
         probe_pod(name)
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"apiVersion": "v1", "kind": "Node", "name": PROBE_NODE}}
         try:
-            run.kube.core.create_namespaced_pod_binding(name, run.namespace, body, _preload_content=False)
+            run.kube.core.create_namespaced_pod_binding(name, run.namespace, kubernetes.client.V1Binding.model_validate(body), _preload_content=False)
         except kubernetes.client.ApiException as err:
             if err.status in (403, 422):
                 return
@@ -193,10 +194,10 @@ def taskrun_must_be_done(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
     """taskrun_must_be_done() waits for the task's TaskRun to have a terminal Succeeded condition."""
 
     def poll() -> Obj:
-        listing = run.kube.custom.list_namespaced_custom_object(
+        listing = json_object(run.kube.custom.list_namespaced_custom_object(
             "tekton.dev", "v1", run.namespace, "taskruns",
             label_selector=f"tekton.dev/pipelineRun={pipeline_run},tekton.dev/pipelineTask={task}",
-        )
+        ))
         items = listing.get("items") or []
         if not items:
             raise NotYet(f"no TaskRun for {pipeline_run}/{task} yet")

@@ -14,7 +14,7 @@ import kubernetes
 
 from harness.cluster.node_pools import NodePool
 from harness.contract import record as contract
-from harness.kube import Kube
+from harness.kube import Kube, json_object
 from harness.suite import manifests
 from harness.suite.features import Feature
 from harness.suite.scenario import Scenario
@@ -84,7 +84,7 @@ class ScenarioRun:
     # --- reads ---
 
     def pipeline_run(self, name: str) -> Obj:
-        found: Obj = self.kube.custom.get_namespaced_custom_object(*TEKTON, self.namespace, "pipelineruns", name)
+        found: Obj = json_object(self.kube.custom.get_namespaced_custom_object(*TEKTON, self.namespace, "pipelineruns", name))
         return found
 
     def task_pods(self, pipeline_run: str, task: str) -> list[Obj]:
@@ -104,9 +104,9 @@ class ScenarioRun:
     def record(self, pipeline_run: str) -> contract.Record | None:
         """record() reads the PipelineRun's ReservationRecord, validated against the contract."""
         try:
-            obj = self.kube.custom.get_namespaced_custom_object(
+            obj = json_object(self.kube.custom.get_namespaced_custom_object(
                 contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL, pipeline_run
-            )
+            ))
         except kubernetes.client.ApiException as err:
             if err.status == 404:
                 return None
@@ -114,7 +114,7 @@ class ScenarioRun:
         return contract.Record.from_json(obj)
 
     def records(self) -> list[Obj]:
-        listing = self.kube.custom.list_namespaced_custom_object(contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL)
+        listing = json_object(self.kube.custom.list_namespaced_custom_object(contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL))
         items: list[Obj] = listing.get("items") or []
         return items
 

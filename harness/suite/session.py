@@ -21,7 +21,7 @@ from harness.cluster.paths import REPO_ROOT
 from harness.cluster.toolchain import Toolchain
 from harness.contract import record as contract
 from harness.errors import HarnessError
-from harness.kube import Kube
+from harness.kube import Kube, present
 from harness.suite import manifests
 from harness.suite.attachments import attach_scenario_artifacts
 from harness.suite.run import ScenarioRun
@@ -63,7 +63,7 @@ def prepare_cluster(kube: Kube, config: SuiteConfig, state: SuiteState) -> None:
 
     def established() -> None:
         obj = ext.read_custom_resource_definition(crd["metadata"]["name"])
-        if {c.type: c.status for c in (obj.status.conditions or [])}.get("Established") != "True":
+        if {c.type: c.status for c in (present(obj.status).conditions or [])}.get("Established") != "True":
             raise NotYet("the ReservationRecord CRD is not Established yet")
 
     wait_for(established, what="the ReservationRecord CRD", timeout="crd_established", timeouts=config.timeouts)
@@ -141,7 +141,7 @@ def scenario_run(
             memory=scenario.pool.memory,
             pods=scenario.pool.pods,
         )
-        node = kube.core.read_node(pool.nodes[0]).status.allocatable
+        node = present(present(kube.core.read_node(pool.nodes[0]).status).allocatable)
         from reference_scheduler.core.resources import cpu_millis, memory_bytes
 
         pvcs = {name: make_bound_pvc(kube, namespace, name) for name in scenario.volumes}

@@ -137,7 +137,7 @@ class Cycle:
         if spec_group is None:
             return None  # a task that shares no workspace: a plain pod
         name = str(spec_group.get("name"))
-        entry = next((e for e in (record.get("status") or {}).get("groups") or [] if e.get("name") == name), {})
+        entry: Obj = next((e for e in (record.get("status") or {}).get("groups") or [] if e.get("name") == name), {})
         try:
             peak = Resources.from_mapping(spec_group.get("peak") or {})
         except InvalidQuantity as err:
@@ -214,7 +214,7 @@ class Cycle:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
         # The generated client cannot deserialize the Status this call returns; the raw call is enough.
-        self._core.create_namespaced_pod_binding(meta["name"], meta["namespace"], body, _preload_content=False)
+        self._core.create_namespaced_pod_binding(meta["name"], meta["namespace"], kubernetes.client.V1Binding.model_validate(body), _preload_content=False)
 
     def _unreserve(self, key: GroupKey, uid: str, generation: int) -> None:
         """Roll back this pod's hold; idempotent, so it is retried until it sticks or the record is gone."""

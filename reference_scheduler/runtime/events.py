@@ -88,7 +88,7 @@ class EventRecorder:
             "count": 1,
         }
         try:
-            self._core.create_namespaced_event(meta["namespace"], body, _preload_content=False)
+            self._core.create_namespaced_event(meta["namespace"], kubernetes.client.CoreV1Event.model_validate(body), _preload_content=False)
         except kubernetes.client.ApiException as err:
             log.debug("cannot write event %s for %s/%s: %s", reason, meta["namespace"], meta["name"], err.reason)
         log.info("%s %s/%s: %s", reason, meta["namespace"], meta["name"], message)

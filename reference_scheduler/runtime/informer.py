@@ -136,8 +136,8 @@ class Informer:
         return str((listing.get("metadata") or {}).get("resourceVersion") or "")
 
     def _watch(self, resource_version: str) -> str:
-        watcher = watch.Watch()
-        stream: Iterator[dict[str, Any]] = watcher.stream(
+        watcher = watch.Watch()  # type: ignore[no-untyped-call]
+        stream: Iterator[dict[str, Any]] = watcher.stream(  # type: ignore[no-untyped-call]
             self._list_raw,
             resource_version=resource_version,
             timeout_seconds=WATCH_SECONDS,
@@ -165,7 +165,7 @@ class Informer:
                         self._store[key] = obj
                 self._emit(kind, obj, before)
         finally:
-            watcher.stop()
+            watcher.stop()  # type: ignore[no-untyped-call]
         return resource_version
 
     def _emit(self, kind: str, obj: Obj, old: Obj | None) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import Any, Callable, cast
 
 import kubernetes
 from kubernetes.client import ApiClient, CustomObjectsApi
@@ -135,19 +135,19 @@ class RecordWriter:
         manifest = record_manifest(pipeline_run, groups)
         ns, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
         try:
-            created: Obj = self._custom.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, manifest)
+            created = cast(Obj, self._custom.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, manifest))
         except kubernetes.client.ApiException as err:
             if err.status != 409:
                 raise
-            existing: Obj = self._custom.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, name)
+            existing = cast(Obj, self._custom.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, name))
             return existing
         created["status"] = initial_status(groups)
         try:
-            updated: Obj = self._custom.replace_namespaced_custom_object_status(GROUP, VERSION, ns, PLURAL, name, created)
+            updated = cast(Obj, self._custom.replace_namespaced_custom_object_status(GROUP, VERSION, ns, PLURAL, name, created))
             return updated
         except kubernetes.client.ApiException as err:
             if err.status == 409:  # someone else initialised it first
-                fresh: Obj = self._custom.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, name)
+                fresh = cast(Obj, self._custom.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, name))
                 return fresh
             raise
 
@@ -160,7 +160,7 @@ class RecordWriter:
         """
         for attempt in range(CAS_ATTEMPTS):
             try:
-                record: Obj = self._custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name)
+                record = cast(Obj, self._custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name))
             except kubernetes.client.ApiException as err:
                 if err.status == 404:
                     raise RecordGone(f"{namespace}/{name}") from err

@@ -65,7 +65,9 @@ class Resizer:
         if (pod.get("status") or {}).get("phase") != "Running" or meta.get("deletionTimestamp"):
             return False
         task_run = (meta.get("labels") or {}).get(TASK_RUN_LABEL)
-        return bool(task_run) and task_run_terminal(self._task_runs.get(meta.get("namespace") or "", task_run))
+        if not task_run:
+            return False
+        return task_run_terminal(self._task_runs.get(meta.get("namespace") or "", task_run))
 
     def _resize(self, pod: Obj) -> None:
         patch = resize_patch(pod, self._floor)
