@@ -32,6 +32,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--scheduler-name", default="tkn-scheduler", help="the schedulerName under test (default: tkn-scheduler)")
     group.addoption("--scheduler", default="reference", choices=MODES, help="what serves that name (default: reference)")
     group.addoption("--scheduler-cmd", default=None, help="with --scheduler command: the launch command, with {kubeconfig} and {scheduler_name}")
+    group.addoption("--scheduler-pod-selector", default=None, help="with --scheduler external: label selector of the scheduler's pods, deleted to restart it (Restart)")
     group.addoption("--cluster", default="local", choices=CLUSTERS, help="local (default), kind or existing")
     # pytest-kind (the kind provider's library) defines --kubeconfig and --keep-cluster with the
     # same meaning; whichever plugin loads first owns them.
@@ -85,6 +86,7 @@ class SuiteConfig:
     timeouts: TimeoutConfig
     resize_floor_cpu: str = "10m"
     kind_bin: str | None = None
+    scheduler_pod_selector: str | None = None
 
     @classmethod
     def from_pytest(cls, config: pytest.Config) -> SuiteConfig:
@@ -119,6 +121,7 @@ class SuiteConfig:
             timeouts=DEFAULT_TIMEOUTS.with_overrides(overrides),
             resize_floor_cpu=option("--resize-floor-cpu"),
             kind_bin=_option_or_none(config, "kind_bin"),
+            scheduler_pod_selector=option("--scheduler-pod-selector"),
         )
 
 

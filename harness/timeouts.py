@@ -45,6 +45,8 @@ class TimeoutConfig:
     volume_bound: float = field(default=30.0, metadata={"kind": "knob"})
     #: Downloading a pinned release manifest (Tekton's release.yaml on kind).
     manifest_download: float = field(default=60.0, metadata={"kind": "knob"})
+    #: A killed scheduler under test serves again (external: a new pod matching --scheduler-pod-selector is Ready).
+    scheduler_restart: float = field(default=60.0, metadata={"kind": "knob"})
 
     # --- scenario waits (conformance maximums) ---
     #: A task pod exists after its PipelineRun is created (Tekton's work, not the scheduler's).
@@ -65,6 +67,9 @@ class TimeoutConfig:
     resize_done: float = field(default=30.0, metadata={"kind": "max"})
     #: A ReservationRecord reaches the expected state for a group.
     record_state: float = field(default=30.0, metadata={"kind": "max"})
+    #: How long a group is watched to keep its claim (through a retry gap, beside a failed bind); longer than the
+    #: reference's 1 s + 2 s bind retries, so a rollback that drops another holder's claim shows within it.
+    group_stays: float = field(default=3.0, metadata={"kind": "max"})
 
     def with_overrides(self, overrides: dict[str, float]) -> TimeoutConfig:
         """with_overrides({'pod_scheduled': 60}) returns a copy; an unknown name fails naming the known ones."""

@@ -15,7 +15,7 @@ from typing import Any
 from harness.contract import record as contract
 from harness.kube import json_object, present
 from harness.suite.run import ScenarioRun
-from harness.waits import NotYet, wait_for
+from harness.waits import NotYet, hold_for, wait_for
 
 Obj = dict[str, Any]
 
@@ -109,8 +109,9 @@ def group_must_be(
     *,
     state: contract.State,
     node: str | None = None,
+    claim_generation: int | None = None,
 ) -> contract.Record | None:
-    """group_must_be() waits for the group holding `task` to reach `state` (and `node`, if given).
+    """group_must_be() waits for the group holding `task` to reach `state` (and `node`, `claim_generation`, if given).
 
     Returns the record, or None without checking anything when the
     implementation is placement-only.
@@ -130,6 +131,8 @@ def group_must_be(
             raise NotYet(f"group {group.name} is {status.state.value} on {status.node or 'no node'}")
         if node is not None and status.node != node:
             raise NotYet(f"group {group.name} is {status.state.value} on {status.node}, not {node}")
+        if claim_generation is not None and status.claim_generation != claim_generation:
+            raise NotYet(f"group {group.name} is {status.state.value} at claimGeneration {status.claim_generation}, not {claim_generation}")
         return record
 
     where = f" on {node}" if node else ""
@@ -228,3 +231,125 @@ def pod_requests_must_drop_to(run: ScenarioRun, pod_name: str, *, cpu_millis: in
         return pod
 
     return wait_for(poll, what=f"{pod_name}'s requests to drop to {cpu_millis}m", timeout="resize_done", timeouts=run.timeouts)
+
+
+def claim_generation_of(record: contract.Record | None, task: str) -> int | None:
+    """claim_generation_of() is the claimGeneration of the group holding `task` (None when placement-only)."""
+    if record is None:
+        return None
+    group = record.group_of_task(task)
+    assert group is not None, f"record {record.key} has no group with task {task!r}"
+    return record.status_of(group.name).claim_generation
+
+
+def group_must_stay(run: ScenarioRun, pipeline_run: str, task: str, *, node: str, holders: tuple[Obj, ...] = ()) -> None:
+    """group_must_stay() asserts the group holding `task` stays Reserved on `node`, with `holders` among its holders.
+
+    Watched for the whole `group_stays` window (harness.waits.hold_for): a
+    release in a retry gap, or a rollback that drops another pod's claim,
+    breaks it. Placement-only implementations are not checked.
+    """
+    if not run.checks_records:
+        return
+    wanted = {pod["metadata"]["uid"]: pod["metadata"]["name"] for pod in holders}
+
+    def check() -> None:
+        record = run.record(pipeline_run)
+        if record is None:
+            raise NotYet(f"ReservationRecord {run.namespace}/{pipeline_run} is gone")
+        group = record.group_of_task(task)
+        assert group is not None, f"record {record.key} has no group with task {task!r}"
+        status = record.status_of(group.name)
+        if status.state != contract.State.RESERVED or status.node != node:
+            raise NotYet(f"group {group.name} is {status.state.value} on {status.node or 'no node'}, not Reserved on {node}")
+        missing = sorted(name for uid, name in wanted.items() if uid not in status.holders)
+        if missing:
+            raise NotYet(f"group {group.name} lost its holder(s) {missing} (holders now {sorted(status.holders)})")
+
+    hold_for(check, what=f"the group of {pipeline_run}/{task} Reserved on {node}", duration="group_stays", timeouts=run.timeouts)
+
+
+def group_must_be_released_or_gone(run: ScenarioRun, pipeline_run: str, task: str) -> None:
+    """group_must_be_released_or_gone() waits until the group holding `task` is Released or its record is deleted.
+
+    A record garbage-collected with its PipelineRun releases all its groups
+    (docs/contract.md, section 8). Placement-only implementations are not checked.
+    """
+    if not run.checks_records:
+        return
+
+    def poll() -> None:
+        record = run.record(pipeline_run)
+        if record is None:
+            return
+        group = record.group_of_task(task)
+        if group is None:
+            raise NotYet(f"record {pipeline_run} has no group with task {task!r}")
+        status = record.status_of(group.name)
+        if status.state != contract.State.RELEASED:
+            raise NotYet(f"group {group.name} is {status.state.value} on {status.node or 'no node'}")
+
+    wait_for(poll, what=f"the group of {pipeline_run}/{task} to be Released or its record gone", timeout="record_state", timeouts=run.timeouts)
+
+
+def task_pod_must_not_exist(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int) -> None:
+    """task_pod_must_not_exist() asserts Tekton has not created the pod of `attempt` yet (a scenario holds it back)."""
+    pods = run.task_pods(pipeline_run, task)
+    assert len(pods) <= attempt, (
+        f"{pods[attempt]['metadata']['name']} exists although the scenario's ResourceQuota should hold it back: the fault did not take effect"
+    )
+
+
+#: The label of the plain pods that probe whether this namespace admits new pods.
+CREATION_PROBE_LABEL = "rescon.dev/probe"
+
+
+def _probe_pod_creation(run: ScenarioRun, name: str) -> str | None:
+    """Creates and deletes a probe pod; returns None when it was admitted, else the API's refusal."""
+    import kubernetes
+
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {CREATION_PROBE_LABEL: "creation"}},
+        "spec": {"schedulerName": "rescon-nobody", "containers": [{"name": "c", "image": "busybox:1.37"}]},
+    }
+    try:
+        run.kube.core.create_namespaced_pod(run.namespace, body)
+    except kubernetes.client.ApiException as err:
+        if err.status == 403:
+            return str(err.body or err.reason)
+        raise
+    run.kube.core.delete_namespaced_pod(name, run.namespace, grace_period_seconds=0)
+    return None
+
+
+def pod_creation_must_be_denied(run: ScenarioRun) -> None:
+    """pod_creation_must_be_denied() waits until the scenario's ResourceQuota refuses new pods here.
+
+    Tekton retries a pod creation refused with "exceeded quota" instead of
+    failing the TaskRun, so a quota is how a scenario holds a pod back
+    (a retry, a replacement) for as long as it likes.
+    """
+    attempt = [0]
+
+    def poll() -> None:
+        attempt[0] += 1
+        refusal = _probe_pod_creation(run, f"creation-probe-{attempt[0]}")
+        if refusal is None or "exceeded quota" not in refusal:
+            raise NotYet(f"a probe pod was {'admitted' if refusal is None else 'refused for another reason: ' + refusal[:200]}")
+
+    wait_for(poll, what="the ResourceQuota to refuse new pods", timeout="fault_active", timeouts=run.timeouts)
+
+
+def pod_creation_must_be_allowed(run: ScenarioRun) -> None:
+    """pod_creation_must_be_allowed() waits until new pods are admitted again, after the scenario lifted its quota."""
+    attempt = [0]
+
+    def poll() -> None:
+        attempt[0] += 1
+        refusal = _probe_pod_creation(run, f"creation-probe-lifted-{attempt[0]}")
+        if refusal is not None:
+            raise NotYet(f"a probe pod was refused: {refusal[:200]}")
+
+    wait_for(poll, what="new pods to be admitted again", timeout="fault_active", timeouts=run.timeouts)

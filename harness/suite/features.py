@@ -21,12 +21,27 @@ class Feature(StrEnum):
     BIND_ROLLBACK = "BindRollback"
     #: The implementation publishes ReservationRecords (docs/contract.md); without it, placement checks only.
     RESERVATION_RECORDS = "ReservationRecords"
+    #: A cancelled or deleted PipelineRun's groups are Released, and their room serves other runs again.
+    RELEASE = "Release"
+    #: Reservations survive a scheduler restart: they live in the API (the records), not in its memory.
+    RESTART = "Restart"
+    #: A deleted node drops the claims on it: the group goes back to Pending and claims anew elsewhere.
+    NODE_LOSS = "NodeLoss"
     #: Extended: lowers a lingering pod's requests after its TaskRun is done.
     RESIZE = "Resize"
 
 
 CORE_FEATURES: frozenset[Feature] = frozenset(
-    {Feature.COLOCATION, Feature.PEAK_RESERVATION, Feature.RETRY_HOLD, Feature.BIND_ROLLBACK, Feature.RESERVATION_RECORDS}
+    {
+        Feature.COLOCATION,
+        Feature.PEAK_RESERVATION,
+        Feature.RETRY_HOLD,
+        Feature.BIND_ROLLBACK,
+        Feature.RELEASE,
+        Feature.RESTART,
+        Feature.NODE_LOSS,
+        Feature.RESERVATION_RECORDS,
+    }
 )
 EXTENDED_FEATURES: frozenset[Feature] = frozenset({Feature.RESIZE})
 ALL_FEATURES: frozenset[Feature] = CORE_FEATURES | EXTENDED_FEATURES

@@ -7,6 +7,7 @@ caches), so a check always sees the state it asserts on.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from harness.suite.features import Feature
 from harness.suite.scenario import Scenario
 from harness.suite.scheduler_under_test import SchedulerUnderTest
 from harness.timeouts import TimeoutConfig
+from harness.waits import NotYet, wait_for
 
 Obj = dict[str, Any]
 
@@ -27,6 +29,7 @@ TEKTON = ("tekton.dev", "v1")
 PIPELINE_RUN_LABEL = "tekton.dev/pipelineRun"
 PIPELINE_TASK_LABEL = "tekton.dev/pipelineTask"
 RELEASE_ANNOTATION = "sim.rescon.dev/release"
+NUDGE_ANNOTATION = "rescon.dev/nudge"
 
 
 @dataclass
@@ -80,6 +83,54 @@ class ScenarioRun:
     def release_pod(self, pod_name: str) -> None:
         """release_pod() ends a held simulated task's steps (the sim.rescon.dev/release annotation)."""
         self.kube.core.patch_namespaced_pod(pod_name, self.namespace, {"metadata": {"annotations": {RELEASE_ANNOTATION: "true"}}})
+
+    def cancel(self, pipeline_run: str) -> None:
+        """cancel() stops a PipelineRun as `tkn pipelinerun cancel` does: spec.status Cancelled."""
+        body = {"spec": {"status": "Cancelled"}}
+        self.kube.custom.patch_namespaced_custom_object(*TEKTON, self.namespace, "pipelineruns", pipeline_run, body)
+
+    def delete_pipeline_run(self, name: str) -> None:
+        """delete_pipeline_run() deletes it as kubectl does; its TaskRuns, pods and record go by garbage collection."""
+        self.kube.custom.delete_namespaced_custom_object(*TEKTON, self.namespace, "pipelineruns", name, propagation_policy="Background")
+
+    def nudge_task_run(self, pipeline_run: str, task: str) -> None:
+        """nudge_task_run() touches the task's TaskRun so that Tekton reconciles it now.
+
+        Tekton retries a pod creation that a ResourceQuota refused only after a
+        minute; once a scenario lifts its quota, the nudge saves that minute.
+        """
+        selector = f"{PIPELINE_RUN_LABEL}={pipeline_run},{PIPELINE_TASK_LABEL}={task}"
+        listing = self.kube.custom.list_namespaced_custom_object(*TEKTON, self.namespace, "taskruns", label_selector=selector)
+        for task_run in listing.get("items") or []:
+            body = {"metadata": {"annotations": {NUDGE_ANNOTATION: str(time.time())}}}
+            self.kube.custom.patch_namespaced_custom_object(*TEKTON, self.namespace, "taskruns", task_run["metadata"]["name"], body)
+
+    def lose_node(self, node: str) -> None:
+        """lose_node() deletes a node and, as the pod garbage collector would, the scenario's pods bound to it."""
+        self.kube.core.delete_node(node)
+        for pod in self.pods():
+            if (pod.get("spec") or {}).get("nodeName") == node:
+                self.kube.core.delete_namespaced_pod(pod["metadata"]["name"], self.namespace, grace_period_seconds=0)
+
+    def restart_scheduler(self) -> None:
+        """restart_scheduler() kills the scheduler under test as a crash would (SIGKILL, or its pods deleted) and brings it back."""
+        killed = self.scheduler.kill(self.kube)
+        self.scheduler.start()
+        if killed:
+            self._wait_scheduler_replaced(set(killed))
+        self.scheduler.check_alive()
+
+    def _wait_scheduler_replaced(self, killed: set[str]) -> None:
+        selector = self.scheduler.pod_selector
+
+        def poll() -> None:
+            pods = self.kube.core.list_pod_for_all_namespaces(label_selector=selector).items
+            fresh = [p for p in pods if p.metadata.uid not in killed]
+            ready = [p for p in fresh if {c.type: c.status for c in (p.status.conditions or [])}.get("Ready") == "True"]
+            if not ready:
+                raise NotYet(f"{len(fresh)} new pod(s) match {selector!r}, none Ready yet")
+
+        wait_for(poll, what="the scheduler under test to be replaced", timeout="scheduler_restart", timeouts=self.timeouts)
 
     # --- reads ---
 

@@ -22,6 +22,7 @@ import yaml
 
 from harness.cluster.processes import ManagedProcess, free_port, tail
 from harness.errors import HarnessError
+from harness.kube import Kube
 from harness.suite.features import ALL_FEATURES, CORE_FEATURES, Feature
 
 MODES = ("reference", "kube-scheduler", "command", "external")
@@ -63,6 +64,8 @@ class SchedulerUnderTest:
     workdir: Path
     command_template: str | None = None
     kube_scheduler_binary: Path | None = None
+    #: external only: the label selector of the scheduler's pods, which kill() deletes (--scheduler-pod-selector).
+    pod_selector: str | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -123,9 +126,26 @@ class SchedulerUnderTest:
                 detail=tail(self.process.log_file, 30),
             )
 
-    def kill(self) -> None:
-        """kill() ends it with SIGKILL, as a crash would (for restart scenarios)."""
-        self.process.stop(grace_seconds=0)
+    def kill(self, kube: Kube | None = None) -> list[str]:
+        """kill() ends it as a crash would, for restart scenarios, and returns the uids of the pods it deleted.
+
+        A process the suite started gets SIGKILL. An external scheduler's pods
+        (--scheduler-pod-selector, all namespaces) are deleted without grace;
+        its Deployment is expected to replace them.
+        """
+        if self.started_by_suite:
+            self.process.stop(grace_seconds=0)
+            return []
+        if not self.pod_selector or kube is None:
+            raise HarnessError(
+                "this scenario restarts the scheduler: pass --scheduler-pod-selector (e.g. app=my-scheduler), or --exempt-features Restart"
+            )
+        pods = kube.core.list_pod_for_all_namespaces(label_selector=self.pod_selector).items
+        if not pods:
+            raise HarnessError(f"no pod matches --scheduler-pod-selector {self.pod_selector!r}: fix the selector")
+        for pod in pods:
+            kube.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
+        return [str(pod.metadata.uid) for pod in pods]
 
     def stop(self) -> None:
         if self.started_by_suite:

@@ -82,6 +82,7 @@ def start_scheduler(cluster: Any, kube: Kube, config: SuiteConfig) -> SchedulerU
         workdir=Path(workdir).parent if config.cluster == "local" else Path(workdir),
         command_template=config.scheduler_cmd,
         kube_scheduler_binary=binary,
+        pod_selector=config.scheduler_pod_selector,
     )
     scheduler.start()
     return scheduler
