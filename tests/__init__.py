@@ -1,0 +1,1 @@
+"""The test suites: unit/, integration/, conformance/ (the scenarios) and mutants/ (faulty schedulers)."""

@@ -1,0 +1,231 @@
+"""Kill table: the conformance suite against every mutant and the reference, as a table of who catches what.
+
+    .venv/bin/python -m tests.mutants.kill_table                  # make mutants: all, writes docs/mutants.md
+    .venv/bin/python -m tests.mutants.kill_table --smoke          # make mutants-smoke: a few quick kills, for CI
+
+Each subject (the reference, then each mutant of tests/mutants/faults.py) is a
+separate `pytest tests/conformance --scheduler command ... --keep-cluster`
+run under its own schedulerName (`mutant-<name>`), so it shares the cluster
+with anyone else's runs; its ConformanceReport and log go to reports/mutants/.
+A mutant is *killed* by a scenario that fails against it.
+
+Exit status 0 when the reference passes every scenario and every mutant is
+killed by the scenario written to catch it (and so by at least one); 1
+otherwise, naming the cell that is wrong.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from harness.cluster.paths import REPO_ROOT
+from harness.report.conformance_report import read_report
+
+from .faults import MUTANTS
+
+REFERENCE = "reference"
+REPORTS_DIR = Path("reports") / "mutants"
+DOC = Path("docs") / "mutants.md"
+#: The smoke subset `make test` runs: mutants whose own scenario kills them within seconds.
+SMOKE = ("max_peak", "finally_outside_group", "ignores_reservations")
+#: pytest-timeout per scenario: a mutant can make a scenario wait out several named timeouts.
+SCENARIO_TIMEOUT_SECONDS = 600
+
+KILLED, SURVIVED, PASSED, FAILED, SKIPPED, MISSING = "killed", "survived", "pass", "FAIL", "skipped", "not run"
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Subject is one scheduler the suite runs against: the reference, or one mutant."""
+
+    name: str
+
+    @property
+    def is_reference(self) -> bool:
+        return self.name == REFERENCE
+
+    @property
+    def scheduler_name(self) -> str:
+        """scheduler_name is mutant-<name> with dashes: a schedulerName must be a DNS subdomain."""
+        return "mutant-" + self.name.replace("_", "-")
+
+    def command(self, python: str = sys.executable, root: Path = REPO_ROOT) -> str:
+        """command() is the --scheduler-cmd template: the reference's own entry point, or the mutant runner."""
+        module = "reference_scheduler.main" if self.is_reference else f"tests.mutants.run {self.name}"
+        return (
+            f"env PYTHONPATH={root} {python} -m {module} --kubeconfig {{kubeconfig}} --scheduler-name {{scheduler_name}}"
+            " --no-leader-elect --metrics-port 0 --log-format text --enable-resize"
+        )
+
+
+def pytest_argv(subject: Subject, *, report: Path, scenarios: Sequence[str], python: str = sys.executable) -> list[str]:
+    """pytest_argv() is the suite run for one subject; `scenarios` limits it to those (empty: all)."""
+    argv = [
+        python, "-m", "pytest", "tests/conformance", "-q", "-p", "no:cacheprovider", "--keep-cluster",
+        "--scheduler", "command", "--scheduler-cmd", subject.command(python),
+        "--scheduler-name", subject.scheduler_name, "--all-features",
+        f"--timeout={SCENARIO_TIMEOUT_SECONDS}", "--report-output", str(report),
+    ]
+    if scenarios:
+        argv += ["-k", " or ".join(f"test_{name}" for name in scenarios)]
+    return argv
+
+
+def cell(subject: Subject, outcome: str | None) -> str:
+    """cell() reads one scenario outcome as the table shows it: a mutant is killed when the scenario fails."""
+    if outcome is None:
+        return MISSING
+    if outcome == "skipped":
+        return SKIPPED
+    if subject.is_reference:
+        return PASSED if outcome == "passed" else FAILED
+    return KILLED if outcome == "failed" else SURVIVED
+
+
+def problems(outcomes: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """problems() lists what makes the table a failure, one line each naming the fix; empty means all good.
+
+    `outcomes` maps subject name -> scenario name -> pytest outcome.
+    """
+    found = []
+    for scenario, outcome in sorted(outcomes.get(REFERENCE, {}).items()):
+        if outcome != "passed":
+            found.append(f"the reference {outcome} {scenario}: fix the reference or the scenario")
+    for name, by_scenario in outcomes.items():
+        if name == REFERENCE:
+            continue
+        killers = sorted(s for s, o in by_scenario.items() if o == "failed")
+        intended = MUTANTS[name].caught_by
+        if not killers:
+            found.append(f"mutant {name} survived every scenario it met: add a scenario that catches it")
+        elif intended in by_scenario and intended not in killers:
+            found.append(f"mutant {name} survived {intended}, the scenario written to catch it: fix the scenario or faults.py")
+    return found
+
+
+def render_table(outcomes: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """render_table() is the Markdown kill table: one row per subject, one column per scenario, then killers."""
+    scenarios = sorted({s for by_scenario in outcomes.values() for s in by_scenario})
+    lines = [
+        "| scheduler | " + " | ".join(f"`{s}`" for s in scenarios) + " | killed by |",
+        "|---|" + "---|" * len(scenarios) + "---|",
+    ]
+    for name, by_scenario in outcomes.items():
+        subject = Subject(name)
+        cells = [cell(subject, by_scenario.get(s)) for s in scenarios]
+        cells = [f"**{c}**" if c in (KILLED, FAILED) else c for c in cells]
+        killers = "—" if subject.is_reference else ", ".join(s for s in scenarios if by_scenario.get(s) == "failed") or "**nothing**"
+        lines.append(f"| `{name}` | " + " | ".join(cells) + f" | {killers} |")
+    return lines
+
+
+def render_doc(outcomes: Mapping[str, Mapping[str, str]], *, wall_seconds: Mapping[str, float], total_seconds: float, when: str) -> str:
+    """render_doc() is docs/mutants.md: what each mutant gets wrong, the kill table, and how to reproduce it."""
+    example = Subject("max_peak")
+    faults = [f"| `{m.name}` | {m.fault} | `{m.caught_by}` |" for m in MUTANTS.values()]
+    timings = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in wall_seconds.items())
+    return "\n".join(
+        [
+            "# Mutants: which scenario catches which fault",
+            "",
+            "Generated by `make mutants` (`.venv/bin/python -m tests.mutants.kill_table`); do not edit by hand.",
+            "",
+            "Each mutant is the reference scheduler with **one** fault, patched in at start by",
+            "[`tests/mutants/faults.py`](../tests/mutants/faults.py). The whole conformance suite runs against",
+            "each of them and against the reference; a mutant is **killed** by a scenario that fails against it.",
+            "`make mutants` exits non-zero if the reference fails anything or a mutant survives the scenario",
+            "written to catch it.",
+            "",
+            "| mutant | its one fault | the scenario written to catch it |",
+            "|---|---|---|",
+            *faults,
+            "",
+            f"## Kill table ({when})",
+            "",
+            *render_table(outcomes),
+            "",
+            f"Wall time {total_seconds:.0f} s in all: {timings}.",
+            "A killing run waits out the named timeout of the check that fails (`pod_scheduled`, `record_state`: 30 s),",
+            "so mutants take longer than the reference.",
+            "",
+            "## Reproduce",
+            "",
+            "```sh",
+            "make mutants                                                  # everything, rewrites this file",
+            ".venv/bin/python -m tests.mutants.kill_table max_peak --scenarios parallel_peak --output none  # one cell",
+            "# or by hand, one mutant against the suite:",
+            "env PYTHONPATH=. .venv/bin/pytest tests/conformance --keep-cluster -p no:cacheprovider --all-features \\",
+            f"    --scheduler command --scheduler-name {example.scheduler_name} \\",
+            f"    --scheduler-cmd '{example.command('.venv/bin/python', Path('.'))}'",
+            "```",
+            "",
+        ]
+    )
+
+
+def run_subject(subject: Subject, *, scenarios: Sequence[str], root: Path = REPO_ROOT) -> tuple[dict[str, str], float]:
+    """run_subject() runs the suite against one subject and returns its outcomes by scenario and its wall time."""
+    report = root / REPORTS_DIR / f"{subject.name}.yaml"
+    log = root / REPORTS_DIR / f"{subject.name}.log"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.unlink(missing_ok=True)
+    started = time.monotonic()
+    with log.open("w") as out:
+        subprocess.run(pytest_argv(subject, report=report, scenarios=scenarios), cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
+    seconds = time.monotonic() - started
+    if not report.is_file():
+        raise SystemExit(f"kill_table: the suite run against {subject.name} wrote no report: read {log}")
+    return {test.name: test.outcome.value for test in read_report(report).tests}, seconds
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m tests.mutants.kill_table", description=__doc__.splitlines()[0])
+    parser.add_argument("mutants", nargs="*", help=f"mutants to run (default: all): {', '.join(MUTANTS)}")
+    parser.add_argument("--scenarios", default="", help="comma-separated scenarios to run (default: all)")
+    parser.add_argument("--no-reference", action="store_true", help="leave the reference out")
+    parser.add_argument("--smoke", action="store_true", help=f"CI's subset: {', '.join(SMOKE)} against their own scenarios, no reference, no doc")
+    parser.add_argument("--output", default=str(DOC), help=f"where the Markdown goes ('none': print only; default {DOC})")
+    args = parser.parse_args(list(argv))
+    unknown = [m for m in args.mutants if m not in MUTANTS]
+    if unknown:
+        parser.error(f"unknown mutant {unknown[0]!r}: use one of {', '.join(MUTANTS)}")
+    if args.smoke:
+        args.mutants = list(SMOKE)
+        args.scenarios = ",".join(MUTANTS[m].caught_by for m in SMOKE)
+        args.no_reference, args.output = True, "none"
+    return args
+
+
+def main(argv: Sequence[str]) -> int:
+    args = parse_args(argv)
+    scenarios = [s for s in args.scenarios.split(",") if s]
+    names = ([] if args.no_reference else [REFERENCE]) + (args.mutants or list(MUTANTS))
+    outcomes: dict[str, dict[str, str]] = {}
+    wall: dict[str, float] = {}
+    started = time.monotonic()
+    for name in names:
+        print(f"kill_table: {name} ...", flush=True)
+        outcomes[name], wall[name] = run_subject(Subject(name), scenarios=scenarios)
+        print(f"kill_table: {name} done in {wall[name]:.0f} s", flush=True)
+    total = time.monotonic() - started
+    print("\n".join(render_table(outcomes)))
+    if args.output != "none":
+        when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+        Path(REPO_ROOT / args.output).write_text(render_doc(outcomes, wall_seconds=wall, total_seconds=total, when=when))
+        print(f"kill_table: wrote {args.output}")
+    print(f"kill_table: wall time {total:.0f} s")
+    found = problems(outcomes)
+    for line in found:
+        print(f"kill_table: {line}", file=sys.stderr)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

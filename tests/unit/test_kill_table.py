@@ -1,0 +1,81 @@
+"""The kill table's pure parts: commands, cells, verdicts and the Markdown."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.mutants.kill_table import REFERENCE, SMOKE, Subject, cell, parse_args, problems, pytest_argv, render_doc, render_table
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_mutant_is_a_command_scheduler_with_a_dns_name() -> None:
+    subject = Subject("max_peak")
+    assert subject.scheduler_name == "mutant-max-peak"
+    command = subject.command("/venv/python", Path("/repo"))
+    assert command.startswith("env PYTHONPATH=/repo /venv/python -m tests.mutants.run max_peak --kubeconfig {kubeconfig}")
+    assert "{scheduler_name}" in command and "--enable-resize" in command
+    assert "-m reference_scheduler.main --kubeconfig" in Subject(REFERENCE).command()
+
+
+def test_the_suite_run_keeps_the_cluster_and_can_be_limited_to_scenarios() -> None:
+    argv = pytest_argv(Subject("max_peak"), report=Path("r.yaml"), scenarios=("parallel_peak", "exact_headroom"))
+    assert "--keep-cluster" in argv and "--all-features" in argv
+    assert argv[argv.index("--scheduler-name") + 1] == "mutant-max-peak"
+    assert argv[argv.index("-k") + 1] == "test_parallel_peak or test_exact_headroom"
+    assert "-k" not in pytest_argv(Subject("max_peak"), report=Path("r.yaml"), scenarios=())
+
+
+@pytest.mark.parametrize(
+    "name, outcome, shown",
+    [
+        ("max-peak-failed", "failed", "killed"),
+        ("max-peak-passed", "passed", "survived"),
+        ("skipped", "skipped", "skipped"),
+        ("not-run", None, "not run"),
+        ("reference-passed", "passed", "pass"),
+        ("reference-failed", "failed", "FAIL"),
+    ],
+)
+def test_cells(name: str, outcome: str | None, shown: str) -> None:
+    subject = Subject(REFERENCE if name.startswith("reference") else "max_peak")
+    assert cell(subject, outcome) == shown
+
+
+def test_all_good_means_no_problem() -> None:
+    outcomes = {REFERENCE: {"parallel_peak": "passed"}, "max_peak": {"parallel_peak": "failed"}}
+    assert problems(outcomes) == []
+
+
+def test_a_failing_reference_and_a_surviving_mutant_are_problems() -> None:
+    outcomes = {REFERENCE: {"parallel_peak": "failed"}, "max_peak": {"parallel_peak": "passed", "colocation": "passed"}}
+    assert problems(outcomes) == [
+        "the reference failed parallel_peak: fix the reference or the scenario",
+        "mutant max_peak survived every scenario it met: add a scenario that catches it",
+    ]
+
+
+def test_a_mutant_its_own_scenario_misses_is_a_problem_even_if_another_kills_it() -> None:
+    outcomes = {"max_peak": {"parallel_peak": "passed", "peak_blocks_b": "failed"}}
+    assert problems(outcomes) == ["mutant max_peak survived parallel_peak, the scenario written to catch it: fix the scenario or faults.py"]
+
+
+def test_the_table_has_a_row_per_subject_and_names_the_killers() -> None:
+    outcomes = {REFERENCE: {"a": "passed", "b": "passed"}, "max_peak": {"a": "failed", "b": "passed"}}
+    lines = render_table(outcomes)
+    assert lines[0] == "| scheduler | `a` | `b` | killed by |"
+    assert lines[2] == "| `reference` | pass | pass | — |"
+    assert lines[3] == "| `max_peak` | **killed** | survived | a |"
+
+
+def test_the_doc_says_how_to_reproduce() -> None:
+    text = render_doc({REFERENCE: {"a": "passed"}}, wall_seconds={REFERENCE: 30.0}, total_seconds=30.0, when="now")
+    assert "make mutants" in text and "--scheduler-name mutant-max-peak" in text and "reference 30 s" in text
+
+
+def test_smoke_is_a_few_mutants_against_their_own_scenarios_without_the_doc() -> None:
+    args = parse_args(["--smoke"])
+    assert args.mutants == list(SMOKE) and args.no_reference and args.output == "none"
+    assert args.scenarios == "parallel_peak,finally_in_group,peak_blocks_b"

@@ -1,0 +1,143 @@
+"""The mutants' faults: each pure wrong rule is wrong in exactly the documented way, and nothing else."""
+
+from __future__ import annotations
+
+import pytest
+
+from reference_scheduler.core.claims import ClaimState, GroupClaim, unreserve
+from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, NodeView, PodUsage, fit, foreign_reserved
+from reference_scheduler.core.keys import GroupKey
+from reference_scheduler.core.partition import partition_into_groups
+from reference_scheduler.core.peaks import group_peak
+from reference_scheduler.core.pipeline_graph import PipelineGraph, TaskNode
+from reference_scheduler.core.release import ReleaseReason, release_decision
+from reference_scheduler.core.resources import Resources
+from tests.mutants import faults
+from tests.mutants.faults import MUTANTS
+
+pytestmark = pytest.mark.unit
+
+A = GroupKey("ci", "a", "source")
+B = GroupKey("ci", "b", "source")
+
+
+def task(name: str, cpu: int, *deps: str, workspaces: tuple[str, ...] = ("source",), is_finally: bool = False) -> TaskNode:
+    return TaskNode(name, frozenset(workspaces), frozenset(deps), is_finally, 0, Resources(cpu), 1)
+
+
+def seed_node() -> NodeView:
+    """The contract's worked example: 4800m, A's 200m pod running under a 3800m peak."""
+    return NodeView("n1", Resources(cpu=4800), 110, (PodUsage("a-1", Resources(cpu=200), A),))
+
+
+SEED = (ActiveReservation(A, "n1", Resources(cpu=3800)),)
+
+
+class TestDoubleCountedHeadroom:
+    def test_counts_the_running_pod_twice(self) -> None:
+        assert foreign_reserved(seed_node(), SEED, excluding=B) == Resources(cpu=3600)
+        assert faults.foreign_reserved_in_full(seed_node(), SEED, excluding=B) == Resources(cpu=3800)
+
+    def test_leaves_the_own_group_out_like_the_reference(self) -> None:
+        assert faults.foreign_reserved_in_full(seed_node(), SEED, excluding=A) == Resources()
+
+    def test_turns_away_the_900m_group_exact_headroom_admits(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from reference_scheduler.core import headroom
+
+        b_pod = PodUsage("b-1", Resources(cpu=900), B)
+        demand = GroupDemand(B, Resources(cpu=900))
+        assert fit(seed_node(), SEED, b_pod, demand) == []
+        monkeypatch.setattr(headroom, "foreign_reserved", faults.foreign_reserved_in_full)
+        assert [f.available for f in fit(seed_node(), SEED, b_pod, demand)] == [800]  # type: ignore[union-attr]
+
+
+class TestMaxPeak:
+    GRAPH = PipelineGraph([task("prep", 200), task("left", 1500, "prep"), task("right", 1500, "prep")])
+
+    def test_parallel_tasks_get_the_largest_not_the_sum(self) -> None:
+        assert group_peak(self.GRAPH, ["prep", "left", "right"]) == Resources(cpu=3000)
+        assert faults.largest_task_peak(self.GRAPH, ["prep", "left", "right"]) == Resources(cpu=1500)
+
+    def test_a_chain_is_the_same_as_the_reference(self) -> None:
+        chain = PipelineGraph([task("a", 1000), task("b", 4000, "a")])
+        assert faults.largest_task_peak(chain, ["a", "b"]) == group_peak(chain, ["a", "b"])
+
+
+class TestReleaseOnVisiblePods:
+    @staticmethod
+    def pod(phase: str) -> dict[str, object]:
+        return {"status": {"phase": phase}}
+
+    def test_the_retry_gap_looks_done(self) -> None:
+        assert faults.visible_pods_all_terminal([self.pod("Failed")])
+
+    def test_a_running_pod_or_no_pod_holds(self) -> None:
+        assert not faults.visible_pods_all_terminal([self.pod("Failed"), self.pod("Running")])
+        assert not faults.visible_pods_all_terminal([])
+
+
+class TestUnreserveClearsClaim:
+    CLAIM = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"left", "right"}), 1)
+
+    def test_drops_the_other_holders_claim(self) -> None:
+        assert unreserve(self.CLAIM, "right", 1) == GroupClaim(ClaimState.RESERVED, "n1", frozenset({"left"}), 1)
+        assert faults.unreserve_clearing(self.CLAIM, "right", 1) == GroupClaim(ClaimState.PENDING, None, frozenset(), 1)
+
+    def test_a_pod_that_is_no_holder_changes_nothing(self) -> None:
+        assert faults.unreserve_clearing(self.CLAIM, "stranger", 1) == self.CLAIM
+
+
+class TestNoReleaseOnCancel:
+    RUNNING = {"metadata": {"name": "a"}, "status": {"conditions": [{"type": "Succeeded", "status": "Unknown"}]}}
+    DONE = {"metadata": {"name": "a"}, "status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}
+    CANCELLED = {"metadata": {"name": "a"}, "spec": {"status": "Cancelled"}, "status": RUNNING["status"]}
+
+    def test_a_cancelled_or_deleted_run_holds(self) -> None:
+        decide = faults.ignoring_stops(release_decision)
+        assert release_decision(["big"], self.CANCELLED, {}).release
+        assert not decide(["big"], self.CANCELLED, {}).release
+        assert not decide(["big"], None, {}).release
+
+    def test_a_finished_run_still_releases(self) -> None:
+        verdict = faults.ignoring_stops(release_decision)(["big"], self.DONE, {})
+        assert (verdict.release, verdict.reason) == (True, ReleaseReason.PIPELINE_RUN_DONE)
+
+
+class TestMemoryOnlyState:
+    def test_claims_made_before_the_restart_hold_nothing(self) -> None:
+        assert faults.claimed_in_this_process(SEED, set()) == []
+        assert faults.claimed_in_this_process(SEED, {A}) == list(SEED)
+
+
+class TestFinallyOutsideGroup:
+    GRAPH = PipelineGraph([task("build", 960), task("report", 1440, "build", is_finally=True)])
+
+    def test_the_finally_task_leaves_its_group_and_its_peak(self) -> None:
+        (reference,) = partition_into_groups(self.GRAPH)
+        assert (reference.tasks, reference.peak) == (("build", "report"), Resources(cpu=1440))
+        (mutant,) = faults.groups_without_finally(self.GRAPH, (reference,))
+        assert (mutant.tasks, mutant.workspaces, mutant.peak) == (("build",), ("source",), Resources(cpu=960))
+
+    def test_a_group_of_finally_tasks_only_disappears(self) -> None:
+        graph = PipelineGraph([task("build", 100, workspaces=()), task("notify", 100, "build", is_finally=True)])
+        assert faults.groups_without_finally(graph, partition_into_groups(graph)) == ()
+
+
+class TestIgnoresReservations:
+    def test_sees_none(self) -> None:
+        assert faults.no_reservations(SEED) == []
+
+
+def test_every_mutant_names_an_existing_scenario_and_a_fault() -> None:
+    from harness.cluster.paths import REPO_ROOT
+
+    for mutant in MUTANTS.values():
+        assert mutant.fault, mutant.name
+        assert (REPO_ROOT / "tests" / "conformance" / f"test_{mutant.caught_by}.py").is_file(), mutant.caught_by
+
+
+def test_the_runner_refuses_an_unknown_mutant(capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.mutants.run import main
+
+    assert main(["no_such_mutant"]) == 2
+    assert "name a mutant first" in capsys.readouterr().err
