@@ -12,7 +12,7 @@ PYTEST   := $(VENV)/bin/pytest
 RESCON   := $(VENV)/bin/rescon
 STAMP    := $(VENV)/.installed
 
-.PHONY: help venv tools unit lint integration e2e test cluster-up cluster-down clean
+.PHONY: help venv tools unit lint integration e2e test cluster-up cluster-down clean mutants mutants-smoke
 
 help:
 	@echo "make e2e          full conformance suite vs the reference scheduler (CLUSTER=local|kind), reports in $(REPORTS)/"
@@ -21,6 +21,7 @@ help:
 	@echo "make integration  harness and cluster tests on the local cluster"
 	@echo "make tools        build the local cluster's programs into the per-user cache"
 	@echo "make cluster-up / cluster-down"
+	@echo "make mutants      the suite against every faulty variant of the reference; kill table in docs/mutants.md"
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -49,7 +50,17 @@ e2e: venv tools
 		--report-output=$(REPORTS)/conformance-report.yaml \
 		--junitxml=$(REPORTS)/junit.xml --alluredir=$(REPORTS)/allure-results $(PYTEST_ARGS)
 
-test: unit lint integration e2e
+test: unit lint integration mutants-smoke e2e
+
+# Every mutant of tests/mutants/ against the whole suite, then the kill table in docs/mutants.md;
+# fails if the reference fails a scenario or a mutant survives. Long, so not part of `make test`.
+# Each run keeps the cluster up and uses its own schedulerName (mutant-<name>).
+mutants: venv tools
+	$(PY) -m tests.mutants.kill_table
+
+# What `make test` runs: a few mutants against the scenarios that kill them in seconds.
+mutants-smoke: venv tools
+	$(PY) -m tests.mutants.kill_table --smoke
 
 cluster-up: venv tools
 	$(RESCON) cluster up
