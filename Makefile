@@ -6,13 +6,14 @@ VENV     ?= .venv
 CLUSTER  ?= local
 REPORTS  ?= reports
 PYTEST_ARGS ?=
+BENCH_SCALE ?= small
 
 PY       := $(VENV)/bin/python
 PYTEST   := $(VENV)/bin/pytest
 RESCON   := $(VENV)/bin/rescon
 STAMP    := $(VENV)/.installed
 
-.PHONY: help venv tools unit lint integration e2e test cluster-up cluster-down clean mutants mutants-smoke
+.PHONY: help venv tools unit lint integration e2e test cluster-up cluster-down clean bench mutants mutants-smoke
 
 help:
 	@echo "make e2e          full conformance suite vs the reference scheduler (CLUSTER=local|kind), reports in $(REPORTS)/"
@@ -22,6 +23,7 @@ help:
 	@echo "make tools        build the local cluster's programs into the per-user cache"
 	@echo "make cluster-up / cluster-down"
 	@echo "make mutants      the suite against every faulty variant of the reference; kill table in docs/mutants.md"
+	@echo "make bench        reference vs kube-scheduler on the local cluster (BENCH_SCALE=small|medium|large), docs/benchmarks.md"
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -61,6 +63,11 @@ mutants: venv tools
 # What `make test` runs: a few mutants against the scenarios that kill them in seconds.
 mutants-smoke: venv tools
 	$(PY) -m tests.mutants.kill_table --smoke
+
+# Never in CI: it measures, on the shared local cluster, and rewrites docs/benchmarks.md.
+bench: venv tools
+	BENCH_SCALE=$(BENCH_SCALE) $(PY) -m bench run
+	$(PY) -m bench report
 
 cluster-up: venv tools
 	$(RESCON) cluster up

@@ -1,0 +1,175 @@
+"""Cluster I/O for the benchmark: a fast client, big node pools, PVCs, bulk create and cleanup.
+
+The harness's helpers are made for a handful of objects; a benchmark makes
+thousands, so creation runs on a thread pool with raw JSON bodies and
+`_preload_content=False` (no model deserialization), and readiness is read
+with one list instead of one GET per node.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import kubernetes
+import urllib3
+
+from harness.cluster import node_pools, volumes
+from harness.cluster.namespaces import create_test_namespace
+from harness.contract import record as contract
+from harness.kube import Kube
+from harness.timeouts import DEFAULT_TIMEOUTS
+
+RECORDS = ("rescon.dev", "v1alpha1", "reservationrecords")
+PIPELINE_RUNS = ("tekton.dev", "v1", "pipelineruns")
+
+#: Threads that create objects in parallel (the API server, not the client, is meant to be the limit).
+CREATE_THREADS = 8
+
+
+def connect(kubeconfig: Path) -> Kube:
+    """connect() is a Kube whose connection pool serves CREATE_THREADS threads without discarding connections."""
+    configuration = kubernetes.client.Configuration()
+    kubernetes.config.load_kube_config(config_file=str(kubeconfig), client_configuration=configuration)
+    configuration.connection_pool_maxsize = CREATE_THREADS * 4
+    configuration.retries = urllib3.Retry(total=3, connect=3, read=0, backoff_factor=0.2)
+    return Kube(kubernetes.client.ApiClient(configuration), kubeconfig)
+
+
+def parallel(fn: Callable[[Any], Any], items: Sequence[Any], *, threads: int = CREATE_THREADS) -> list[Any]:
+    """parallel(create, manifests) calls fn on every item on a thread pool and re-raises the first error."""
+    if not items:
+        return []
+    with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
+def ensure_crd(kube: Kube) -> None:
+    """ensure_crd() applies the ReservationRecord CRD (idempotent) and waits until it serves."""
+    crd = contract.crd_manifest()
+    kube.apply(crd)
+    ext = kubernetes.client.ApiextensionsV1Api(kube.api)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        obj = ext.read_custom_resource_definition(crd["metadata"]["name"])
+        if {c.type: c.status for c in (obj.status.conditions or [])}.get("Established") == "True":
+            return
+        time.sleep(0.5)
+    raise RuntimeError("the ReservationRecord CRD did not become Established in 60 s")
+
+
+def add_pool(kube: Kube, name: str, *, count: int, cpu: str, memory: str, pods: int = 110, say: Callable[[str], None] = print) -> node_pools.NodePool:
+    """add_pool(kube, 'bench-n1000-ab12', count=1000, ...) creates KWOK nodes in parallel and waits until all are Ready."""
+    started = time.monotonic()
+    manifests = [
+        node_pools.node_manifest(f"{name}-{i}", pool=name, cpu=cpu, memory=memory, pods=pods, labels={}, taints=())
+        for i in range(count)
+    ]
+    parallel(lambda m: kube.core.create_node(m, _preload_content=False), manifests)
+    say(f"pool {name}: {count} nodes created in {time.monotonic() - started:.1f}s; waiting for Ready")
+    deadline = time.monotonic() + 120 + count / 10
+    while True:
+        listing = json.loads(
+            kube.core.list_node(label_selector=f"{node_pools.POOL_LABEL}={name}", _preload_content=False).data
+        )
+        ready = sum(
+            1
+            for node in listing["items"]
+            if any(c.get("type") == "Ready" and c.get("status") == "True" for c in (node.get("status") or {}).get("conditions") or [])
+        )
+        if ready >= count:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"pool {name}: only {ready}/{count} nodes Ready; is the kwok-controller running?")
+        time.sleep(1.0)
+    say(f"pool {name}: {count} nodes Ready after {time.monotonic() - started:.1f}s")
+    return node_pools.NodePool(name, tuple(m["metadata"]["name"] for m in manifests), cpu, memory, pods, {})
+
+
+def remove_pool(kube: Kube, name: str) -> None:
+    """remove_pool() deletes the pool's nodes (one collection delete)."""
+    node_pools.remove_node_pool(kube, name)
+
+
+def make_namespace(kube: Kube, name: str) -> str:
+    return create_test_namespace(kube, name, timeouts=DEFAULT_TIMEOUTS)
+
+
+def make_pvcs(kube: Kube, namespace: str, count: int) -> list[str]:
+    """make_pvcs(kube, ns, 50) makes 50 Bound claims ws-0..ws-49 with harness.cluster.volumes.make_bound_pvc."""
+    return parallel(lambda i: volumes.make_bound_pvc(kube, namespace, f"ws-{i}"), list(range(count)))
+
+
+def create_pods(kube: Kube, namespace: str, pods: Iterable[dict[str, Any]]) -> None:
+    parallel(lambda p: kube.core.create_namespaced_pod(namespace, p, _preload_content=False), list(pods))
+
+
+def create_pipeline_runs(kube: Kube, namespace: str, runs: Iterable[dict[str, Any]]) -> None:
+    group, version, plural = PIPELINE_RUNS
+    parallel(
+        lambda r: kube.custom.create_namespaced_custom_object(group, version, namespace, plural, r, _preload_content=False),
+        list(runs),
+    )
+
+
+def list_raw(call: Callable[..., Any], *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    """list_raw(kube.core.list_namespaced_pod, ns) is the items as plain JSON dicts."""
+    return list(json.loads(call(*args, **kwargs, _preload_content=False).data).get("items") or [])
+
+
+def list_records(kube: Kube, namespace: str) -> list[dict[str, Any]]:
+    group, version, plural = RECORDS
+    return list_raw(kube.custom.list_namespaced_custom_object, group, version, namespace, plural)
+
+
+def list_pipeline_runs(kube: Kube, namespace: str, label_selector: str = "") -> list[dict[str, Any]]:
+    group, version, plural = PIPELINE_RUNS
+    return list_raw(kube.custom.list_namespaced_custom_object, group, version, namespace, plural, label_selector=label_selector)
+
+
+def clear_namespace(kube: Kube, namespace: str, *, timeout: float = 300.0) -> None:
+    """clear_namespace() deletes the namespace's PipelineRuns, records and pods (no grace) and waits for the pods.
+
+    The namespace and its PVCs stay, for the next run on the same pool.
+    """
+    for group, version, plural in (PIPELINE_RUNS, RECORDS):
+        try:
+            kube.custom.delete_collection_namespaced_custom_object(group, version, namespace, plural)
+        except kubernetes.client.ApiException as err:
+            if err.status != 404:
+                raise
+    kube.core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+    deadline = time.monotonic() + timeout
+    while True:
+        pods = list_raw(kube.core.list_namespaced_pod, namespace)
+        records = list_records(kube, namespace)
+        if not pods and not records:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"namespace {namespace} still has {len(pods)} pods and {len(records)} records after {timeout:.0f}s")
+        if pods:
+            # Pods Tekton made again for runs being deleted, or pods whose deletion raced: delete again.
+            kube.core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+        time.sleep(1.0)
+
+
+def delete_namespace(kube: Kube, namespace: str) -> None:
+    """delete_namespace() removes the namespace (pods first, no grace) and its PersistentVolumes; does not wait."""
+    try:
+        kube.core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+        kube.core.delete_namespace(namespace)
+    except kubernetes.client.ApiException as err:
+        if err.status != 404:
+            raise
+    volumes.delete_test_volumes(kube, namespace)
+
+
+def wait_pods_gone(kube: Kube, namespace: str, timeout: float = 300.0) -> None:
+    deadline = time.monotonic() + timeout
+    while list_raw(kube.core.list_namespaced_pod, namespace):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"pods of {namespace} not gone after {timeout:.0f}s")
+        time.sleep(1.0)

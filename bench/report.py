@@ -1,0 +1,430 @@
+"""Report: docs/benchmarks.md and its plots, from docs/benchmarks/results-<scale>.json.
+
+The tables are computed here from the saved results (nothing is measured), so
+`python -m bench report` can be re-run at will. Prose that needs a person's
+judgement lives in docs/benchmarks/findings.md and is included verbatim.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import pstats
+from pathlib import Path
+from typing import Any, Iterable
+
+from bench import metrics
+from bench.cold_build import parse_log
+
+REPO = Path(__file__).resolve().parent.parent
+DOCS = REPO / "docs"
+RESULTS_DIR = DOCS / "benchmarks"
+SCALE_ORDER = ("small", "medium", "large")
+
+
+def load_results() -> dict[str, dict[str, Any]]:
+    found = {}
+    for scale in SCALE_ORDER:
+        path = RESULTS_DIR / f"results-{scale}.json"
+        if path.exists():
+            found[scale] = json.loads(path.read_text())
+    return found
+
+
+def fmt(value: Any, digits: int = 1) -> str:
+    """fmt(12.345) == '12.3'; fmt(None) == '–'."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def ms(value: Any) -> str:
+    """ms(0.0123) == '12'; latencies are reported in milliseconds."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    return f"{value * 1000:.0f}"
+
+
+def ratio_text(value: float, *, target: float | None = None, higher_is_better: bool = True) -> str:
+    """ratio_text(1.3, target=1.0) == '1.30× ✅'; with no target just '1.30×'."""
+    if value is None or math.isnan(value):
+        return "–"
+    text = f"{value:.2f}×"
+    if target is None:
+        return text
+    met = value >= target if higher_is_better else value <= target
+    return f"{text} {'✅' if met else '❌'}"
+
+
+def _get(entry: dict[str, Any], *path: str) -> Any:
+    current: Any = entry
+    for step in path:
+        if not isinstance(current, dict):
+            return None
+        current = current.get(step)
+    return current
+
+
+def _num(value: Any) -> float:
+    return float(value) if isinstance(value, (int, float)) else math.nan
+
+
+def pairs(entries: Iterable[dict[str, Any]]) -> list[tuple[tuple[Any, ...], dict[str, Any] | None, dict[str, Any] | None]]:
+    """pairs(throughput entries) matches each (nodes, mix, mode, qps) reference run with its kube-scheduler run."""
+    table: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
+    for entry in entries:
+        key = (entry.get("nodes"), entry.get("mix"), entry.get("mode"), entry.get("qps"))
+        table.setdefault(key, {})[str(entry.get("scheduler"))] = entry
+    mode_order = {"backlog": 0, "stream": 1, "tekton": 2}
+    keys = sorted(table, key=lambda k: (k[0] or 0, mode_order.get(k[2], 9), str(k[3]), str(k[1])))
+    return [(k, table[k].get("reference"), table[k].get("kube-scheduler")) for k in keys]
+
+
+def throughput_table(entries: list[dict[str, Any]]) -> str:
+    rows = [
+        "| nodes | mix | method | QPS/burst | pods bound (ref / kube) | pods/s ref | pods/s kube | ratio | per-second p50 / p90 / p99 ref | per-second p50 / p90 / p99 kube | CPU s ref / kube | peak RSS MiB ref / kube |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (nodes, mix, mode, qps), ref, kube in pairs(entries):
+        if mode not in ("backlog", "tekton"):
+            continue
+        ref, kube = ref or {}, kube or {}
+        r_avg, k_avg = _num(_get(ref, "throughput", "average")), _num(_get(kube, "throughput", "average"))
+        target = 1.0 if nodes == 1000 and mode == "backlog" else None
+        qps_text = f"{fmt(ref.get('qps_value') or kube.get('qps_value'), 0)}/{ref.get('burst') or kube.get('burst')}"
+        rows.append(
+            f"| {nodes} | {mix} | {mode} | {qps_text} | {fmt(ref.get('bound'))}/{fmt(ref.get('pods'))} · {fmt(kube.get('bound'))}/{fmt(kube.get('pods'))} "
+            f"| {fmt(r_avg)} | {fmt(k_avg)} | {ratio_text(metrics.ratio(r_avg, k_avg), target=target)} "
+            f"| {_pct(ref)} | {_pct(kube)} "
+            f"| {fmt(ref.get('cpu_seconds_total'))} / {fmt(kube.get('cpu_seconds_total'))} "
+            f"| {fmt(ref.get('peak_rss_mb'), 0)} / {fmt(kube.get('peak_rss_mb'), 0)} |"
+        )
+    return "\n".join(rows)
+
+
+def _pct(entry: dict[str, Any]) -> str:
+    tp = entry.get("throughput") or {}
+    return " / ".join(fmt(tp.get(k), 0) for k in ("p50", "p90", "p99"))
+
+
+def latency_table(entries: list[dict[str, Any]]) -> str:
+    rows = [
+        "| nodes | mix | method | QPS/burst | pods bound (ref / kube) | p50 ms ref | p50 ms kube | p99 ms ref | p99 ms kube | p99 ratio | p50 ratio | API-stamp p50 / p99 s ref | API-stamp p50 / p99 s kube | CPU s ref / kube |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (nodes, mix, mode, qps), ref, kube in pairs(entries):
+        if mode not in ("stream", "tekton"):
+            continue
+        ref, kube = ref or {}, kube or {}
+        r99, k99 = _num(_get(ref, "latency", "p99")), _num(_get(kube, "latency", "p99"))
+        r50, k50 = _num(_get(ref, "latency", "p50")), _num(_get(kube, "latency", "p50"))
+        target = 1.2 if nodes == 1000 and mode == "stream" else None
+        qps_text = f"{fmt(ref.get('qps_value') or kube.get('qps_value'), 0)}/{ref.get('burst') or kube.get('burst')}"
+        method = f"{mode} @ {fmt(ref.get('rate') or kube.get('rate'), 0)} pods/s" if mode == "stream" else mode
+        rows.append(
+            f"| {nodes} | {mix} | {method} | {qps_text} | {fmt(ref.get('bound'))}/{fmt(ref.get('pods'))} · {fmt(kube.get('bound'))}/{fmt(kube.get('pods'))} "
+            f"| {ms(r50)} | {ms(k50)} | {ms(r99)} | {ms(k99)} "
+            f"| {ratio_text(metrics.ratio(r99, k99), target=target, higher_is_better=False)} | {ratio_text(metrics.ratio(r50, k50))} "
+            f"| {fmt(_get(ref, 'api_latency', 'p50'))} / {fmt(_get(ref, 'api_latency', 'p99'))} "
+            f"| {fmt(_get(kube, 'api_latency', 'p50'))} / {fmt(_get(kube, 'api_latency', 'p99'))} "
+            f"| {fmt(ref.get('cpu_seconds_total'))} / {fmt(kube.get('cpu_seconds_total'))} |"
+        )
+    return "\n".join(rows)
+
+
+def contention_table(entries: list[dict[str, Any]]) -> str:
+    rows = [
+        "| mode | scheduler | runs on nodes | could not start on group's node | broken co-location | stuck ≥ 2 s | never started | later-task wait p50 / max s | makespan s | reserved CPU·s | wasted CPU·s (share) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for e in entries:
+        if "error" in e:
+            rows.append(f"| {e.get('mode')} | – | – | failed: {str(e['error'])[:80]} | | | | | | | |")
+            continue
+        reserved, wasted = e.get("reserved_cpu_seconds"), e.get("wasted_cpu_seconds")
+        share = f" ({100 * wasted / reserved:.0f} %)" if reserved and wasted is not None else ""
+        wait = e.get("later_task_wait") or {}
+        rows.append(
+            f"| {e.get('mode')} | {e.get('scheduler')} | {e.get('runs')} on {e.get('nodes')} | {e.get('could_not_start_on_group_node')} "
+            f"| {e.get('broken')} | {e.get('stuck')} | {e.get('never_started')} | {fmt(wait.get('p50'))} / {fmt(wait.get('max'))} "
+            f"| {fmt(e.get('makespan'))} | {fmt(reserved) if e.get('groups_reserved') else 'n/a'} | {(fmt(wasted) + share) if e.get('groups_reserved') else 'n/a'} |"
+        )
+    return "\n".join(rows)
+
+
+def suite_section(results: dict[str, Any]) -> str:
+    suite = results.get("suite")
+    lines = []
+    if suite:
+        lines.append(f"`{suite['command']}`: **{fmt(suite['wall_seconds'])} s** wall time, exit {suite['exit_code']} (`{suite['summary']}`).\n")
+        lines.append("| scenario | seconds (junit) | outcome |")
+        lines.append("|---|---|---|")
+        for test in suite.get("tests") or []:
+            lines.append(f"| {test['name']} | {fmt(test['seconds'])} | {test['outcome']} |")
+        total = sum(t["seconds"] for t in suite.get("tests") or [])
+        lines.append(f"| **sum of scenarios** | **{fmt(total)}** | |")
+        target = "✅ met" if suite["wall_seconds"] <= 180 else "❌ not met"
+        lines.append(f"\nTarget \"a full e2e run ≤ 3 min warm\": {target} ({fmt(suite['wall_seconds'])} s including session set-up and teardown).")
+    else:
+        lines.append("Not measured at this scale.")
+    return "\n".join(lines)
+
+
+def cold_build_section() -> str:
+    log = RESULTS_DIR / "cold-build.log"
+    if not log.exists():
+        return "Not measured (run `python -m bench cold-build`)."
+    parsed = parse_log(log.read_text())
+    lines = ["| program | build time |", "|---|---|"]
+    for name, version, seconds in parsed["programs"]:  # type: ignore[union-attr]
+        lines.append(f"| {name} {version} | {seconds / 60:.1f} min |")
+    total = parsed["total_seconds"]
+    if total is not None:
+        lines.append(f"| **total** | **{float(total) / 60:.1f} min** |")
+    if not parsed["finished"]:
+        lines.append("\nThe build had not finished when this report was written; the log is `docs/benchmarks/cold-build.log`.")
+    return "\n".join(lines)
+
+
+def profile_text(prof: Path, limit: int = 25) -> str:
+    """profile_text(path) is the top functions by own time and by cumulative time, as pstats prints them."""
+    out = io.StringIO()
+    stats = pstats.Stats(str(prof), stream=out)
+    stats.strip_dirs().sort_stats("tottime").print_stats(limit)
+    stats.sort_stats("cumulative").print_stats(limit)
+    return out.getvalue()
+
+
+def write_profiles() -> list[Path]:
+    written = []
+    for prof in sorted(RESULTS_DIR.glob("profile-*.prof")):
+        text = prof.with_suffix(".txt")
+        text.write_text(profile_text(prof))
+        written.append(text)
+    return written
+
+
+# --- plots -------------------------------------------------------------------------
+
+
+def plot_throughput_vs_nodes(all_results: dict[str, dict[str, Any]], path: Path) -> bool:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    series: dict[tuple[str, str], dict[int, float]] = {}
+    for results in all_results.values():
+        for e in results.get("throughput") or []:
+            if e.get("mode") != "backlog" or "error" in e:
+                continue
+            avg = _num(_get(e, "throughput", "average"))
+            if not math.isnan(avg):
+                series.setdefault((e["scheduler"], e["qps"]), {})[int(e["nodes"])] = avg
+    if not series:
+        return False
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    styles = {"reference": "o-", "kube-scheduler": "s--"}
+    for (scheduler, qps), points in sorted(series.items()):
+        xs = sorted(points)
+        ax.plot(xs, [points[x] for x in xs], styles.get(scheduler, "x-"), label=f"{scheduler}, QPS {qps}")
+    ax.set_xscale("log")
+    ax.set_xlabel("nodes (KWOK)")
+    ax.set_ylabel("pods/s (backlog, first to last bind)")
+    ax.set_title("Scheduling throughput vs cluster size")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def plot_latency_cdf(all_results: dict[str, dict[str, Any]], path: Path, *, mode: str) -> bool:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curves = []
+    for results in all_results.values():
+        for e in results.get("throughput") or []:
+            if e.get("mode") == mode and e.get("latencies"):
+                curves.append((f"{e['scheduler']}, {e['nodes']} nodes, QPS {e['qps']}", e["latencies"], e["scheduler"]))
+    if not curves:
+        return False
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    for label, values, scheduler in sorted(curves):
+        xs, ys = metrics.cdf([v * 1000 for v in values])
+        ax.step(xs, ys, where="post", label=label, linestyle="-" if scheduler == "reference" else "--")
+    ax.set_xscale("log")
+    ax.set_xlabel("pod creation → bound (ms, benchmark's watch)")
+    ax.set_ylabel("fraction of pods")
+    ax.set_title(f"Scheduling latency CDF ({mode})")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+# --- the document ------------------------------------------------------------------
+
+
+def write_report() -> Path:
+    all_results = load_results()
+    if not all_results:
+        raise SystemExit("no docs/benchmarks/results-*.json: run 'python -m bench run' (or make bench) first")
+    RESULTS_DIR.mkdir(parents=True, exist_ok=True)
+    write_profiles()
+    plots = []
+    if plot_throughput_vs_nodes(all_results, RESULTS_DIR / "throughput-vs-nodes.png"):
+        plots.append(("Throughput vs nodes", "benchmarks/throughput-vs-nodes.png"))
+    if plot_latency_cdf(all_results, RESULTS_DIR / "latency-cdf-stream.png", mode="stream"):
+        plots.append(("Latency CDF, direct pods at a fixed rate", "benchmarks/latency-cdf-stream.png"))
+    if plot_latency_cdf(all_results, RESULTS_DIR / "latency-cdf-tekton.png", mode="tekton"):
+        plots.append(("Latency CDF, Tekton end to end", "benchmarks/latency-cdf-tekton.png"))
+
+    parts = [HEADER]
+    findings = RESULTS_DIR / "findings.md"
+    if findings.exists():
+        parts.append(findings.read_text().strip() + "\n")
+    parts.append(METHOD)
+    for scale in SCALE_ORDER:
+        results = all_results.get(scale)
+        if not results:
+            continue
+        m = results.get("machine") or {}
+        parts.append(f"## Results at `BENCH_SCALE={scale}`\n")
+        parts.append(
+            f"Measured {results.get('measured_at')} at commit `{m.get('commit')}` on {m.get('cores')} cores "
+            f"({m.get('cpu_model')}), {m.get('memory_gib')} GiB, Linux {m.get('kernel')}, Python {m.get('python')}.\n"
+        )
+        entries = results.get("throughput") or []
+        if entries:
+            parts.append("### Throughput (pods/s)\n")
+            parts.append(throughput_table(entries) + "\n")
+            parts.append("### Latency (pod creation → bound)\n")
+            parts.append(latency_table(entries) + "\n")
+            errors = [e for e in entries if "error" in e]
+            for e in errors:
+                parts.append(f"- run failed: {e.get('nodes')} nodes {e.get('mode')} {e.get('scheduler')} {e.get('qps')}: `{e['error'][:200]}`")
+            if errors:
+                parts.append("")
+        if results.get("contention"):
+            parts.append("### Placement quality under contention\n")
+            parts.append(contention_table(results["contention"]) + "\n")
+        if results.get("suite"):
+            parts.append("### Suite cost\n")
+            parts.append(suite_section(results) + "\n")
+    if plots:
+        parts.append("## Plots\n")
+        for title, rel in plots:
+            parts.append(f"### {title}\n\n![{title}]({rel})\n")
+    parts.append("## Cold toolchain build\n")
+    parts.append(COLD_BUILD_INTRO + "\n")
+    parts.append(cold_build_section() + "\n")
+    profiles = sorted(RESULTS_DIR.glob("profile-*.txt"))
+    if profiles:
+        parts.append("## Profiles\n")
+        for prof in profiles:
+            parts.append(f"- [`{prof.name}`](benchmarks/{prof.name})")
+        parts.append("")
+    out = DOCS / "benchmarks.md"
+    out.write_text("\n".join(parts).rstrip() + "\n")
+    return out
+
+
+HEADER = """# Benchmarks: the reference scheduler vs the stock kube-scheduler
+
+Generated by `python -m bench report` from `docs/benchmarks/results-*.json` (see [Reproduce](#reproduce));
+the findings below are written by hand from those numbers.
+"""
+
+METHOD = """## Reproduce
+
+```sh
+make bench                                  # BENCH_SCALE=small: 100 nodes, all three parts, a few minutes
+BENCH_SCALE=medium make bench               # 100 and 1000 nodes (about 40 min)
+BENCH_SCALE=large  make bench               # adds 5000 nodes with a plain-pod-heavy mix
+BENCH_PARTS=throughput BENCH_SCALE=medium make bench            # one part only (throughput, contention, suite)
+BENCH_CONTENTION_MODES=reference,kube-scheduler make bench      # leave Tekton's coschedule flag alone
+.venv/bin/python -m bench report            # rewrite this page from the saved results
+.venv/bin/python -m bench cold-build        # the cold toolchain build (about an hour on 2 cores)
+```
+
+`make bench` brings the local cluster `rescon` up if it is down (never down) and works beside other
+users of it: its pools, namespaces and schedulerNames (`bench-reference`, `bench-kube-scheduler`,
+`bench-conformance`) are its own and deleted afterwards. The contention baselines switch Tekton's
+`coschedule` flag (through `LocalCluster(coschedule=...).up()`) and restore `disabled`.
+
+## Method
+
+**Schedulers.** Each run starts a fresh scheduler process serving its own schedulerName: the
+reference (`python -m reference_scheduler.main --qps Q --burst B`) or the toolchain's cached
+kube-scheduler v1.37.2 with the default profile and `clientConnection.qps/burst` set to the same
+Q/B. Two settings: the default 50/100 and "unthrottled" 10000/10000. The Python client has no
+client-side rate limiter: `--qps/--burst` only size the reference's connection pool, so the
+reference is in effect unthrottled at both settings and its two rows differ by noise only.
+
+**Nodes.** KWOK nodes of 4 CPU, 16 GiB, 110 pods, in a pool made for the run.
+
+**Workload.** PipelineRuns of three shapes whose tasks all share one PVC-backed workspace (claims
+made Bound by `harness.cluster.volumes.make_bound_pvc`, tasks by `sim_task_spec`): `single` (one
+task), `chain` (a → b → c) and `fanout` (three parallel tasks, then a join), in equal numbers (mix
+`tekton`). Mix `plain-heavy` is one single-task run per four plain pods (no Tekton labels).
+Every task step asks 100m CPU and 64 MiB.
+
+Three methods, because Tekton's controller creates pods slower than either scheduler binds them:
+
+- **backlog** (throughput): every PipelineRun is created with `spec.status: PipelineRunPending`, so
+  Tekton starts nothing, and the benchmark creates the pods Tekton would create first (single task,
+  the chain's first task, the fan-out's three parallel tasks) itself, with Tekton's labels
+  (`tekton.dev/pipelineRun`, `tekton.dev/pipelineTask`), the workspace PVC mounted and the step's
+  request, held Running by the simulation. The reference plans the pending run from
+  `spec.pipelineSpec` and writes its ReservationRecord as it would for a running one. All pods exist
+  before the scheduler starts; throughput is measured from its first bind to its last, so cache
+  sync is excluded (and reported separately in the JSON as `startup_to_first_bind`).
+- **stream** (latency): the same pods, created at a fixed rate while the scheduler runs (after it
+  bound a probe pod, so its caches are warm). The rate is below both schedulers' capacity, so the
+  latency is per-pod work rather than queueing.
+- **tekton** (end to end): PipelineRuns that Tekton runs, tasks of 2 s; Tekton creates every pod.
+
+**Metrics.**
+- pods/s: pods bound ÷ (last bind − first bind); per-second p50/p90/p99: the number of binds in
+  each complete one-second interval from the first bind, as scheduler_perf samples throughput.
+- latency: pod creation → bound, both stamped by the benchmark's own watch of the pods (the
+  ADDED event, then the first event with `spec.nodeName`), with sub-millisecond clocks; both ends
+  pass through the same watch, so its delay cancels to first order. The API's own stamps
+  (`creationTimestamp`, the PodScheduled condition's `lastTransitionTime`) have one-second
+  resolution; their p50/p99 are shown as a cross-check only.
+- CPU seconds (user + system, whole process lifetime, cache sync included) and peak RSS (VmHWM)
+  from `/proc/<pid>` of the scheduler process.
+- ratios are reference ÷ kube-scheduler (higher is better for pods/s, lower for latency).
+
+**Contention.** A pool of 4-CPU nodes and twice as many PipelineRuns as nodes, all created at once.
+Each run is a chain: `a` (500m, 3 s) then `b` (2500m, 3 s) on one workspace, so the group's peak is
+b's 2500m. Two runs' `a` fit on a node together but their two `b` do not: unless b's room is held
+from the moment a lands, another run takes it. Per run: **broken** = b ran on another node than a;
+**stuck** = b ran on a's node but waited ≥ 2 s (pod seen → bound); **never started** = b not bound
+before the deadline. **Wasted reservation** = Σ over groups of peak × (Released − Reserved) minus
+the CPU·s the group's pods used inside it (both from the benchmark's watches of records and pods).
+**Makespan** = first PipelineRun created → last task pod finished. Tekton's baselines
+(`coschedule: workspaces`, `isolate-pipelinerun`) run with the cluster's default-scheduler; their
+affinity-assistant pods are annotated `sim.rescon.dev/hold` so the KWOK simulation keeps them
+Running (otherwise it would "finish" them after 1 s, as any pod without a hold).
+
+**Caveats.** One 2-core machine runs the whole control plane, KWOK, Tekton, both the scheduler
+and the benchmark client, and it is shared: another developer's conformance suites and a niced
+cold toolchain build may run at the same time. Absolute numbers are therefore noisy and low; the
+ratios, measured back to back on the same pool, are the point.
+"""
+
+COLD_BUILD_INTRO = """`GOCACHE=$(mktemp -d) RESCON_CACHE_DIR=$(mktemp -d) nice -n 19 .venv/bin/rescon tools`: empty Go
+build cache and binary cache, the same module cache (no downloads), run through
+`python -m bench cold-build`, which timestamps every progress line into `docs/benchmarks/cold-build.log`.
+It ran niced while benchmarks and other users shared the two cores, so it is an upper bound."""

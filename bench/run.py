@@ -1,0 +1,582 @@
+"""The benchmark's runs against the shared local cluster: throughput, contention, suite cost.
+
+Everything it creates carries its own names: pools `bench-…`, namespaces
+`bench-…`, schedulerNames `bench-reference` and `bench-kube-scheduler`; each
+part deletes what it made, in a `finally`. It never brings the cluster down.
+The only shared state it touches is Tekton's `coschedule` feature flag, for
+the contention baselines, and it restores `disabled` afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from bench import cluster as bc
+from bench import metrics
+from bench.observe import PodTimeline, PodTrace, ProcSampler, RecordTimeline
+from bench.scales import Scale, ThroughputCase
+from bench.schedulers import DEFAULT_QPS, KINDS, BenchScheduler, Qps
+from bench.workload import MIXES, RUN_LABEL, TaskSize, contention_runs, direct_workload, task_pod, tekton_runs
+from harness.cluster.local import LocalCluster
+from harness.cluster.node_pools import NodePool
+from harness.kube import Kube
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS_DIR = REPO / "docs" / "benchmarks"
+WORK_DIR = REPO / "reports" / "bench"
+
+#: A later task that waited at least this long for a node is "stuck" (tasks run 3 s).
+STUCK_SECONDS = 2.0
+
+
+def say(line: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
+
+
+def short_id() -> str:
+    return uuid.uuid4().hex[:5]
+
+
+def machine() -> dict[str, Any]:
+    """machine() describes where the numbers were measured."""
+    cpu_model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu_model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_kb = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem_kb = int(line.split()[1])
+    except OSError:
+        pass
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True).stdout.strip()
+    return {
+        "cores": os.cpu_count(),
+        "cpu_model": cpu_model,
+        "memory_gib": round(mem_kb / 1024 / 1024, 1),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "commit": commit,
+    }
+
+
+@dataclass
+class Context:
+    kube: Kube
+    kubeconfig: Path
+    scale: Scale
+    results: dict[str, Any]
+    out: Path
+
+    def save(self) -> None:
+        self.out.parent.mkdir(parents=True, exist_ok=True)
+        self.out.write_text(json.dumps(self.results, indent=1, default=_json_default))
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    raise TypeError(f"cannot serialise {type(value)}")
+
+
+def _clean(value: Any) -> Any:
+    """NaN -> None, recursively, so the JSON is valid."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+# --- waiting ---------------------------------------------------------------------
+
+
+def wait_until(done: Callable[[], bool], *, timeout: float, alive: Callable[[], bool] = lambda: True, every: float = 0.2) -> bool:
+    """wait_until(done, timeout=60) polls done() until True (True), the timeout or alive() False (False)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if done():
+            return True
+        if not alive():
+            return False
+        time.sleep(every)
+    return done()
+
+
+def probe_ready(ctx: Context, scheduler: BenchScheduler, namespace: str, pool: NodePool, run_label: str) -> float:
+    """probe_ready() creates one plain pod and returns once the scheduler has bound it (its caches are synced)."""
+    started = time.monotonic()
+    pod = task_pod("", f"probe-{short_id()}", pvc=None, scheduler_name=scheduler.name, pool_selector=pool.selector, run_label=run_label)
+    pod["metadata"]["labels"]["bench.rescon.dev/kind"] = "probe"
+    ctx.kube.core.create_namespaced_pod(namespace, pod, _preload_content=False)
+    name = pod["metadata"]["name"]
+
+    def bound() -> bool:
+        got = json.loads(ctx.kube.core.read_namespaced_pod(name, namespace, _preload_content=False).data)
+        return bool((got.get("spec") or {}).get("nodeName"))
+
+    if not wait_until(bound, timeout=180, alive=scheduler.alive, every=0.3):
+        raise RuntimeError(f"{scheduler.kind} did not bind a probe pod within 180 s: {scheduler.log_tail()}")
+    return time.monotonic() - started
+
+
+# --- throughput -------------------------------------------------------------------
+
+
+def summarise_throughput(
+    traces: list[PodTrace], *, expected: int, sampler: ProcSampler | None, window_start: float | None = None
+) -> dict[str, Any]:
+    measured = [t for t in traces if t.kind != "probe"]
+    binds = [t.bound for t in measured if t.bound is not None]
+    first_added = min((t.added for t in measured if t.added is not None), default=None)
+    tp = metrics.throughput(binds, start=window_start)
+    lat = metrics.latency((t.added, t.bound) for t in measured)
+    api_lat = metrics.latency((t.api_created, t.api_scheduled) for t in measured)
+    out: dict[str, Any] = {
+        "pods": expected,
+        "bound": len(binds),
+        "throughput": tp.as_dict(),
+        "latency": lat.as_dict(),
+        "api_latency": api_lat.as_dict(),
+        "latencies": [round(t.bound - t.added, 4) for t in measured if t.bound is not None and t.added is not None],
+        "from_first_creation_pods_per_s": (len(binds) / (max(binds) - first_added)) if binds and first_added and max(binds) > first_added else None,
+    }
+    if sampler is not None and sampler.samples:
+        out["cpu_seconds_total"] = sampler.samples[-1][1]
+        if binds:
+            out["cpu_seconds_window"] = metrics.cpu_seconds_used(sampler.samples, window_start or min(binds), max(binds))
+        out["peak_rss_mb"] = round(sampler.peak_rss / 1024 / 1024, 1)
+    return out
+
+
+def run_backlog(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: str, pvcs: list[str], kind: str, qps: Qps) -> dict[str, Any]:
+    """Direct-mode pods created first, then the scheduler starts: pods/s from its first bind to its last."""
+    run_label = f"{kind}-{qps.name}-backlog-{short_id()}"
+    profile = RESULTS_DIR / f"profile-{ctx.scale.name}-{case.nodes}-{qps.name}.prof" if case.profile and kind == "reference" else None
+    scheduler = BenchScheduler(kind, qps, ctx.kubeconfig, WORK_DIR, profile=profile)
+    workload = direct_workload(
+        MIXES[case.mix], case.backlog_pods, prefix=f"{kind[:3]}{qps.name[:1]}b", pvcs=pvcs,
+        scheduler_name=scheduler.name, pool_selector=pool.selector, run_label=run_label,
+    )
+    timeline = PodTimeline(ctx.kube, namespace, label_selector=f"{RUN_LABEL}={run_label}")
+    timeline.start()
+    sampler = None
+    try:
+        started = time.monotonic()
+        bc.create_pipeline_runs(ctx.kube, namespace, workload.pipeline_runs)
+        bc.create_pods(ctx.kube, namespace, workload.pods)
+        say(f"  created {len(workload.pipeline_runs)} pending PipelineRuns and {len(workload.pods)} pods in {time.monotonic() - started:.1f}s")
+        time.sleep(2.0)  # let the watch see every pod before the clock starts
+        pid = scheduler.start()
+        start_wall = time.time()
+        sampler = ProcSampler(pid)
+        sampler.start()
+        complete = wait_until(lambda: timeline.bound_count() >= len(workload.pods), timeout=ctx.scale.run_timeout, alive=scheduler.alive)
+        time.sleep(0.5)
+    finally:
+        if sampler is not None:
+            sampler.stop()
+        scheduler.stop()
+        timeline.stop()
+    traces = timeline.snapshot()
+    result = summarise_throughput(traces, expected=len(workload.pods), sampler=sampler)
+    binds = [t.bound for t in traces if t.bound is not None]
+    result.update(complete=complete, startup_to_first_bind=(min(binds) - start_wall) if binds else None, profile=str(profile.relative_to(REPO)) if profile else None)
+    result["latencies"] = []  # creation-to-bound is meaningless here: pods wait for the scheduler to start
+    return result
+
+
+def run_stream(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: str, pvcs: list[str], kind: str, qps: Qps) -> dict[str, Any]:
+    """The scheduler runs; direct-mode pods are created at a fixed rate: creation-to-bound latency."""
+    run_label = f"{kind}-{qps.name}-stream-{short_id()}"
+    scheduler = BenchScheduler(kind, qps, ctx.kubeconfig, WORK_DIR)
+    workload = direct_workload(
+        MIXES[case.mix], case.stream_pods, prefix=f"{kind[:3]}{qps.name[:1]}s", pvcs=pvcs,
+        scheduler_name=scheduler.name, pool_selector=pool.selector, run_label=run_label,
+    )
+    timeline = PodTimeline(ctx.kube, namespace, label_selector=f"{RUN_LABEL}={run_label}")
+    timeline.start()
+    sampler = None
+    try:
+        bc.create_pipeline_runs(ctx.kube, namespace, workload.pipeline_runs)
+        pid = scheduler.start()
+        sampler = ProcSampler(pid)
+        sampler.start()
+        probe_seconds = probe_ready(ctx, scheduler, namespace, pool, run_label)
+        window_start = time.time()
+        paced_create(ctx.kube, namespace, list(workload.pods), rate=case.stream_rate)
+        complete = wait_until(lambda: timeline.bound_count() >= len(workload.pods) + 1, timeout=ctx.scale.run_timeout, alive=scheduler.alive)
+        time.sleep(0.5)
+    finally:
+        if sampler is not None:
+            sampler.stop()
+        scheduler.stop()
+        timeline.stop()
+    result = summarise_throughput(timeline.snapshot(), expected=len(workload.pods), sampler=sampler, window_start=window_start)
+    result.update(complete=complete, rate=case.stream_rate, probe_seconds=probe_seconds)
+    return result
+
+
+def paced_create(kube: Kube, namespace: str, pods: list[dict[str, Any]], *, rate: float) -> None:
+    """paced_create() creates pod i at start + i/rate (on a small thread pool, so a slow call does not delay the next)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    start = time.monotonic()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = []
+        for i, pod in enumerate(pods):
+            delay = start + i / rate - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            futures.append(pool.submit(kube.core.create_namespaced_pod, namespace, pod, _preload_content=False))
+        for future in futures:
+            future.result()
+
+
+def run_tekton(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: str, pvcs: list[str], kind: str, qps: Qps) -> dict[str, Any]:
+    """PipelineRuns that Tekton runs (tasks of 2 s): end-to-end pods/s and creation-to-bound latency."""
+    run_label = f"{kind}-{qps.name}-tekton-{short_id()}"
+    scheduler = BenchScheduler(kind, qps, ctx.kubeconfig, WORK_DIR)
+    runs = tekton_runs(
+        MIXES["tekton"], case.tekton_runs, prefix=f"{kind[:3]}{qps.name[:1]}t", pvcs=pvcs,
+        scheduler_name=scheduler.name, pool_selector=pool.selector, run_label=run_label,
+    )
+    expected_pods = sum(len(r["spec"]["pipelineSpec"]["tasks"]) for r in runs)
+    timeline = PodTimeline(ctx.kube, namespace, label_selector=f"{RUN_LABEL}={run_label}")
+    timeline.start()
+    sampler = None
+    try:
+        pid = scheduler.start()
+        sampler = ProcSampler(pid)
+        sampler.start()
+        probe_ready(ctx, scheduler, namespace, pool, run_label)
+        window_start = time.time()
+        bc.create_pipeline_runs(ctx.kube, namespace, runs)
+
+        def all_done() -> bool:
+            listed = bc.list_pipeline_runs(ctx.kube, namespace, f"{RUN_LABEL}={run_label}")
+            return len(listed) == len(runs) and all(_run_done(r) for r in listed)
+
+        complete = wait_until(all_done, timeout=ctx.scale.run_timeout, alive=scheduler.alive, every=1.0)
+        makespan = time.time() - window_start
+    finally:
+        if sampler is not None:
+            sampler.stop()
+        scheduler.stop()
+        timeline.stop()
+    result = summarise_throughput(timeline.snapshot(), expected=expected_pods, sampler=sampler)
+    result.update(complete=complete, pipeline_runs=len(runs), makespan=makespan)
+    return result
+
+
+def _run_done(run: dict[str, Any]) -> bool:
+    for condition in (run.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Succeeded":
+            return condition.get("status") in ("True", "False")
+    return False
+
+
+def throughput_part(ctx: Context) -> None:
+    results = ctx.results.setdefault("throughput", [])
+    for case in ctx.scale.cases:
+        pool_name = f"bench-n{case.nodes}-{short_id()}"
+        namespace = f"bench-n{case.nodes}-{short_id()}"
+        pool = None
+        say(f"throughput: {case.nodes} nodes, mix {case.mix}")
+        try:
+            bc.make_namespace(ctx.kube, namespace)
+            pool = bc.add_pool(ctx.kube, pool_name, count=case.nodes, cpu=ctx.scale.node_cpu, memory=ctx.scale.node_memory, pods=ctx.scale.node_pods, say=say)
+            pvcs = bc.make_pvcs(ctx.kube, namespace, min(100, max(10, case.tekton_runs)))
+            plan: list[tuple[str, Callable[..., dict[str, Any]], list[Qps]]] = [
+                ("backlog", run_backlog, list(ctx.scale.qps)),
+                ("stream", run_stream, list(ctx.scale.qps)),
+            ]
+            if case.tekton_runs:
+                plan.append(("tekton", run_tekton, [DEFAULT_QPS]))
+            for mode, fn, settings in plan:
+                for qps in settings:
+                    for kind in ("kube-scheduler", "reference"):
+                        say(f" {case.nodes} nodes {mode} {kind} qps {qps.name}")
+                        try:
+                            result = fn(ctx, case, pool, namespace, pvcs, kind, qps)
+                        except Exception as err:  # noqa: BLE001 - one failed run is reported, the rest go on
+                            say(f"  FAILED: {err}")
+                            result = {"error": str(err)[:500]}
+                        result.update(nodes=case.nodes, mix=case.mix, mode=mode, scheduler=kind, qps=qps.name, qps_value=qps.qps, burst=qps.burst)
+                        results.append(_clean(result))
+                        ctx.save()
+                        tp = result.get("throughput") or {}
+                        lat = result.get("latency") or {}
+                        say(
+                            f"  bound {result.get('bound')}/{result.get('pods')} avg {tp.get('average')} pods/s "
+                            f"p50 lat {lat.get('p50')} p99 lat {lat.get('p99')} cpu {result.get('cpu_seconds_total')} rss {result.get('peak_rss_mb')}"
+                        )
+                        bc.clear_namespace(ctx.kube, namespace)
+        finally:
+            bc.delete_namespace(ctx.kube, namespace)
+            try:
+                bc.wait_pods_gone(ctx.kube, namespace, timeout=120)
+            except RuntimeError as err:
+                say(f" cleanup: {err}")
+            bc.remove_pool(ctx.kube, pool_name)
+
+
+# --- contention -------------------------------------------------------------------
+
+
+CONTENTION_SCHEDULERS = {
+    "reference": ("reference", "disabled"),
+    "kube-scheduler": ("kube-scheduler", "disabled"),
+    "tekton-workspaces": (None, "workspaces"),
+    "tekton-isolate": (None, "isolate-pipelinerun"),
+}
+
+
+def set_coschedule(mode: str) -> None:
+    """set_coschedule('workspaces') re-applies Tekton's feature flags through LocalCluster.up()."""
+    LocalCluster(name="rescon", coschedule=mode).up()
+
+
+def hold_affinity_assistants(kube: Kube, namespace: str, stop: Any) -> None:
+    """Mark affinity-assistant pods as held, so the KWOK simulation keeps them Running.
+
+    The simulation ends every Running pod's steps after 1 s unless the pod is
+    held; an affinity assistant is a long-running StatefulSet pod, so it must
+    not "finish" (the StatefulSet would replace it, possibly elsewhere).
+    """
+    from harness.cluster.simulation import HOLD
+
+    patched: set[str] = set()
+    while not stop.wait(0.1):
+        try:
+            pods = bc.list_raw(kube.core.list_namespaced_pod, namespace, label_selector="app.kubernetes.io/component=affinity-assistant")
+        except Exception:  # noqa: BLE001
+            continue
+        for pod in pods:
+            name = pod["metadata"]["name"]
+            uid = pod["metadata"]["uid"]
+            if uid in patched:
+                continue
+            try:
+                kube.core.patch_namespaced_pod(name, namespace, {"metadata": {"annotations": {HOLD: "true"}}}, _preload_content=False)
+                patched.add(uid)
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def contention_part(ctx: Context) -> None:
+    import threading
+
+    results = ctx.results.setdefault("contention", [])
+    scale = ctx.scale
+    pool_name = f"bench-ct-{short_id()}"
+    pool = bc.add_pool(ctx.kube, pool_name, count=scale.contention_nodes, cpu="4", memory="8Gi", say=say)
+    try:
+        for mode in scale.contention_modes:
+            kind, coschedule = CONTENTION_SCHEDULERS[mode]
+            namespace = f"bench-ct-{mode[:9]}-{short_id()}"
+            scheduler = BenchScheduler(kind, DEFAULT_QPS, ctx.kubeconfig, WORK_DIR) if kind else None
+            scheduler_name = scheduler.name if scheduler else "default-scheduler"
+            run_label = f"ct-{mode}-{short_id()}"
+            say(f"contention: {mode} ({scale.contention_runs} runs on {scale.contention_nodes} nodes)")
+            stop_holder = threading.Event()
+            timeline = records = None
+            try:
+                bc.make_namespace(ctx.kube, namespace)
+                pvcs = bc.make_pvcs(ctx.kube, namespace, scale.contention_runs)
+                runs = contention_runs(
+                    scale.contention_runs, prefix="ct", pvcs=pvcs, scheduler_name=scheduler_name,
+                    pool_selector=pool.selector, run_label=run_label, node_cpu_millis=4000,
+                )
+                if coschedule != "disabled":
+                    set_coschedule(coschedule)
+                    threading.Thread(target=hold_affinity_assistants, args=(ctx.kube, namespace, stop_holder), daemon=True).start()
+                if scheduler is not None:
+                    scheduler.start()
+                    probe_ready(ctx, scheduler, namespace, pool, f"{run_label}-probe")
+                timeline = PodTimeline(ctx.kube, namespace, label_selector=f"{RUN_LABEL}={run_label}")
+                timeline.start()
+                records = RecordTimeline(ctx.kube, namespace)
+                records.start()
+                started = time.time()
+                bc.create_pipeline_runs(ctx.kube, namespace, runs)
+
+                def all_done() -> bool:
+                    listed = bc.list_pipeline_runs(ctx.kube, namespace, f"{RUN_LABEL}={run_label}")
+                    return len(listed) == len(runs) and all(_run_done(r) for r in listed)
+
+                complete = wait_until(all_done, timeout=scale.contention_timeout, every=0.5)
+                ended = time.time()
+                time.sleep(1.0)
+                result = summarise_contention(timeline.snapshot(), records.snapshot(), runs=len(runs), started=started, ended=ended)
+                result.update(complete=complete, mode=mode, coschedule=coschedule, scheduler=scheduler_name,
+                              nodes=scale.contention_nodes, runs=len(runs))
+            except Exception as err:  # noqa: BLE001
+                say(f"  FAILED: {err}")
+                result = {"mode": mode, "error": str(err)[:500]}
+            finally:
+                stop_holder.set()
+                if timeline is not None:
+                    timeline.stop()
+                if records is not None:
+                    records.stop()
+                if scheduler is not None:
+                    scheduler.stop()
+                if coschedule != "disabled":
+                    set_coschedule("disabled")
+                bc.delete_namespace(ctx.kube, namespace)
+                try:
+                    bc.wait_pods_gone(ctx.kube, namespace, timeout=120)
+                except RuntimeError as err:
+                    say(f" cleanup: {err}")
+            say(f"  {_clean(result)}")
+            results.append(_clean(result))
+            ctx.save()
+    finally:
+        bc.remove_pool(ctx.kube, pool_name)
+
+
+def summarise_contention(pods: list[PodTrace], groups: list[Any], *, runs: int, started: float, ended: float) -> dict[str, Any]:
+    """Per PipelineRun: did task b start on a's node at once? Plus makespan and the reservations' waste."""
+    by_run: dict[str, dict[str, PodTrace]] = {}
+    for pod in pods:
+        if pod.run and pod.task:
+            by_run.setdefault(pod.run, {})[pod.task] = pod
+    broken = stuck = never = 0
+    waits = []
+    for run, tasks in by_run.items():
+        a, b = tasks.get("a"), tasks.get("b")
+        if a is None or b is None or b.bound is None:
+            never += 1
+            continue
+        wait = b.bound - (b.added or b.bound)
+        waits.append(wait)
+        if a.node != b.node:
+            broken += 1
+        elif wait >= STUCK_SECONDS:
+            stuck += 1
+    finished = [p.finished for p in pods if p.finished is not None]
+    makespan = (max(finished) - started) if finished else None
+    reserved_total = wasted_total = 0.0
+    from reference_scheduler.core.resources import cpu_millis
+
+    for group in groups:
+        if group.reserved is None or not group.peak_cpu:
+            continue
+        peak = cpu_millis(group.peak_cpu) / 1000
+        used = []
+        for task in group.tasks:
+            pod = by_run.get(group.run, {}).get(task)
+            if pod is not None and pod.running is not None:
+                request = sum(cpu_millis(c) for c in pod.cpu.split(",") if c) / 1000
+                used.append((request, metrics.Interval(pod.running, pod.finished)))
+        total, wasted = metrics.wasted_reservation(
+            [(peak, metrics.Interval(group.reserved, group.released))], used, run_end=ended
+        )
+        reserved_total += total
+        wasted_total += wasted
+    return {
+        "pipeline_runs_seen": len(by_run),
+        "broken": broken,
+        "stuck": stuck,
+        "never_started": never + max(0, runs - len(by_run)),
+        "could_not_start_on_group_node": broken + stuck + never + max(0, runs - len(by_run)),
+        "later_task_wait": metrics.latency((0.0, w) for w in waits).as_dict(),
+        "makespan": makespan,
+        "reserved_cpu_seconds": reserved_total if groups else None,
+        "wasted_cpu_seconds": wasted_total if groups else None,
+        "groups_reserved": sum(1 for g in groups if g.reserved is not None),
+    }
+
+
+# --- suite cost --------------------------------------------------------------------
+
+
+def suite_part(ctx: Context) -> None:
+    """Runs the conformance suite once (own schedulerName) and reads its report and junit durations."""
+    import xml.etree.ElementTree as ET
+
+    import yaml
+
+    report = WORK_DIR / "suite-report.yaml"
+    junit = WORK_DIR / "suite-junit.xml"
+    WORK_DIR.mkdir(parents=True, exist_ok=True)
+    command = [
+        str(REPO / ".venv" / "bin" / "pytest"), "tests/conformance", "--keep-cluster", "-p", "no:cacheprovider",
+        "--scheduler-name", "bench-conformance", "--report-output", str(report), f"--junitxml={junit}", "-q",
+    ]
+    say(f"suite: {' '.join(command[1:])}")
+    started = time.monotonic()
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=900)
+    wall = time.monotonic() - started
+    tests = []
+    if junit.exists():
+        root = ET.parse(junit).getroot()
+        for case in root.iter("testcase"):
+            outcome = "passed"
+            for child in case:
+                if child.tag in ("failure", "error"):
+                    outcome = "failed"
+                elif child.tag == "skipped":
+                    outcome = "skipped"
+            tests.append({"name": case.get("name"), "seconds": float(case.get("time") or 0), "outcome": outcome})
+    summary_line = (done.stdout.strip().splitlines() or [""])[-1]
+    parsed = yaml.safe_load(report.read_text()) if report.exists() else {}
+    ctx.results["suite"] = {
+        "command": " ".join(command[1:]).replace(str(WORK_DIR), "reports/bench"),
+        "wall_seconds": wall,
+        "exit_code": done.returncode,
+        "summary": summary_line,
+        "tests": tests,
+        "report_result": _report_summary(parsed),
+    }
+    ctx.save()
+    say(f"suite: {summary_line} in {wall:.1f}s")
+
+
+def _report_summary(report: Any) -> Any:
+    if not isinstance(report, dict):
+        return None
+    return {k: report.get(k) for k in ("mode", "profiles", "summary") if k in report} or {"keys": sorted(report)[:10]}
+
+
+# --- entry -------------------------------------------------------------------------
+
+
+def run(scale: Scale, parts: list[str]) -> Path:
+    local = LocalCluster(name="rescon")
+    say("cluster: rescon cluster up (idempotent)")
+    up_started = time.monotonic()
+    kube0 = local.up()
+    kube0.close()
+    out = RESULTS_DIR / f"results-{scale.name}.json"
+    previous = json.loads(out.read_text()) if out.exists() else {}
+    results: dict[str, Any] = {k: v for k, v in previous.items() if k not in parts}
+    results.update(scale=scale.name, machine=machine(), measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    results.setdefault("cluster_up_seconds_when_already_up", time.monotonic() - up_started)
+    ctx = Context(bc.connect(local.kubeconfig), local.kubeconfig, scale, results, out)
+    bc.ensure_crd(ctx.kube)
+    for part in parts:
+        results.pop(part, None)
+        started = time.monotonic()
+        {"throughput": throughput_part, "contention": contention_part, "suite": suite_part}[part](ctx)
+        results.setdefault("part_seconds", {})[part] = time.monotonic() - started
+        ctx.save()
+    return out

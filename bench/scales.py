@@ -1,0 +1,88 @@
+"""Scales: how big a benchmark run is. `BENCH_SCALE=small` (the default of `make bench`) takes minutes.
+
+Each field is documented where it is defined; docs/benchmarks.md prints the
+scale a result was measured at next to the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from bench.schedulers import DEFAULT_QPS, UNTHROTTLED, Qps
+
+
+@dataclass(frozen=True)
+class ThroughputCase:
+    """ThroughputCase is one node count and what runs on it.
+
+    backlog_pods: direct-mode pods created before the scheduler starts (pure scheduling throughput);
+    stream_pods / stream_rate: direct-mode pods created at a fixed rate while it runs (latency);
+    tekton_runs: PipelineRuns that Tekton runs end to end (0: skipped).
+    """
+
+    nodes: int
+    mix: str = "tekton"
+    backlog_pods: int = 300
+    stream_pods: int = 150
+    stream_rate: float = 15.0
+    tekton_runs: int = 0
+    profile: bool = False
+
+
+@dataclass(frozen=True)
+class Scale:
+    name: str
+    cases: tuple[ThroughputCase, ...]
+    qps: tuple[Qps, ...] = (DEFAULT_QPS, UNTHROTTLED)
+    #: Longest a single run may take before it is cut off and reported as incomplete.
+    run_timeout: float = 240.0
+    contention_nodes: int = 4
+    contention_runs: int = 8
+    contention_modes: tuple[str, ...] = ("reference", "kube-scheduler", "tekton-workspaces", "tekton-isolate")
+    contention_timeout: float = 180.0
+    #: Node size of the throughput pools; a pod asks 100m / 64Mi.
+    node_cpu: str = "4"
+    node_memory: str = "16Gi"
+    node_pods: int = 110
+    notes: tuple[str, ...] = field(default=())
+
+
+SCALES = {
+    "small": Scale(
+        "small",
+        (ThroughputCase(100, backlog_pods=300, stream_pods=150, stream_rate=15.0, tekton_runs=30),),
+        run_timeout=180.0,
+    ),
+    "medium": Scale(
+        "medium",
+        (
+            ThroughputCase(100, backlog_pods=1000, stream_pods=300, stream_rate=15.0, tekton_runs=60),
+            ThroughputCase(1000, backlog_pods=1000, stream_pods=300, stream_rate=15.0, tekton_runs=60, profile=True),
+        ),
+        run_timeout=420.0,
+        contention_nodes=6,
+        contention_runs=12,
+    ),
+    "large": Scale(
+        "large",
+        (
+            ThroughputCase(100, backlog_pods=1000, stream_pods=300, stream_rate=15.0, tekton_runs=60),
+            ThroughputCase(1000, backlog_pods=2000, stream_pods=300, stream_rate=15.0, tekton_runs=60, profile=True),
+            ThroughputCase(5000, mix="plain-heavy", backlog_pods=2000, stream_pods=300, stream_rate=15.0),
+        ),
+        run_timeout=600.0,
+        contention_nodes=6,
+        contention_runs=12,
+    ),
+}
+
+
+def scale_named(name: str, *, contention_modes: str | None = None) -> Scale:
+    """scale_named('small') or, with BENCH_CONTENTION_MODES='reference,kube-scheduler', fewer modes."""
+    if name not in SCALES:
+        raise SystemExit(f"unknown BENCH_SCALE {name!r}: use one of {', '.join(SCALES)}")
+    scale = SCALES[name]
+    if contention_modes is not None:
+        modes = tuple(m for m in contention_modes.split(",") if m)
+        scale = replace(scale, contention_modes=modes)
+    return scale

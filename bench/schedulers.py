@@ -1,0 +1,107 @@
+"""The two schedulers under benchmark, each started fresh for every run and serving its own schedulerName.
+
+* reference: `python -m reference_scheduler.main --qps Q --burst B` (the
+  Python client has no rate limiter: --qps/--burst only size its connection
+  pool, so the reference is in effect unthrottled at any setting);
+* kube-scheduler: the toolchain's cached binary, default profile, with
+  `clientConnection.qps/burst` in its KubeSchedulerConfiguration, started the
+  way harness/suite/scheduler_under_test.py starts it.
+
+With `profile` set, the reference runs under cProfile (bench/profiled.py);
+its scheduling loop is the main thread, which is what cProfile sees.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from harness.cluster.processes import ManagedProcess, free_port, tail
+from harness.cluster.toolchain import Toolchain
+from harness.suite.scheduler_under_test import kube_scheduler_config
+
+KINDS = ("reference", "kube-scheduler")
+
+
+@dataclass(frozen=True)
+class Qps:
+    """Qps is one client rate setting, the same for both schedulers."""
+
+    name: str
+    qps: float
+    burst: int
+
+
+DEFAULT_QPS = Qps("default", 50, 100)
+UNTHROTTLED = Qps("unthrottled", 10000, 10000)
+
+
+def bench_scheduler_name(kind: str) -> str:
+    """bench_scheduler_name('reference') == 'bench-reference': never a name the conformance suite uses."""
+    return f"bench-{kind}"
+
+
+@dataclass
+class BenchScheduler:
+    kind: str
+    qps: Qps
+    kubeconfig: Path
+    workdir: Path
+    profile: Path | None = None
+
+    @property
+    def name(self) -> str:
+        return bench_scheduler_name(self.kind)
+
+    @property
+    def process(self) -> ManagedProcess:
+        return ManagedProcess.in_dir(f"bench-{self.kind}", self.workdir)
+
+    def argv(self) -> list[str]:
+        if self.kind == "reference":
+            args = [
+                "--kubeconfig", str(self.kubeconfig),
+                "--scheduler-name", self.name,
+                "--no-leader-elect",
+                "--metrics-port", "0",
+                "--log-format", "text",
+                "--qps", str(self.qps.qps),
+                "--burst", str(self.qps.burst),
+            ]
+            if self.profile is not None:
+                return [sys.executable, "-m", "bench.profiled", str(self.profile), "--", *args]
+            return [sys.executable, "-m", "reference_scheduler.main", *args]
+        if self.kind == "kube-scheduler":
+            binary = Toolchain().ensure(["kube-scheduler"])["kube-scheduler"]
+            config = kube_scheduler_config(kubeconfig=self.kubeconfig, scheduler_name=self.name)
+            config["clientConnection"] = {**config["clientConnection"], "qps": self.qps.qps, "burst": self.qps.burst}  # type: ignore[dict-item]
+            path = self.workdir / f"kube-scheduler-{self.name}.yaml"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(yaml.safe_dump(config))
+            return [str(binary), "--config", str(path), "--secure-port", str(free_port()), "--bind-address", "127.0.0.1"]
+        raise ValueError(f"unknown scheduler {self.kind!r}: use one of {', '.join(KINDS)}")
+
+    def start(self) -> int:
+        self.process.stop(grace_seconds=5)
+        self.process.log_file.parent.mkdir(parents=True, exist_ok=True)
+        self.process.log_file.write_text("")
+        repo = Path(__file__).resolve().parent.parent
+        env = {**os.environ, "PYTHONPATH": f"{repo}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+        return self.process.start(self.argv(), env=env, cwd=repo)
+
+    def pid(self) -> int | None:
+        return self.process.pid()
+
+    def alive(self) -> bool:
+        return self.process.alive()
+
+    def stop(self) -> None:
+        # SIGTERM first: the profiled reference writes its profile on a clean stop.
+        self.process.stop(grace_seconds=20)
+
+    def log_tail(self, lines: int = 20) -> str:
+        return tail(self.process.log_file, lines)

@@ -1,0 +1,298 @@
+"""Workload: the PipelineRuns and pods the benchmark creates, built as data (pure functions).
+
+Three PipelineRun shapes, all of whose tasks share one PVC-backed workspace
+(so each run is one reservation group):
+
+    single   one task
+    chain    a -> b -> c, run one after the other
+    fanout   three parallel tasks, then a join task
+
+Two ways to get pods (docs/benchmarks.md, "Method"):
+
+* `tekton`: the PipelineRun runs; Tekton's controller makes the pods (tasks
+  run for a few seconds on KWOK). End to end, and Tekton's pod creation rate
+  bounds what a scheduler can show.
+* `direct`: the PipelineRun is created with `spec.status: PipelineRunPending`,
+  so Tekton starts nothing but the reference can plan it and make its
+  ReservationRecord; the benchmark then creates the pods Tekton would create
+  first (the single task, the chain's first task, the fan-out's three parallel
+  tasks) itself, with Tekton's labels, the workspace PVC mounted and the step
+  request. Their steps are held (`sim.rescon.dev/hold`), so pods stay bound.
+  This stresses the scheduler, not Tekton.
+
+A *mix* says how many runs of each shape, and how many plain pods (no Tekton
+labels, no group) go with them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from harness.cluster.simulation import HOLD, sim_task_spec
+
+SHAPES = ("single", "chain", "fanout")
+
+#: Labels Tekton puts on a task pod that the reference reads (and kube-scheduler ignores).
+PIPELINE_RUN_LABEL = "tekton.dev/pipelineRun"
+PIPELINE_TASK_LABEL = "tekton.dev/pipelineTask"
+TASK_RUN_LABEL = "tekton.dev/taskRun"
+#: Marks every object of one benchmark run, so cleanup and watches select exactly them.
+RUN_LABEL = "bench.rescon.dev/run"
+KIND_LABEL = "bench.rescon.dev/kind"
+
+STEP_IMAGE = "rescon.invalid/bench-step:latest"
+
+
+@dataclass(frozen=True)
+class Mix:
+    """Mix is a workload recipe: runs per shape per `unit`, plus plain pods per unit.
+
+    Example: Mix("tekton", {"single": 1, "chain": 1, "fanout": 1}, plain=0)
+    gives, in direct mode, 1 + 1 + 3 = 5 pods per unit of three runs.
+    """
+
+    name: str
+    shapes: Mapping[str, int]
+    plain: int = 0
+
+    def direct_pods_per_unit(self) -> int:
+        return sum(count * len(first_tasks(shape)) for shape, count in self.shapes.items()) + self.plain
+
+    def units_for(self, pods: int) -> int:
+        """units_for(500) is how many repetitions of the mix give at least 500 direct pods."""
+        per = self.direct_pods_per_unit()
+        return max(1, -(-pods // per))
+
+
+TEKTON_MIX = Mix("tekton", {"single": 1, "chain": 1, "fanout": 1})
+PLAIN_HEAVY_MIX = Mix("plain-heavy", {"single": 1}, plain=4)
+MIXES = {m.name: m for m in (TEKTON_MIX, PLAIN_HEAVY_MIX)}
+
+
+def task_names(shape: str) -> list[str]:
+    """task_names('fanout') == ['p0', 'p1', 'p2', 'join']."""
+    if shape == "single":
+        return ["t0"]
+    if shape == "chain":
+        return ["a", "b", "c"]
+    if shape == "fanout":
+        return ["p0", "p1", "p2", "join"]
+    raise ValueError(f"unknown shape {shape!r}: use one of {', '.join(SHAPES)}")
+
+
+def first_tasks(shape: str) -> list[str]:
+    """first_tasks('chain') == ['a']: the tasks Tekton starts at once, i.e. the pods of direct mode."""
+    return [t for t in task_names(shape) if t != "join"][:1] if shape == "chain" else [t for t in task_names(shape) if t != "join"]
+
+
+def _run_after(shape: str, task: str) -> list[str]:
+    if shape == "chain":
+        order = task_names(shape)
+        index = order.index(task)
+        return [order[index - 1]] if index else []
+    if shape == "fanout" and task == "join":
+        return ["p0", "p1", "p2"]
+    return []
+
+
+@dataclass(frozen=True)
+class TaskSize:
+    """TaskSize is a task's step request and simulated behaviour."""
+
+    cpu: str = "100m"
+    memory: str = "64Mi"
+    run_for: str | None = None
+    hold: bool = False
+
+
+def pipeline_run(
+    name: str,
+    shape: str,
+    *,
+    pvc: str,
+    scheduler_name: str,
+    pool_selector: Mapping[str, str],
+    run_label: str,
+    pending: bool,
+    sizes: Mapping[str, TaskSize] | None = None,
+    default_size: TaskSize = TaskSize(),
+) -> dict[str, Any]:
+    """pipeline_run('r-0', 'chain', pvc='ws-0', ...) is a PipelineRun of that shape on one workspace.
+
+    pending=True creates it as `PipelineRunPending` (direct mode: Tekton starts
+    nothing). `sizes` overrides the size of single tasks by name.
+    """
+    tasks = []
+    for task in task_names(shape):
+        size = (sizes or {}).get(task, default_size)
+        entry: dict[str, Any] = {
+            "name": task,
+            "workspaces": [{"name": "w", "workspace": "source"}],
+            "taskSpec": sim_task_spec(cpu=size.cpu, memory=size.memory, run_for=size.run_for, hold=size.hold),
+        }
+        after = _run_after(shape, task)
+        if after:
+            entry["runAfter"] = after
+        tasks.append(entry)
+    spec: dict[str, Any] = {
+        "pipelineSpec": {"workspaces": [{"name": "source"}], "tasks": tasks},
+        "workspaces": [{"name": "source", "persistentVolumeClaim": {"claimName": pvc}}],
+        "taskRunTemplate": {"podTemplate": {"schedulerName": scheduler_name, "nodeSelector": dict(pool_selector)}},
+        "timeouts": {"pipeline": "1h"},
+    }
+    if pending:
+        spec["status"] = "PipelineRunPending"
+    return {
+        "apiVersion": "tekton.dev/v1",
+        "kind": "PipelineRun",
+        "metadata": {"name": name, "labels": {RUN_LABEL: run_label, KIND_LABEL: shape}},
+        "spec": spec,
+    }
+
+
+def task_pod(
+    run: str,
+    task: str,
+    *,
+    pvc: str | None,
+    scheduler_name: str,
+    pool_selector: Mapping[str, str],
+    run_label: str,
+    size: TaskSize = TaskSize(),
+) -> dict[str, Any]:
+    """task_pod('r-0', 'a', ...) is the pod Tekton would make for task a of run r-0 (direct mode).
+
+    With run=='' it is a plain pod: no Tekton labels, no workspace.
+    """
+    tekton = bool(run)
+    name = f"{run}-{task}-pod" if tekton else task
+    labels = {RUN_LABEL: run_label, KIND_LABEL: "task" if tekton else "plain"}
+    if tekton:
+        labels.update({PIPELINE_RUN_LABEL: run, PIPELINE_TASK_LABEL: task, TASK_RUN_LABEL: f"{run}-{task}"})
+    container: dict[str, Any] = {
+        "name": "step-work",
+        "image": STEP_IMAGE,
+        "command": ["true"],
+        "resources": {"requests": {"cpu": size.cpu, "memory": size.memory}},
+    }
+    spec: dict[str, Any] = {
+        "schedulerName": scheduler_name,
+        "nodeSelector": dict(pool_selector),
+        "restartPolicy": "Never",
+        "terminationGracePeriodSeconds": 0,
+        "containers": [container],
+    }
+    if pvc:
+        spec["volumes"] = [{"name": "ws-source", "persistentVolumeClaim": {"claimName": pvc}}]
+        container["volumeMounts"] = [{"name": "ws-source", "mountPath": "/workspace/source"}]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": labels, "annotations": {HOLD: "true"}},
+        "spec": spec,
+    }
+
+
+@dataclass(frozen=True)
+class DirectWorkload:
+    """DirectWorkload is everything one direct-mode run creates: pending PipelineRuns and pods."""
+
+    pipeline_runs: tuple[dict[str, Any], ...]
+    pods: tuple[dict[str, Any], ...]
+
+
+def direct_workload(
+    mix: Mix,
+    pods: int,
+    *,
+    prefix: str,
+    pvcs: list[str],
+    scheduler_name: str,
+    pool_selector: Mapping[str, str],
+    run_label: str,
+) -> DirectWorkload:
+    """direct_workload(TEKTON_MIX, 500, ...) has at least 500 pods, interleaving the shapes and plain pods.
+
+    Runs use the PVCs round-robin (the reference groups by PipelineRun, so
+    sharing a claim between runs does not merge their groups).
+    """
+    runs: list[dict[str, Any]] = []
+    created: list[dict[str, Any]] = []
+    common = {"scheduler_name": scheduler_name, "pool_selector": pool_selector, "run_label": run_label}
+    for unit in range(mix.units_for(pods)):
+        for shape, count in mix.shapes.items():
+            for k in range(count):
+                name = f"{prefix}-{shape}-{unit}-{k}"
+                pvc = pvcs[len(runs) % len(pvcs)]
+                runs.append(pipeline_run(name, shape, pvc=pvc, pending=True, **common))
+                for task in first_tasks(shape):
+                    created.append(task_pod(name, task, pvc=pvc, **common))
+        for k in range(mix.plain):
+            created.append(task_pod("", f"{prefix}-plain-{unit}-{k}", pvc=None, **common))
+    return DirectWorkload(tuple(runs), tuple(created[:pods]))
+
+
+def tekton_runs(
+    mix: Mix,
+    runs: int,
+    *,
+    prefix: str,
+    pvcs: list[str],
+    scheduler_name: str,
+    pool_selector: Mapping[str, str],
+    run_label: str,
+    run_for: str = "2s",
+) -> list[dict[str, Any]]:
+    """tekton_runs(TEKTON_MIX, 30, ...) is 30 PipelineRuns that Tekton runs, the shapes interleaved."""
+    order = [shape for shape, count in mix.shapes.items() for _ in range(count)]
+    return [
+        pipeline_run(
+            f"{prefix}-{order[i % len(order)]}-{i}",
+            order[i % len(order)],
+            pvc=pvcs[i % len(pvcs)],
+            scheduler_name=scheduler_name,
+            pool_selector=pool_selector,
+            run_label=run_label,
+            pending=False,
+            default_size=TaskSize(run_for=run_for),
+        )
+        for i in range(runs)
+    ]
+
+
+def contention_runs(
+    runs: int,
+    *,
+    prefix: str,
+    pvcs: list[str],
+    scheduler_name: str,
+    pool_selector: Mapping[str, str],
+    run_label: str,
+    node_cpu_millis: int,
+) -> list[dict[str, Any]]:
+    """contention_runs(8, ..., node_cpu_millis=4000) are chains whose later task needs most of a node.
+
+    Each run is a chain: `a` (1/8 of a node, 3 s) then `b` (5/8 of a node, 3 s), sharing
+    the workspace, so the group's peak is b. Two runs' `a` fit on one node
+    together, but their two `b` do not: a scheduler that does not hold b's room
+    from the moment a lands lets the other run's a (and then its b) take it.
+    """
+    small = TaskSize(cpu=f"{node_cpu_millis // 8}m", run_for="3s")
+    big = TaskSize(cpu=f"{node_cpu_millis * 5 // 8}m", run_for="3s")
+    out = []
+    for i in range(runs):
+        run = pipeline_run(
+            f"{prefix}-{i}",
+            "chain",
+            pvc=pvcs[i % len(pvcs)],
+            scheduler_name=scheduler_name,
+            pool_selector=pool_selector,
+            run_label=run_label,
+            pending=False,
+            sizes={"a": small, "b": big},
+        )
+        tasks = run["spec"]["pipelineSpec"]["tasks"]
+        run["spec"]["pipelineSpec"]["tasks"] = [t for t in tasks if t["name"] in ("a", "b")]
+        out.append(run)
+    return out
