@@ -1,0 +1,49 @@
+"""peak_holds_b_back: with one node, B waits while A holds its peak there, and runs once A is done.
+
+peak_blocks_b lets B escape to a second node, which a scheduler that spreads
+PipelineRuns apart (Tekton's affinity assistants prefer separate nodes) also
+does by accident. Here there is nowhere to escape: only a real reservation
+keeps B off the node until A's big task has run.
+"""
+
+from __future__ import annotations
+
+from harness.contract.record import State
+from harness.suite.checks import (
+    group_must_be,
+    pipelinerun_must_succeed,
+    pod_must_be_running,
+    task_pod_must_be_bound,
+    task_pod_must_stay_pending,
+)
+from harness.suite.features import Feature
+from harness.suite.run import ScenarioRun
+from harness.suite.scenario import PoolSpec, Scenario
+
+SCENARIO = Scenario(
+    name="peak_holds_b_back",
+    description="With a single node, B (which fits beside A's running pod but not beside A's peak) stays Pending until A's big task has run there",
+    features=(Feature.PEAK_RESERVATION,),
+    fixtures=("peak_holds_b_back-a", "peak_holds_b_back-b"),
+    pool=PoolSpec(count=1),
+    volumes=("a-source", "b-source"),
+)
+
+
+def test_peak_holds_b_back(run: ScenarioRun) -> None:
+    run.apply("peak_holds_b_back-a")
+    small = task_pod_must_be_bound(run, "a", "small")
+    node = small["spec"]["nodeName"]
+    pod_must_be_running(run, small["metadata"]["name"])
+    group_must_be(run, "a", "small", state=State.RESERVED, node=node)
+
+    run.apply("peak_holds_b_back-b")
+    task_pod_must_stay_pending(run, "b", "only")
+
+    run.release_pod(small["metadata"]["name"])
+    big = task_pod_must_be_bound(run, "a", "big")
+    assert big["spec"]["nodeName"] == node
+    pipelinerun_must_succeed(run, "a")
+    b_pod = task_pod_must_be_bound(run, "b", "only")
+    assert b_pod["spec"]["nodeName"] == node
+    pipelinerun_must_succeed(run, "b")
