@@ -62,7 +62,7 @@ LANE_MIN_PX = 150
 ROW_PX = 24
 TOP_PX = 80
 BOTTOM_PX = 55
-LEFT_PX = 150
+LEFT_PX = 190
 RIGHT_PX = 30
 FONT_SIZE = 8
 CHAR_PX = 6.6  # a DejaVu Sans character at FONT_SIZE, on average
@@ -436,9 +436,9 @@ def render_timeline(
         if lane == UNSCHEDULED_LANE:
             tick_labels.append(UNSCHEDULED_LANE)
         elif lane in capacity:
-            tick_labels.append(f"{lane}\n{capacity[lane]}m cpu")
+            tick_labels.append(f"{_wrapped(lane)}\n{capacity[lane]}m cpu")
         else:
-            tick_labels.append(lane)
+            tick_labels.append(_wrapped(lane))
         n_band_rows = max(band_rows[lane], default=-1) + 1
         for b, row in zip(lane_bands[lane], band_rows[lane], strict=True):
             colour = band_colour[(b.record, b.group)]
@@ -519,3 +519,10 @@ def render_timeline(
     )
     figure.savefig(target, format="png")
     return target
+
+
+def _wrapped(lane: str, width: int = 22) -> str:
+    """Long node names break at hyphens so the lane label fits the left margin."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(lane, width)) or lane
