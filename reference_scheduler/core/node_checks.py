@@ -14,7 +14,10 @@ is the same limit for callers that only hold the raw node.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping, Sequence, TypeAlias
+# collections.abc's Mapping, not typing's: the same type, but isinstance() against typing's alias
+# goes through a slow __instancecheck__, and these checks run for every node of every attempt.
+from collections.abc import Mapping
+from typing import Any, Callable, Sequence, TypeAlias
 
 from reference_scheduler.core.reasons import (
     NodeAffinityMismatch,

@@ -59,6 +59,12 @@ class ClusterView:
         self._lock = threading.Lock()
         self._assumed: dict[str, _Assumed] = {}
         self._request_cache: dict[tuple[str, str], Resources] = {}
+        # Parsed per object version (resourceVersion): parsing quantities for every node and
+        # record on every attempt cost more than the decision at 1000 nodes. An object
+        # without a resourceVersion is parsed every time.
+        self._node_cache: dict[str, tuple[str, Resources, int]] = {}
+        self._record_cache: dict[tuple[str, str], tuple[str, list[ActiveReservation]]] = {}
+        self._group_cache: dict[tuple[str, str, str], tuple[str, GroupKey | None]] = {}
 
     # --- groups ---
 
@@ -75,22 +81,32 @@ class ClusterView:
         record = self._records.get(namespace, run)
         if record is None:
             return None
+        version = record["metadata"].get("resourceVersion") or ""
+        key = (namespace, run, task)
+        cached = self._group_cache.get(key)
+        if cached is not None and version and cached[0] == version:
+            return cached[1]
         group = spec_group_of_task(record, task)
-        return GroupKey(namespace, run, str(group.get("name"))) if group is not None else None
+        result = GroupKey(namespace, run, str(group.get("name"))) if group is not None else None
+        if version:
+            if len(self._group_cache) > 50_000:
+                self._group_cache.clear()
+            self._group_cache[key] = (version, result)
+        return result
 
     def active_reservations(self) -> list[ActiveReservation]:
-        active = []
+        active: list[ActiveReservation] = []
+        cache: dict[tuple[str, str], tuple[str, list[ActiveReservation]]] = {}
         for record in self._records.list():
-            namespace = record["metadata"].get("namespace") or ""
-            run = record["metadata"]["name"]
-            peaks = {g.get("name"): g.get("peak") for g in (record.get("spec") or {}).get("groups") or []}
-            for entry in (record.get("status") or {}).get("groups") or []:
-                if entry.get("state") == "Reserved" and entry.get("node"):
-                    try:
-                        peak = Resources.from_mapping(peaks.get(entry.get("name")) or {})
-                    except InvalidQuantity:
-                        continue  # a record edited by hand into nonsense holds nothing
-                    active.append(ActiveReservation(GroupKey(namespace, run, str(entry["name"])), entry["node"], peak))
+            meta = record["metadata"]
+            key = (meta.get("namespace") or "", meta["name"])
+            version = meta.get("resourceVersion") or ""
+            cached = self._record_cache.get(key)
+            if cached is None or not version or cached[0] != version:
+                cached = (version, _reservations_of(record))
+            cache[key] = cached
+            active.extend(cached[1])
+        self._record_cache = cache
         return active
 
     # --- pods and nodes ---
@@ -144,12 +160,35 @@ class ClusterView:
                 else:
                     pods_by_node.setdefault(assumed.node, []).append(assumed.usage)
         views = {}
+        cache: dict[str, tuple[str, Resources, int]] = {}
         for node in self._nodes.list():
             name = node["metadata"]["name"]
-            alloc = (node.get("status") or {}).get("allocatable") or {}
-            try:
-                allocatable = Resources.from_mapping(alloc)
-            except InvalidQuantity:
-                allocatable = Resources()
-            views[name] = NodeView(name, allocatable, allocatable_pods(node), tuple(pods_by_node.get(name, ())))
+            version = node["metadata"].get("resourceVersion") or ""
+            cached = self._node_cache.get(name)
+            if cached is None or not version or cached[0] != version:
+                alloc = (node.get("status") or {}).get("allocatable") or {}
+                try:
+                    allocatable = Resources.from_mapping(alloc)
+                except InvalidQuantity:
+                    allocatable = Resources()
+                cached = (version, allocatable, allocatable_pods(node))
+            cache[name] = cached
+            views[name] = NodeView(name, cached[1], cached[2], tuple(pods_by_node.get(name, ())))
+        self._node_cache = cache
         return views
+
+
+def _reservations_of(record: Obj) -> list[ActiveReservation]:
+    """_reservations_of(record) is the record's Reserved groups, each with its node and parsed peak."""
+    namespace = record["metadata"].get("namespace") or ""
+    run = record["metadata"]["name"]
+    peaks = {g.get("name"): g.get("peak") for g in (record.get("spec") or {}).get("groups") or []}
+    active = []
+    for entry in (record.get("status") or {}).get("groups") or []:
+        if entry.get("state") == "Reserved" and entry.get("node"):
+            try:
+                peak = Resources.from_mapping(peaks.get(entry.get("name")) or {})
+            except InvalidQuantity:
+                continue  # a record edited by hand into nonsense holds nothing
+            active.append(ActiveReservation(GroupKey(namespace, run, str(entry["name"])), entry["node"], peak))
+    return active

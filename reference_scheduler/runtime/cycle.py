@@ -12,6 +12,7 @@ one bad PipelineRun never blocks the others.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ import kubernetes
 from kubernetes.client import ApiClient, CoreV1Api
 
 from reference_scheduler.core.claims import ClaimConflict, Claimed, ClaimState, GroupClaim, reserve, unreserve
-from reference_scheduler.core.headroom import GroupDemand, PodUsage, fit
+from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, PodUsage, fit
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import node_check_failures
 from reference_scheduler.core.reasons import Reason, fit_error_message
@@ -54,6 +55,52 @@ class GroupState:
     claim: GroupClaim
 
 
+class NodeCheckCache:
+    """NodeCheckCache memoises core.node_checks per (the pod's node constraints, node, node version).
+
+    node_check_failures reads only the pod's nodeName, nodeSelector, required
+    node affinity and tolerations, and the node object; informer objects are
+    replaced, never changed in place, so a node's resourceVersion identifies its
+    content. Pods of one PipelineRun (or one pool) share their constraints, so
+    after the first attempt every node is a lookup instead of five checks.
+    """
+
+    #: Distinct pod constraint sets remembered; past this the cache starts again.
+    MAX_CONSTRAINT_SETS = 64
+
+    def __init__(self) -> None:
+        self._by_constraints: dict[str, dict[str, tuple[str, tuple[Reason, ...]]]] = {}
+
+    @staticmethod
+    def constraints_of(pod: Obj) -> str:
+        """constraints_of(pod) is the JSON of every pod field a node check reads (all of spec.affinity)."""
+        spec = pod.get("spec") or {}
+        fields = [spec.get("nodeName"), spec.get("nodeSelector"), spec.get("affinity"), spec.get("tolerations")]
+        return json.dumps(fields, sort_keys=True, default=str)
+
+    def for_pod(self, pod: Obj) -> Callable[[Obj], tuple[Reason, ...]]:
+        """for_pod(pod)(node) is node_check_failures(pod, node), computed once per node version."""
+        key = self.constraints_of(pod)
+        per_node = self._by_constraints.get(key)
+        if per_node is None:
+            if len(self._by_constraints) >= self.MAX_CONSTRAINT_SETS:
+                self._by_constraints.clear()
+            per_node = self._by_constraints.setdefault(key, {})
+
+        def failures(node: Obj) -> tuple[Reason, ...]:
+            meta = node.get("metadata") or {}
+            name, version = meta.get("name") or "", meta.get("resourceVersion") or ""
+            cached = per_node.get(name)
+            if cached is not None and version and cached[0] == version:
+                return cached[1]
+            found = tuple(node_check_failures(pod, node))
+            if version:
+                per_node[name] = (version, found)
+            return found
+
+        return failures
+
+
 class Cycle:
     """Cycle schedules one pod at a time; it is called from the single scheduling thread."""
 
@@ -79,6 +126,7 @@ class Cycle:
         self._get_limit_range = get_limit_range
         self._strategy = strategy
         self._scheduler_name = scheduler_name
+        self._node_checks = NodeCheckCache()
 
     def schedule(self, pod: Obj) -> Outcome:
         try:
@@ -89,7 +137,12 @@ class Cycle:
         group = self._group_state(pod)
         nodes = self._view.node_objects()
         views = self._view.node_views()
-        reservations = self._view.active_reservations()
+        # Indexed by node once per attempt: fit and score only look at the reservations on the
+        # node they are given, so each node gets just its own (the same answer, without
+        # scanning every reservation for every node).
+        reservations_by_node: dict[str, list[ActiveReservation]] = {}
+        for reservation in self._view.active_reservations():
+            reservations_by_node.setdefault(reservation.node, []).append(reservation)
         demand = None
         if group is not None and group.claim.state is not ClaimState.RELEASED:
             demand = GroupDemand(group.key, group.peak, group.claim.node if group.claim.state is ClaimState.RESERVED else None)
@@ -97,10 +150,12 @@ class Cycle:
 
         reasons: dict[str, list[Reason]] = {}
         feasible: list[tuple[int, str]] = []
+        node_checks = self._node_checks.for_pod(pod)
         for node in nodes:
             name = node["metadata"]["name"]
             view = views.get(name)
-            failures: list[Reason] = list(node_check_failures(pod, node))
+            reservations = reservations_by_node.get(name, ())
+            failures: list[Reason] = list(node_checks(node))
             if view is not None:
                 failures += fit(view, reservations, usage, demand)
             if failures:
@@ -214,7 +269,10 @@ class Cycle:
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
         # The generated client cannot deserialize the Status this call returns; the raw call is enough.
-        self._core.create_namespaced_pod_binding(meta["name"], meta["namespace"], kubernetes.client.V1Binding.model_validate(body), _preload_content=False)
+        response = self._core.create_namespaced_pod_binding(
+            meta["name"], meta["namespace"], kubernetes.client.V1Binding.model_validate(body), _preload_content=False
+        )
+        release_response(response)
 
     def _unreserve(self, key: GroupKey, uid: str, generation: int) -> None:
         """Roll back this pod's hold; idempotent, so it is retried until it sticks or the record is gone."""
@@ -233,6 +291,18 @@ class Cycle:
             except kubernetes.client.ApiException as err:
                 log.warning("rollback of %s for pod %s failed (%s); retrying", key, uid, err.reason)
         log.error("could not roll back the claim of %s for pod %s", key, uid)
+
+
+def release_response(response: Any) -> None:
+    """release_response() reads a raw (`_preload_content=False`) response and returns its connection to the pool.
+
+    Without it urllib3 keeps the connection checked out, and the next request
+    opens (and TLS-handshakes) a new one: two handshakes per bound pod.
+    """
+    getattr(response, "data", None)
+    release = getattr(response, "release_conn", None)
+    if release is not None:
+        release()
 
 
 def _name(pod: Obj) -> str:
