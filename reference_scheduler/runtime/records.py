@@ -25,6 +25,9 @@ VERSION = "v1alpha1"
 PLURAL = "reservationrecords"
 KIND = "ReservationRecord"
 ACTIVE_LABEL = "rescon.dev/active"
+#: Names the schedulerName that created the record: several schedulers may share a cluster, and each
+#: releases only its own records (one that released another's would hide that scheduler's faults).
+SCHEDULER_ANNOTATION = "rescon.dev/scheduler-name"
 
 #: How often a compare-and-swap is retried on 409 before the caller re-queues.
 CAS_ATTEMPTS = 5
@@ -83,7 +86,14 @@ def spec_group_of_task(record: Obj, task: str) -> Obj | None:
     return None
 
 
-def record_manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...]) -> Obj:
+def created_by(record: Obj) -> str | None:
+    """created_by(record) is the schedulerName that created it (SCHEDULER_ANNOTATION), None if unmarked."""
+    annotations = (record.get("metadata") or {}).get("annotations") or {}
+    found = annotations.get(SCHEDULER_ANNOTATION)
+    return str(found) if found else None
+
+
+def record_manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], *, scheduler_name: str) -> Obj:
     """record_manifest() is the record of one PipelineRun: named after it, owned by it, all groups Pending."""
     meta = pipeline_run["metadata"]
     return {
@@ -92,6 +102,7 @@ def record_manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...]) -> Ob
         "metadata": {
             "name": meta["name"],
             "namespace": meta["namespace"],
+            "annotations": {SCHEDULER_ANNOTATION: scheduler_name},
             "ownerReferences": [
                 {
                     "apiVersion": pipeline_run.get("apiVersion", "tekton.dev/v1"),
@@ -128,11 +139,11 @@ class RecordWriter:
 
     def __init__(self, api: ApiClient, *, field_manager: str) -> None:
         self._custom = CustomObjectsApi(api)
-        self._field_manager = field_manager
+        self._field_manager = field_manager  # the schedulerName, also written into SCHEDULER_ANNOTATION
 
     def create(self, pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...]) -> Obj:
         """create() makes the record and its Pending status; an existing record is returned as it is."""
-        manifest = record_manifest(pipeline_run, groups)
+        manifest = record_manifest(pipeline_run, groups, scheduler_name=self._field_manager)
         ns, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
         try:
             created = cast(Obj, self._custom.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, manifest))

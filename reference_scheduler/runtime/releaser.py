@@ -22,7 +22,7 @@ import kubernetes
 from reference_scheduler.core.claims import ClaimState, GroupClaim, release
 from reference_scheduler.core.release import release_decision, task_run_names
 from reference_scheduler.runtime.informer import Informer
-from reference_scheduler.runtime.records import RecordGone, RecordWriter, claim_of, now_rfc3339, with_claim
+from reference_scheduler.runtime.records import RecordGone, RecordWriter, claim_of, created_by, now_rfc3339, with_claim
 
 log = logging.getLogger("tkn-scheduler.releaser")
 
@@ -44,7 +44,9 @@ class Releaser:
         resync_seconds: float,
         on_change: Callable[[], None],
         on_released: Callable[[str], None],
+        scheduler_name: str,
     ) -> None:
+        self._scheduler_name = scheduler_name
         self._records = records
         self._pipeline_runs = pipeline_runs
         self._task_runs = task_runs
@@ -67,16 +69,20 @@ class Releaser:
                 if not self._dirty:
                     self._cond.wait(self._resync_seconds)
                 batch, self._dirty = self._dirty, set()
-            keys = batch or {(r["metadata"].get("namespace") or "", r["metadata"]["name"]) for r in self._records.list()}
+            keys = batch or {(r["metadata"].get("namespace") or "", r["metadata"]["name"]) for r in self._records.list(self.owns)}
             for namespace, name in sorted(keys):
                 if stop.is_set():
                     return
                 record = self._records.get(namespace, name)
-                if record is not None:
+                if record is not None and self.owns(record):
                     try:
                         self.evaluate(record)
                     except Exception:  # noqa: BLE001 - one bad record must not stop releases of the others
                         log.exception("evaluating record %s/%s failed", namespace, name)
+
+    def owns(self, record: Obj) -> bool:
+        """owns(record): this scheduler created it. Another scheduler's records are never released or changed here."""
+        return created_by(record) == self._scheduler_name
 
     def evaluate(self, record: Obj) -> None:
         """evaluate() releases the record's finished groups and un-claims groups whose node is gone."""

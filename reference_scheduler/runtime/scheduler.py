@@ -97,6 +97,7 @@ class Scheduler:
             resync_seconds=release_resync_seconds,
             on_change=lambda: self._move_all("reservation changed"),
             on_released=self._on_release,
+            scheduler_name=scheduler_name,
         )
         self.resizer = (
             Resizer(api, scheduler_name=scheduler_name, pods=self.pods, task_runs=self.task_runs, floor=resize_floor)

@@ -1,0 +1,40 @@
+"""Record ownership: a scheduler marks the records it creates and releases only those."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reference_scheduler.core.partition import WorkspaceGroup
+from reference_scheduler.core.resources import Resources
+from reference_scheduler.runtime.records import SCHEDULER_ANNOTATION, created_by, record_manifest
+from reference_scheduler.runtime.releaser import Releaser
+
+pytestmark = pytest.mark.unit
+
+RUN = {"apiVersion": "tekton.dev/v1", "metadata": {"name": "a", "namespace": "ci", "uid": "u-1"}}
+GROUP = WorkspaceGroup("source", ("build",), ("source",), Resources(cpu=1000))
+
+
+def releaser(scheduler_name: str) -> Releaser:
+    unused: Any = None
+    return Releaser(
+        records=unused, pipeline_runs=unused, task_runs=unused, nodes=unused, writer=unused, resync_seconds=5.0,
+        on_change=lambda: None, on_released=lambda reason: None, scheduler_name=scheduler_name,
+    )
+
+
+def test_a_new_record_names_its_scheduler() -> None:
+    record = record_manifest(RUN, (GROUP,), scheduler_name="tkn-scheduler")
+    assert record["metadata"]["annotations"] == {SCHEDULER_ANNOTATION: "tkn-scheduler"}
+    assert created_by(record) == "tkn-scheduler"
+
+
+def test_a_scheduler_owns_only_its_own_records() -> None:
+    mine = record_manifest(RUN, (GROUP,), scheduler_name="tkn-scheduler")
+    theirs = record_manifest(RUN, (GROUP,), scheduler_name="bench-reference")
+    unmarked = {"metadata": {"name": "a", "namespace": "ci"}}
+    assert releaser("tkn-scheduler").owns(mine)
+    assert not releaser("tkn-scheduler").owns(theirs)
+    assert not releaser("tkn-scheduler").owns(unmarked)
