@@ -66,9 +66,13 @@ class Subject:
 
 
 def pytest_argv(subject: Subject, *, report: Path, scenarios: Sequence[str], python: str = sys.executable) -> list[str]:
-    """pytest_argv() is the suite run for one subject; `scenarios` limits it to those (empty: all)."""
+    """pytest_argv() is the suite run for one subject; `scenarios` limits it to those (empty: all).
+
+    It runs the venv's `pytest` script, not `python -m pytest`: with the
+    checkout on sys.path its stale egg-info reorders the pytest plugins.
+    """
     argv = [
-        python, "-m", "pytest", "tests/conformance", "-q", "-p", "no:cacheprovider", "--keep-cluster",
+        str(Path(python).parent / "pytest"), "tests/conformance", "-q", "-p", "no:cacheprovider", "--keep-cluster",
         "--scheduler", "command", "--scheduler-cmd", subject.command(python),
         "--scheduler-name", subject.scheduler_name, "--all-features",
         f"--timeout={SCENARIO_TIMEOUT_SECONDS}", "--report-output", str(report),
@@ -161,7 +165,7 @@ def render_doc(outcomes: Mapping[str, Mapping[str, str]], *, wall_seconds: Mappi
             "make mutants                                                  # everything, rewrites this file",
             ".venv/bin/python -m tests.mutants.kill_table max_peak --scenarios parallel_peak --output none  # one cell",
             "# or by hand, one mutant against the suite:",
-            "env PYTHONPATH=. .venv/bin/pytest tests/conformance --keep-cluster -p no:cacheprovider --all-features \\",
+            ".venv/bin/pytest tests/conformance --keep-cluster -p no:cacheprovider --all-features \\",
             f"    --scheduler command --scheduler-name {example.scheduler_name} \\",
             f"    --scheduler-cmd '{example.command('.venv/bin/python', Path('.'))}'",
             "```",

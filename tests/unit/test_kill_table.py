@@ -21,7 +21,8 @@ def test_a_mutant_is_a_command_scheduler_with_a_dns_name() -> None:
 
 
 def test_the_suite_run_keeps_the_cluster_and_can_be_limited_to_scenarios() -> None:
-    argv = pytest_argv(Subject("max_peak"), report=Path("r.yaml"), scenarios=("parallel_peak", "exact_headroom"))
+    argv = pytest_argv(Subject("max_peak"), report=Path("r.yaml"), scenarios=("parallel_peak", "exact_headroom"), python="/venv/bin/python")
+    assert argv[0] == "/venv/bin/pytest"
     assert "--keep-cluster" in argv and "--all-features" in argv
     assert argv[argv.index("--scheduler-name") + 1] == "mutant-max-peak"
     assert argv[argv.index("-k") + 1] == "test_parallel_peak or test_exact_headroom"

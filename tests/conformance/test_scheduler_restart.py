@@ -1,0 +1,55 @@
+"""scheduler_restart: reservations live in the API, so a restarted scheduler neither leaks nor double-books them.
+
+The fault it exists to catch: reservation state kept only in memory (mutant
+`memory_only_state`): after a crash the new process no longer counts A's
+held reservation and gives its room to B. The scheduler is killed (SIGKILL, or
+its pods deleted for `--scheduler external`) while A holds its peak and runs
+only its small task; B arrives after the restart.
+"""
+
+from __future__ import annotations
+
+from harness.contract.record import State
+from harness.suite.checks import (
+    group_must_be,
+    pipelinerun_must_succeed,
+    pod_must_be_running,
+    task_pod_must_be_bound,
+)
+from harness.suite.features import Feature
+from harness.suite.run import ScenarioRun
+from harness.suite.scenario import Scenario
+
+SCENARIO = Scenario(
+    name="scheduler_restart",
+    description="The scheduler is killed and restarted while A reserves 3800m and runs 200m: A stays Reserved on its node, B (2000m) created after the restart goes to the other node, A's big task lands on A's node and A is Released at the end",
+    features=(Feature.RESTART,),
+    fixtures=("scheduler_restart-a", "scheduler_restart-filler", "scheduler_restart-b"),
+    volumes=("a-source", "b-source"),
+)
+
+
+def test_scheduler_restart(run: ScenarioRun) -> None:
+    run.apply("scheduler_restart-a")
+    small = task_pod_must_be_bound(run, "a", "small")
+    a_node = small["spec"]["nodeName"]
+    pod_must_be_running(run, small["metadata"]["name"])
+    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
+    other = next(n for n in run.node_names if n != a_node)
+    run.apply("scheduler_restart-filler", node=other)
+
+    run.restart_scheduler()
+    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
+    run.apply("scheduler_restart-b")
+    b_pod = task_pod_must_be_bound(run, "b", "only")
+    assert b_pod["spec"]["nodeName"] == other, (
+        f"B landed on {b_pod['spec']['nodeName']}, inside the peak A reserved before the restart: it should be on {other}"
+    )
+
+    run.release_pod(small["metadata"]["name"])
+    big = task_pod_must_be_bound(run, "a", "big")
+    assert big["spec"]["nodeName"] == a_node, f"A's big task ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
+    run.release_pod(b_pod["metadata"]["name"])
+    pipelinerun_must_succeed(run, "a")
+    pipelinerun_must_succeed(run, "b")
+    group_must_be(run, "a", "big", state=State.RELEASED, node=a_node)
