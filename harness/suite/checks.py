@@ -308,7 +308,7 @@ def _probe_pod_creation(run: ScenarioRun, name: str) -> str | None:
     """Creates and deletes a probe pod; returns None when it was admitted, else the API's refusal."""
     import kubernetes
 
-    body = {
+    body: Any = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {"name": name, "labels": {CREATION_PROBE_LABEL: "creation"}},

@@ -100,7 +100,7 @@ class ScenarioRun:
         minute; once a scenario lifts its quota, the nudge saves that minute.
         """
         selector = f"{PIPELINE_RUN_LABEL}={pipeline_run},{PIPELINE_TASK_LABEL}={task}"
-        listing = self.kube.custom.list_namespaced_custom_object(*TEKTON, self.namespace, "taskruns", label_selector=selector)
+        listing = json_object(self.kube.custom.list_namespaced_custom_object(*TEKTON, self.namespace, "taskruns", label_selector=selector))
         for task_run in listing.get("items") or []:
             body = {"metadata": {"annotations": {NUDGE_ANNOTATION: str(time.time())}}}
             self.kube.custom.patch_namespaced_custom_object(*TEKTON, self.namespace, "taskruns", task_run["metadata"]["name"], body)
@@ -124,9 +124,9 @@ class ScenarioRun:
         selector = self.scheduler.pod_selector
 
         def poll() -> None:
-            pods = self.kube.core.list_pod_for_all_namespaces(label_selector=selector).items
-            fresh = [p for p in pods if p.metadata.uid not in killed]
-            ready = [p for p in fresh if {c.type: c.status for c in (p.status.conditions or [])}.get("Ready") == "True"]
+            pods = _json(self.kube.core.list_pod_for_all_namespaces(label_selector=selector, _preload_content=False)).get("items") or []
+            fresh = [p for p in pods if p["metadata"]["uid"] not in killed]
+            ready = [p for p in fresh if {c["type"]: c["status"] for c in (p.get("status") or {}).get("conditions") or []}.get("Ready") == "True"]
             if not ready:
                 raise NotYet(f"{len(fresh)} new pod(s) match {selector!r}, none Ready yet")
 

@@ -22,7 +22,7 @@ import yaml
 
 from harness.cluster.processes import ManagedProcess, free_port, tail
 from harness.errors import HarnessError
-from harness.kube import Kube
+from harness.kube import Kube, present
 from harness.suite.features import ALL_FEATURES, CORE_FEATURES, Feature
 
 MODES = ("reference", "kube-scheduler", "command", "external")
@@ -144,8 +144,9 @@ class SchedulerUnderTest:
         if not pods:
             raise HarnessError(f"no pod matches --scheduler-pod-selector {self.pod_selector!r}: fix the selector")
         for pod in pods:
-            kube.core.delete_namespaced_pod(pod.metadata.name, pod.metadata.namespace, grace_period_seconds=0)
-        return [str(pod.metadata.uid) for pod in pods]
+            meta = present(pod.metadata)
+            kube.core.delete_namespaced_pod(present(meta.name), present(meta.namespace), grace_period_seconds=0)
+        return [str(present(pod.metadata).uid) for pod in pods]
 
     def stop(self) -> None:
         if self.started_by_suite:
