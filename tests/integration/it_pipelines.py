@@ -1,9 +1,9 @@
-"""PipelineRuns for the integration tests, built as data: tasks that play the simulation vocabulary.
+"""PipelineRuns for the integration tests, built as data from the simulation vocabulary.
 
-Every step names its command, so Tekton never looks an image up in a
-registry; images are placeholders that nothing pulls on KWOK nodes.
-Simulation annotations go on the embedded taskSpec's metadata, which Tekton
-copies to the TaskRun and its pod (harness.cluster.simulation).
+Tasks are `harness.cluster.simulation.sim_task_spec` specs (the same the
+conformance fixtures use): their behaviour is chosen by keyword (`hold=True`,
+`exit_codes="1,0"`, `linger=True`, `run_for="2s"`), which becomes the
+annotations Tekton copies to the pod.
 """
 
 from __future__ import annotations
@@ -11,31 +11,28 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from harness.cluster.node_pools import NodePool
+from harness.cluster.simulation import sim_task_spec
 
-IMAGE = "rescon.invalid/step:latest"
-STEP_REQUESTS = {"cpu": "100m", "memory": "64Mi"}
+#: The pipeline-task workspace name every task binds its PipelineRun workspace to.
+TASK_WORKSPACE = "w"
 
 
 def task(
     name: str,
     *,
-    annotations: Mapping[str, str] | None = None,
+    cpu: str = "100m",
     run_after: Sequence[str] = (),
     retries: int = 0,
     workspace: str | None = None,
-    sidecar: bool = False,
+    **behaviour: Any,
 ) -> dict[str, Any]:
-    """task('write', workspace='source') is a pipeline task with one step (and optionally a sidecar)."""
-    spec: dict[str, Any] = {
-        "metadata": {"annotations": dict(annotations or {})},
-        "steps": [{"name": "work", "image": IMAGE, "command": ["true"], "computeResources": {"requests": STEP_REQUESTS}}],
+    """task('write', workspace='source', hold=True) is a pipeline task playing that behaviour."""
+    entry: dict[str, Any] = {
+        "name": name,
+        "taskSpec": sim_task_spec(cpu=cpu, workspaces=(TASK_WORKSPACE,) if workspace else (), **behaviour),
     }
-    entry: dict[str, Any] = {"name": name, "taskSpec": spec}
     if workspace:
-        spec["workspaces"] = [{"name": "shared"}]
-        entry["workspaces"] = [{"name": "shared", "workspace": workspace}]
-    if sidecar:
-        spec["sidecars"] = [{"name": "linger", "image": IMAGE, "command": ["sleep", "3600"]}]
+        entry["workspaces"] = [{"name": TASK_WORKSPACE, "workspace": workspace}]
     if run_after:
         entry["runAfter"] = list(run_after)
     if retries:
@@ -43,19 +40,32 @@ def task(
     return entry
 
 
-def pipeline_run(prefix: str, tasks: Sequence[Mapping[str, Any]], *, pool: NodePool, claims: Mapping[str, str] | None = None) -> dict[str, Any]:
+def pipeline_run(
+    prefix: str,
+    tasks: Sequence[Mapping[str, Any]],
+    *,
+    pool: NodePool,
+    claims: Mapping[str, str] | None = None,
+    scheduler_name: str | None = None,
+    fixed_name: bool = False,
+) -> dict[str, Any]:
     """pipeline_run('share', [...], pool=p, claims={'source': 'source'}) targets the pool's nodes only.
 
-    `claims` maps each pipeline workspace to the PVC that backs it.
+    `claims` maps each pipeline workspace to the PVC that backs it;
+    `scheduler_name` selects a scheduler other than the default; with
+    `fixed_name` the run is named `prefix` instead of a generated name.
     """
     claims = dict(claims or {})
+    pod_template: dict[str, Any] = {"nodeSelector": dict(pool.selector)}
+    if scheduler_name:
+        pod_template["schedulerName"] = scheduler_name
     return {
         "apiVersion": "tekton.dev/v1",
         "kind": "PipelineRun",
-        "metadata": {"generateName": f"{prefix}-"},
+        "metadata": {"name": prefix} if fixed_name else {"generateName": f"{prefix}-"},
         "spec": {
             "pipelineSpec": {"workspaces": [{"name": w} for w in claims], "tasks": [dict(t) for t in tasks]},
             "workspaces": [{"name": w, "persistentVolumeClaim": {"claimName": c}} for w, c in claims.items()],
-            "taskRunTemplate": {"podTemplate": {"nodeSelector": dict(pool.selector)}},
+            "taskRunTemplate": {"podTemplate": pod_template},
         },
     }

@@ -47,7 +47,7 @@ def test_two_sequential_tasks_share_a_pvc_workspace(it_kube: Kube, namespace: st
 
 
 def test_a_retried_task_fails_then_succeeds(it_kube: Kube, namespace: str, node_pool: NodePool, it_timeouts: TimeoutConfig) -> None:
-    flaky = task("flaky", annotations={simulation.EXIT_CODES: "1,0"}, retries=1)
+    flaky = task("flaky", exit_codes="1,0", retries=1)
     name = runs.create(it_kube, namespace, pipeline_run("retry", [flaky], pool=node_pool))
 
     done = runs.wait_for_done(it_kube, namespace, "PipelineRun", name, timeouts=it_timeouts)
@@ -65,7 +65,7 @@ def test_a_retried_task_fails_then_succeeds(it_kube: Kube, namespace: str, node_
 
 
 def test_a_lingering_task_succeeds_while_its_pod_still_runs(it_kube: Kube, namespace: str, node_pool: NodePool, it_timeouts: TimeoutConfig) -> None:
-    lingering = task("serve", annotations={simulation.LINGER: "true"}, sidecar=True)
+    lingering = task("serve", linger=True)
     name = runs.create(it_kube, namespace, pipeline_run("linger", [lingering], pool=node_pool))
     taskrun = runs.wait_for_taskrun(it_kube, namespace, name, "serve", timeouts=it_timeouts)
 
@@ -80,7 +80,7 @@ def test_a_lingering_task_succeeds_while_its_pod_still_runs(it_kube: Kube, names
 
 
 def test_a_held_task_runs_until_released(it_kube: Kube, namespace: str, node_pool: NodePool, it_timeouts: TimeoutConfig) -> None:
-    held = task("held", annotations={simulation.HOLD: "true"})
+    held = task("held", hold=True)
     name = runs.create(it_kube, namespace, pipeline_run("hold", [held], pool=node_pool))
     taskrun = runs.wait_for_taskrun(it_kube, namespace, name, "held", timeouts=it_timeouts)
     taskrun_name, pod_name = taskrun["metadata"]["name"], taskrun["status"]["podName"]

@@ -14,13 +14,13 @@ import pytest
 
 from harness.cluster.local import LocalCluster
 from harness.cluster.node_pools import NodePool
-from harness.cluster.simulation import sim_task_spec
 from harness.cluster.volumes import make_bound_pvc
 from harness.contract import record as contract
 from harness.kube import Kube
 from harness.suite.scheduler_under_test import SchedulerUnderTest
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
+from it_pipelines import pipeline_run, task
 
 pytestmark = pytest.mark.integration
 
@@ -68,24 +68,8 @@ def _bound(kube: Kube, namespace: str, name: str, timeouts: TimeoutConfig, sched
     return wait_for(poll, what=f"{name} to be bound", timeout="pod_scheduled", timeouts=timeouts)
 
 
-def _pipeline_run(name: str, pool: NodePool, tasks: list[Obj], claim: str) -> Obj:
-    return {
-        "apiVersion": "tekton.dev/v1",
-        "kind": "PipelineRun",
-        "metadata": {"name": name},
-        "spec": {
-            "taskRunTemplate": {"podTemplate": {"schedulerName": SCHEDULER, "nodeSelector": pool.selector}},
-            "workspaces": [{"name": "source", "persistentVolumeClaim": {"claimName": claim}}],
-            "pipelineSpec": {"workspaces": [{"name": "source"}], "tasks": tasks},
-        },
-    }
-
-
-def _task(name: str, spec: Obj, *, run_after: tuple[str, ...] = ()) -> Obj:
-    task: Obj = {"name": name, "workspaces": [{"name": "w", "workspace": "source"}], "taskSpec": spec}
-    if run_after:
-        task["runAfter"] = list(run_after)
-    return task
+def _run(name: str, pool: NodePool, tasks: list[Obj], claim: str) -> Obj:
+    return pipeline_run(name, tasks, pool=pool, claims={"source": claim}, scheduler_name=SCHEDULER, fixed_name=True)
 
 
 def _task_pod(kube: Kube, namespace: str, run: str, task: str, timeouts: TimeoutConfig) -> str:
@@ -129,7 +113,7 @@ def test_a_request_larger_than_any_node_waits_with_a_reason_and_others_still_sch
 UNPLANNABLE = {
     # Tekton fails such runs itself; a pod that claims to belong to one must still be scheduled.
     "missing-task": {"name": "second", "taskRef": {"name": "no-such-task"}, "runAfter": ["first"]},
-    "invalid-quantity": _task("second", sim_task_spec(cpu="lots"), run_after=("first",)),
+    "invalid-quantity": task("second", cpu="lots", workspace="source", run_after=("first",)),
 }
 
 
@@ -138,7 +122,7 @@ def test_a_pod_whose_pipelinerun_cannot_be_planned_is_scheduled_without_a_reserv
     case: str, it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
 ) -> None:
     claim = make_bound_pvc(it_kube, namespace, "source")
-    run = _pipeline_run(case, node_pool, [_task("first", sim_task_spec(cpu="100m", hold=True)), UNPLANNABLE[case]], claim)
+    run = _run(case, node_pool, [task("first", workspace="source", hold=True), UNPLANNABLE[case]], claim)
     it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", run)
     # The pod as Tekton would label it, made by hand since Tekton refuses to run this pipeline.
     pod = _pod("first-pod", node_pool, "100m", **{"tekton.dev/pipelineRun": case, "tekton.dev/pipelineTask": "first"})
@@ -171,10 +155,10 @@ def test_a_record_deleted_by_hand_is_recreated_for_the_next_pod(
     it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
 ) -> None:
     claim = make_bound_pvc(it_kube, namespace, "source")
-    run = _pipeline_run(
+    run = _run(
         "handdeleted",
         node_pool,
-        [_task("first", sim_task_spec(cpu="100m", hold=True)), _task("second", sim_task_spec(cpu="1", hold=True), run_after=("first",))],
+        [task("first", workspace="source", hold=True), task("second", cpu="1", workspace="source", hold=True, run_after=("first",))],
         claim,
     )
     it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", run)
@@ -196,10 +180,10 @@ def test_a_pipelinerun_deleted_mid_run_leaves_no_reservation_behind(
 ) -> None:
     """A run reserving 3.5 of a 4-CPU node is deleted; afterwards a 3-CPU group fits on that node again."""
     claim = make_bound_pvc(it_kube, namespace, "source")
-    big = _pipeline_run(
+    big = _run(
         "doomed",
         node_pool,
-        [_task("small", sim_task_spec(cpu="100m", hold=True)), _task("big", sim_task_spec(cpu="3500m", hold=True), run_after=("small",))],
+        [task("small", workspace="source", hold=True), task("big", cpu="3500m", workspace="source", hold=True, run_after=("small",))],
         claim,
     )
     it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", big)
