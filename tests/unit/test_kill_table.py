@@ -6,7 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.mutants.kill_table import REFERENCE, SMOKE, Subject, cell, parse_args, problems, pytest_argv, render_doc, render_table
+from tests.mutants.kill_table import (
+    FLAKY_OUTCOME,
+    REFERENCE,
+    SMOKE,
+    Subject,
+    cell,
+    confirmed,
+    parse_args,
+    problems,
+    pytest_argv,
+    render_doc,
+    render_table,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -38,6 +50,7 @@ def test_the_suite_run_keeps_the_cluster_and_can_be_limited_to_scenarios() -> No
         ("not-run", None, "not run"),
         ("reference-passed", "passed", "pass"),
         ("reference-failed", "failed", "FAIL"),
+        ("max-peak-flaky", FLAKY_OUTCOME, "flaky"),
     ],
 )
 def test_cells(name: str, outcome: str | None, shown: str) -> None:
@@ -80,3 +93,16 @@ def test_smoke_is_a_few_mutants_against_their_own_scenarios_without_the_doc() ->
     args = parse_args(["--smoke"])
     assert args.mutants == list(SMOKE) and args.no_reference and args.output == "none"
     assert args.scenarios == "parallel_peak,finally_in_group,peak_blocks_b"
+
+
+def test_a_failure_counts_only_if_its_rerun_fails_too() -> None:
+    first = {"a": "failed", "b": "failed", "c": "passed"}
+    assert confirmed(first, {"a": "failed", "b": "passed"}) == {"a": "failed", "b": FLAKY_OUTCOME, "c": "passed"}
+
+
+def test_a_flaky_kill_is_no_kill_and_a_flaky_reference_is_a_problem() -> None:
+    outcomes = {REFERENCE: {"parallel_peak": FLAKY_OUTCOME}, "max_peak": {"parallel_peak": FLAKY_OUTCOME}}
+    assert problems(outcomes) == [
+        "the reference failed parallel_peak once and passed it on a rerun: is the cluster overloaded? run again",
+        "mutant max_peak survived every scenario it met: add a scenario that catches it",
+    ]
