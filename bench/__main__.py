@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+from types import FrameType
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -14,18 +20,24 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--scale", default=os.environ.get("BENCH_SCALE", "small"))
     run.add_argument("--parts", default=os.environ.get("BENCH_PARTS", "throughput,contention,suite"),
                      help="comma-separated: throughput, contention, suite")
+    run.add_argument("--nodes", default=os.environ.get("BENCH_NODES"),
+                     help="comma-separated node counts: run only those throughput cases, keep the others' results")
     run.add_argument("--contention-modes", default=os.environ.get("BENCH_CONTENTION_MODES"),
                      help="comma-separated subset of reference,kube-scheduler,tekton-workspaces,tekton-isolate")
     sub.add_parser("report", help="write docs/benchmarks.md and its plots from docs/benchmarks/results-*.json")
     cold = sub.add_parser("cold-build", help="time 'rescon tools' with empty build and binary caches (long: ~1 h on 2 cores)")
     cold.add_argument("--log", default="docs/benchmarks/cold-build.log")
     args = parser.parse_args(argv)
+    # Run as a background job, the shell may have set SIGINT to "ignore"; and SIGTERM would end
+    # the process without running the `finally` blocks that delete pools and namespaces.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _stop)
 
     if args.command == "run":
         from bench.run import run as run_bench
         from bench.scales import scale_named
 
-        scale = scale_named(args.scale, contention_modes=args.contention_modes)
+        scale = scale_named(args.scale, contention_modes=args.contention_modes, nodes=args.nodes)
         parts = [p for p in args.parts.split(",") if p]
         out = run_bench(scale, parts)
         print(f"results: {out}")

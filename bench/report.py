@@ -20,7 +20,7 @@ from bench.cold_build import parse_log
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 RESULTS_DIR = DOCS / "benchmarks"
-SCALE_ORDER = ("small", "medium", "large")
+SCALE_ORDER = ("small", "medium", "large")  # "smoke" results are never reported
 
 
 def load_results() -> dict[str, dict[str, Any]]:
@@ -110,6 +110,35 @@ def _pct(entry: dict[str, Any]) -> str:
     return " / ".join(fmt(tp.get(k), 0) for k in ("p50", "p90", "p99"))
 
 
+def baseline_table(entries: list[dict[str, Any]]) -> str:
+    """baseline_table() compares the reference before its hot-path change (reference-baseline) with after."""
+    rows = [
+        "| nodes | QPS/burst | under cProfile | pods bound before / after | pods/s before | pods/s after | speed-up | CPU s before / after |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    found = False
+    for entry in entries:
+        scheduler = str(entry.get("scheduler"))
+        if not scheduler.startswith("reference-baseline") or entry.get("mode") != "backlog":
+            continue
+        profiled = scheduler.endswith("-profiled")
+        wanted = "reference-profiled" if profiled else "reference"
+        after = next(
+            (e for e in entries if e.get("scheduler") == wanted and e.get("mode") == "backlog"
+             and e.get("nodes") == entry.get("nodes") and e.get("qps") == entry.get("qps") and e.get("mix") == entry.get("mix")),
+            {},
+        )
+        before_avg, after_avg = _num(_get(entry, "throughput", "average")), _num(_get(after, "throughput", "average"))
+        rows.append(
+            f"| {entry.get('nodes')} | {fmt(entry.get('qps_value'), 0)}/{entry.get('burst')} | {'yes' if profiled else 'no'} "
+            f"| {fmt(entry.get('bound'))}/{fmt(entry.get('pods'))} · {fmt(after.get('bound'))}/{fmt(after.get('pods'))} "
+            f"| {fmt(before_avg)} | {fmt(after_avg)} | {ratio_text(metrics.ratio(after_avg, before_avg))} "
+            f"| {fmt(entry.get('cpu_seconds_total'))} / {fmt(after.get('cpu_seconds_total'))} |"
+        )
+        found = True
+    return "\n".join(rows) if found else ""
+
+
 def latency_table(entries: list[dict[str, Any]]) -> str:
     rows = [
         "| nodes | mix | method | QPS/burst | pods bound (ref / kube) | p50 ms ref | p50 ms kube | p99 ms ref | p99 ms kube | p99 ratio | p50 ratio | API-stamp p50 / p99 s ref | API-stamp p50 / p99 s kube | CPU s ref / kube |",
@@ -137,12 +166,16 @@ def latency_table(entries: list[dict[str, Any]]) -> str:
 
 def contention_table(entries: list[dict[str, Any]]) -> str:
     rows = [
-        "| mode | scheduler | runs on nodes | could not start on group's node | broken co-location | stuck ≥ 2 s | never started | later-task wait p50 / max s | makespan s | reserved CPU·s | wasted CPU·s (share) |",
+        "| mode | scheduler | runs on nodes | could not start on group's node | broken co-location | stuck (Unschedulable first, or ≥ 2 s) | never started | later-task wait p50 / max s | makespan s | reserved CPU·s | wasted CPU·s (share) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for e in entries:
         if "error" in e:
             rows.append(f"| {e.get('mode')} | – | – | failed: {str(e['error'])[:80]} | | | | | | | |")
+            continue
+        seen = e.get("coschedule_flags_seen")
+        if seen and seen != [e.get("coschedule")]:
+            rows.append(f"| {e.get('mode')} | {e.get('scheduler')} | {e.get('runs')} on {e.get('nodes')} | invalid: the coschedule flag was {seen} during the run (switched by another user) | | | | | | | |")
             continue
         reserved, wasted = e.get("reserved_cpu_seconds"), e.get("wasted_cpu_seconds")
         share = f" ({100 * wasted / reserved:.0f} %)" if reserved and wasted is not None else ""
@@ -219,7 +252,7 @@ def plot_throughput_vs_nodes(all_results: dict[str, dict[str, Any]], path: Path)
     series: dict[tuple[str, str], dict[int, float]] = {}
     for results in all_results.values():
         for e in results.get("throughput") or []:
-            if e.get("mode") != "backlog" or "error" in e:
+            if e.get("mode") != "backlog" or "error" in e or str(e.get("scheduler")).endswith("-profiled"):
                 continue
             avg = _num(_get(e, "throughput", "average"))
             if not math.isnan(avg):
@@ -308,6 +341,10 @@ def write_report() -> Path:
         if entries:
             parts.append("### Throughput (pods/s)\n")
             parts.append(throughput_table(entries) + "\n")
+            before_after = baseline_table(entries)
+            if before_after:
+                parts.append("### The reference before and after its hot-path change (backlog)\n")
+                parts.append(before_after + "\n")
             parts.append("### Latency (pod creation → bound)\n")
             parts.append(latency_table(entries) + "\n")
             errors = [e for e in entries if "error" in e]
@@ -351,6 +388,7 @@ METHOD = """## Reproduce
 make bench                                  # BENCH_SCALE=small: 100 nodes, all three parts, a few minutes
 BENCH_SCALE=medium make bench               # 100 and 1000 nodes (about 40 min)
 BENCH_SCALE=large  make bench               # adds 5000 nodes with a plain-pod-heavy mix
+BENCH_SCALE=large BENCH_NODES=5000 BENCH_PARTS=throughput make bench   # only the 5000-node case
 BENCH_PARTS=throughput BENCH_SCALE=medium make bench            # one part only (throughput, contention, suite)
 BENCH_CONTENTION_MODES=reference,kube-scheduler make bench      # leave Tekton's coschedule flag alone
 .venv/bin/python -m bench report            # rewrite this page from the saved results
@@ -389,10 +427,14 @@ Three methods, because Tekton's controller creates pods slower than either sched
   `spec.pipelineSpec` and writes its ReservationRecord as it would for a running one. All pods exist
   before the scheduler starts; throughput is measured from its first bind to its last, so cache
   sync is excluded (and reported separately in the JSON as `startup_to_first_bind`).
-- **stream** (latency): the same pods, created at a fixed rate while the scheduler runs (after it
-  bound a probe pod, so its caches are warm). The rate is below both schedulers' capacity, so the
-  latency is per-pod work rather than queueing.
+- **stream** (latency): the same pods, created at a fixed rate (5 pods/s; 2 pods/s at 5000 nodes)
+  while the scheduler runs (after it bound a probe pod, so its caches are warm). The rate is meant
+  to be below both schedulers' capacity, so the latency is per-pod work rather than queueing.
 - **tekton** (end to end): PipelineRuns that Tekton runs, tasks of 2 s; Tekton creates every pod.
+
+**Before/after.** With `BENCH_BASELINE_TREE=<checkout>` (a `git worktree` of the commit before the
+reference's hot-path change, `3e5552a`), the profiled case also runs that older reference
+(`reference-baseline`) on the same backlog.
 
 **Metrics.**
 - pods/s: pods bound ÷ (last bind − first bind); per-second p50/p90/p99: the number of binds in

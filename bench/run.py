@@ -25,7 +25,7 @@ from bench import cluster as bc
 from bench import metrics
 from bench.observe import PodTimeline, PodTrace, ProcSampler, RecordTimeline
 from bench.scales import Scale, ThroughputCase
-from bench.schedulers import DEFAULT_QPS, KINDS, BenchScheduler, Qps
+from bench.schedulers import BASELINE_TREE_ENV, DEFAULT_QPS, BenchScheduler, Qps
 from bench.workload import MIXES, RUN_LABEL, TaskSize, contention_runs, direct_workload, task_pod, tekton_runs
 from harness.cluster.local import LocalCluster
 from harness.cluster.node_pools import NodePool
@@ -35,7 +35,8 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO / "docs" / "benchmarks"
 WORK_DIR = REPO / "reports" / "bench"
 
-#: A later task that waited at least this long for a node is "stuck" (tasks run 3 s).
+#: A later task on its group's node is "stuck" if it was reported Unschedulable first, or waited
+#: at least this long for its node (tasks run 3 s).
 STUCK_SECONDS = 2.0
 
 
@@ -169,8 +170,11 @@ def summarise_throughput(
 def run_backlog(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: str, pvcs: list[str], kind: str, qps: Qps) -> dict[str, Any]:
     """Direct-mode pods created first, then the scheduler starts: pods/s from its first bind to its last."""
     run_label = f"{kind}-{qps.name}-backlog-{short_id()}"
-    profile = RESULTS_DIR / f"profile-{ctx.scale.name}-{case.nodes}-{qps.name}.prof" if case.profile and kind == "reference" else None
-    scheduler = BenchScheduler(kind, qps, ctx.kubeconfig, WORK_DIR, profile=profile)
+    # "<kind>-profiled" is the same scheduler under cProfile: slower, so reported apart.
+    base_kind = kind.removesuffix("-profiled")
+    suffix = "-baseline" if base_kind == "reference-baseline" else ""
+    profile = RESULTS_DIR / f"profile-{ctx.scale.name}-{case.nodes}-{qps.name}{suffix}.prof" if kind.endswith("-profiled") else None
+    scheduler = BenchScheduler(base_kind, qps, ctx.kubeconfig, WORK_DIR, profile=profile)
     workload = direct_workload(
         MIXES[case.mix], case.backlog_pods, prefix=f"{kind[:3]}{qps.name[:1]}b", pvcs=pvcs,
         scheduler_name=scheduler.name, pool_selector=pool.selector, run_label=run_label,
@@ -293,8 +297,17 @@ def _run_done(run: dict[str, Any]) -> bool:
     return False
 
 
+def _env_set(name: str) -> set[str]:
+    """_env_set('BENCH_MODES') is the comma-separated values of that variable (empty: no filter)."""
+    return {v for v in os.environ.get(name, "").split(",") if v}
+
+
+def _entry_key(entry: dict[str, Any]) -> tuple[Any, ...]:
+    return (entry.get("nodes"), entry.get("mix"), entry.get("mode"), entry.get("qps"), entry.get("scheduler"))
+
+
 def throughput_part(ctx: Context) -> None:
-    results = ctx.results.setdefault("throughput", [])
+    results = ctx.results["throughput"]
     for case in ctx.scale.cases:
         pool_name = f"bench-n{case.nodes}-{short_id()}"
         namespace = f"bench-n{case.nodes}-{short_id()}"
@@ -310,9 +323,20 @@ def throughput_part(ctx: Context) -> None:
             ]
             if case.tekton_runs:
                 plan.append(("tekton", run_tekton, [DEFAULT_QPS]))
+            baseline = bool(case.profile and os.environ.get(BASELINE_TREE_ENV))
+            only_modes, only_qps, only_kinds = (_env_set(v) for v in ("BENCH_MODES", "BENCH_QPS", "BENCH_KINDS"))
             for mode, fn, settings in plan:
+                if only_modes and mode not in only_modes:
+                    continue
                 for qps in settings:
-                    for kind in ("kube-scheduler", "reference"):
+                    if only_qps and qps.name not in only_qps:
+                        continue
+                    kinds = ["kube-scheduler", "reference"]
+                    if baseline and mode == "backlog" and qps == DEFAULT_QPS:
+                        kinds.append("reference-baseline")
+                    if case.profile and mode == "backlog" and qps == DEFAULT_QPS:
+                        kinds += [f"{k}-profiled" for k in kinds if k.startswith("reference")]
+                    for kind in [k for k in kinds if not only_kinds or k in only_kinds]:
                         say(f" {case.nodes} nodes {mode} {kind} qps {qps.name}")
                         try:
                             result = fn(ctx, case, pool, namespace, pvcs, kind, qps)
@@ -320,6 +344,8 @@ def throughput_part(ctx: Context) -> None:
                             say(f"  FAILED: {err}")
                             result = {"error": str(err)[:500]}
                         result.update(nodes=case.nodes, mix=case.mix, mode=mode, scheduler=kind, qps=qps.name, qps_value=qps.qps, burst=qps.burst)
+                        key = _entry_key(result)
+                        results[:] = [e for e in results if _entry_key(e) != key]  # a re-measurement replaces the old one
                         results.append(_clean(result))
                         ctx.save()
                         tp = result.get("throughput") or {}
@@ -354,6 +380,12 @@ def set_coschedule(mode: str) -> None:
     LocalCluster(name="rescon", coschedule=mode).up()
 
 
+def coschedule_flag(kube: Kube) -> str:
+    """coschedule_flag() is Tekton's current `coschedule` feature flag (others may switch it too)."""
+    flags = kube.core.read_namespaced_config_map("feature-flags", "tekton-pipelines").data or {}
+    return str(flags.get("coschedule"))
+
+
 def hold_affinity_assistants(kube: Kube, namespace: str, stop: Any) -> None:
     """Mark affinity-assistant pods as held, so the KWOK simulation keeps them Running.
 
@@ -384,7 +416,7 @@ def hold_affinity_assistants(kube: Kube, namespace: str, stop: Any) -> None:
 def contention_part(ctx: Context) -> None:
     import threading
 
-    results = ctx.results.setdefault("contention", [])
+    results = ctx.results["contention"]
     scale = ctx.scale
     pool_name = f"bench-ct-{short_id()}"
     pool = bc.add_pool(ctx.kube, pool_name, count=scale.contention_nodes, cpu="4", memory="8Gi", say=say)
@@ -422,12 +454,20 @@ def contention_part(ctx: Context) -> None:
                     listed = bc.list_pipeline_runs(ctx.kube, namespace, f"{RUN_LABEL}={run_label}")
                     return len(listed) == len(runs) and all(_run_done(r) for r in listed)
 
-                complete = wait_until(all_done, timeout=scale.contention_timeout, every=0.5)
+                flags_seen = {coschedule_flag(ctx.kube)}
+                deadline = time.monotonic() + scale.contention_timeout
+                complete = False
+                while time.monotonic() < deadline and not complete:
+                    complete = all_done()
+                    flags_seen.add(coschedule_flag(ctx.kube))
+                    time.sleep(0.5)
                 ended = time.time()
                 time.sleep(1.0)
                 result = summarise_contention(timeline.snapshot(), records.snapshot(), runs=len(runs), started=started, ended=ended)
                 result.update(complete=complete, mode=mode, coschedule=coschedule, scheduler=scheduler_name,
-                              nodes=scale.contention_nodes, runs=len(runs))
+                              nodes=scale.contention_nodes, runs=len(runs), coschedule_flags_seen=sorted(flags_seen))
+                if flags_seen != {coschedule}:
+                    say(f"  WARNING: the coschedule flag was {sorted(flags_seen)} during this run (someone else switched it)")
             except Exception as err:  # noqa: BLE001
                 say(f"  FAILED: {err}")
                 result = {"mode": mode, "error": str(err)[:500]}
@@ -447,6 +487,7 @@ def contention_part(ctx: Context) -> None:
                 except RuntimeError as err:
                     say(f" cleanup: {err}")
             say(f"  {_clean(result)}")
+            results[:] = [e for e in results if e.get("mode") != mode]  # a re-measurement replaces the old one
             results.append(_clean(result))
             ctx.save()
     finally:
@@ -461,8 +502,16 @@ def summarise_contention(pods: list[PodTrace], groups: list[Any], *, runs: int, 
             by_run.setdefault(pod.run, {})[pod.task] = pod
     broken = stuck = never = 0
     waits = []
-    for run, tasks in by_run.items():
+    detail = []
+    for run, tasks in sorted(by_run.items()):
         a, b = tasks.get("a"), tasks.get("b")
+        detail.append({
+            "run": run,
+            "a_node": a.node if a else None,
+            "b_node": b.node if b else None,
+            "b_wait": round(b.bound - (b.added or b.bound), 3) if b and b.bound else None,
+            "b_unschedulable_seen": b.unschedulable_seen if b else None,
+        })
         if a is None or b is None or b.bound is None:
             never += 1
             continue
@@ -470,7 +519,7 @@ def summarise_contention(pods: list[PodTrace], groups: list[Any], *, runs: int, 
         waits.append(wait)
         if a.node != b.node:
             broken += 1
-        elif wait >= STUCK_SECONDS:
+        elif b.unschedulable_seen or wait >= STUCK_SECONDS:
             stuck += 1
     finished = [p.finished for p in pods if p.finished is not None]
     makespan = (max(finished) - started) if finished else None
@@ -503,6 +552,7 @@ def summarise_contention(pods: list[PodTrace], groups: list[Any], *, runs: int, 
         "reserved_cpu_seconds": reserved_total if groups else None,
         "wasted_cpu_seconds": wasted_total if groups else None,
         "groups_reserved": sum(1 for g in groups if g.reserved is not None),
+        "runs_detail": detail,
     }
 
 
@@ -566,15 +616,21 @@ def run(scale: Scale, parts: list[str]) -> Path:
     up_started = time.monotonic()
     kube0 = local.up()
     kube0.close()
-    out = RESULTS_DIR / f"results-{scale.name}.json"
+    # Smoke results only check that the benchmark works: they stay out of docs/.
+    out = (WORK_DIR if scale.name == "smoke" else RESULTS_DIR) / f"results-{scale.name}.json"
     previous = json.loads(out.read_text()) if out.exists() else {}
     results: dict[str, Any] = {k: v for k, v in previous.items() if k not in parts}
+    kept = {part: list(previous.get(part) or []) for part in ("throughput", "contention") if part in parts}
     results.update(scale=scale.name, machine=machine(), measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     results.setdefault("cluster_up_seconds_when_already_up", time.monotonic() - up_started)
     ctx = Context(bc.connect(local.kubeconfig), local.kubeconfig, scale, results, out)
     bc.ensure_crd(ctx.kube)
     for part in parts:
         results.pop(part, None)
+        if part in kept:
+            # Earlier results stay unless measured again (BENCH_NODES, BENCH_MODES, BENCH_QPS,
+            # BENCH_KINDS, BENCH_CONTENTION_MODES select what is measured again).
+            results[part] = kept[part]
         started = time.monotonic()
         {"throughput": throughput_part, "contention": contention_part, "suite": suite_part}[part](ctx)
         results.setdefault("part_seconds", {})[part] = time.monotonic() - started

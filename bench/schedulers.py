@@ -24,7 +24,11 @@ from harness.cluster.processes import ManagedProcess, free_port, tail
 from harness.cluster.toolchain import Toolchain
 from harness.suite.scheduler_under_test import kube_scheduler_config
 
-KINDS = ("reference", "kube-scheduler")
+KINDS = ("reference", "kube-scheduler", "reference-baseline")
+
+#: `reference-baseline` runs the reference from another checkout (BENCH_BASELINE_TREE, e.g. a
+#: `git worktree` of the commit before an optimisation), serving bench-reference's name.
+BASELINE_TREE_ENV = "BENCH_BASELINE_TREE"
 
 
 @dataclass(frozen=True)
@@ -55,14 +59,14 @@ class BenchScheduler:
 
     @property
     def name(self) -> str:
-        return bench_scheduler_name(self.kind)
+        return bench_scheduler_name("reference" if self.kind == "reference-baseline" else self.kind)
 
     @property
     def process(self) -> ManagedProcess:
         return ManagedProcess.in_dir(f"bench-{self.kind}", self.workdir)
 
     def argv(self) -> list[str]:
-        if self.kind == "reference":
+        if self.kind in ("reference", "reference-baseline"):
             args = [
                 "--kubeconfig", str(self.kubeconfig),
                 "--scheduler-name", self.name,
@@ -90,8 +94,12 @@ class BenchScheduler:
         self.process.log_file.parent.mkdir(parents=True, exist_ok=True)
         self.process.log_file.write_text("")
         repo = Path(__file__).resolve().parent.parent
-        env = {**os.environ, "PYTHONPATH": f"{repo}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-        return self.process.start(self.argv(), env=env, cwd=repo)
+        tree = Path(os.environ[BASELINE_TREE_ENV]) if self.kind == "reference-baseline" else repo
+        # The baseline tree goes first on the path, ahead of this checkout's editable install;
+        # bench.profiled still comes from this checkout.
+        path = os.pathsep.join(str(p) for p in dict.fromkeys([tree, repo]))
+        env = {**os.environ, "PYTHONPATH": f"{path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+        return self.process.start(self.argv(), env=env, cwd=tree)
 
     def pid(self) -> int | None:
         return self.process.pid()
