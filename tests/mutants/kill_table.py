@@ -143,10 +143,26 @@ def render_table(outcomes: Mapping[str, Mapping[str, str]]) -> list[str]:
     return lines
 
 
-def render_doc(outcomes: Mapping[str, Mapping[str, str]], *, wall_seconds: Mapping[str, float], total_seconds: float, when: str) -> str:
-    """render_doc() is docs/mutants.md: what each mutant gets wrong, the kill table, and how to reproduce it."""
+#: How much of a failure message the doc quotes.
+REASON_WIDTH = 220
+
+
+def render_doc(
+    outcomes: Mapping[str, Mapping[str, str]],
+    *,
+    wall_seconds: Mapping[str, float],
+    total_seconds: float,
+    when: str,
+    reasons: Mapping[str, str] | None = None,
+) -> str:
+    """render_doc() is docs/mutants.md: what each mutant gets wrong, the kill table, how its own scenario sees it, how to reproduce."""
     example = Subject("max_peak")
     faults = [f"| `{m.name}` | {m.fault} | `{m.caught_by}` |" for m in MUTANTS.values()]
+    seen = [
+        f"- `{name}` in `{MUTANTS[name].caught_by}`: {' '.join(text.split())[:REASON_WIDTH]}"
+        for name, text in (reasons or {}).items()
+        if name in MUTANTS and text
+    ]
     timings = ", ".join(f"{name} {seconds:.0f} s" for name, seconds in wall_seconds.items())
     return "\n".join(
         [
@@ -168,6 +184,7 @@ def render_doc(outcomes: Mapping[str, Mapping[str, str]], *, wall_seconds: Mappi
             "",
             *render_table(outcomes),
             "",
+            *(["How each mutant's own scenario fails against it (the rerun's message):", "", *seen, ""] if seen else []),
             f"Wall time {total_seconds:.0f} s in all: {timings}.",
             "A killing run waits out the named timeout of the check that fails (`pod_scheduled`, `record_state`: 30 s),",
             "so mutants take longer than the reference. Every failure is run a second time: only one that fails",
@@ -204,6 +221,8 @@ def run_suite(subject: Subject, *, scenarios: Sequence[str], root: Path, suffix:
     log = root / REPORTS_DIR / f"{subject.name}{suffix}.log"
     report.parent.mkdir(parents=True, exist_ok=True)
     report.unlink(missing_ok=True)
+    if not suffix:
+        (root / REPORTS_DIR / f"{subject.name}-rerun.yaml").unlink(missing_ok=True)
     started = time.monotonic()
     with log.open("w") as out:
         subprocess.run(pytest_argv(subject, report=report, scenarios=scenarios), cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
@@ -211,6 +230,18 @@ def run_suite(subject: Subject, *, scenarios: Sequence[str], root: Path, suffix:
     if not report.is_file():
         raise SystemExit(f"kill_table: the suite run against {subject.name} wrote no report: read {log}")
     return {test.name: test.outcome.value for test in read_report(report).tests}, seconds
+
+
+def kill_reasons(names: Sequence[str], root: Path = REPO_ROOT) -> dict[str, str]:
+    """kill_reasons() reads, for each mutant, why its own scenario failed in the confirming rerun."""
+    found = {}
+    for name in names:
+        report = root / REPORTS_DIR / f"{name}-rerun.yaml"
+        if name in MUTANTS and report.is_file():
+            for test in read_report(report).tests:
+                if test.name == MUTANTS[name].caught_by and test.outcome.value == "failed":
+                    found[name] = test.message
+    return found
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -246,7 +277,8 @@ def main(argv: Sequence[str]) -> int:
     print("\n".join(render_table(outcomes)))
     if args.output != "none":
         when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-        Path(REPO_ROOT / args.output).write_text(render_doc(outcomes, wall_seconds=wall, total_seconds=total, when=when))
+        doc = render_doc(outcomes, wall_seconds=wall, total_seconds=total, when=when, reasons=kill_reasons(list(outcomes)))
+        Path(REPO_ROOT / args.output).write_text(doc)
         print(f"kill_table: wrote {args.output}")
     print(f"kill_table: wall time {total:.0f} s")
     found = problems(outcomes)

@@ -89,6 +89,12 @@ def test_the_doc_says_how_to_reproduce() -> None:
     assert "make mutants" in text and "--scheduler-name mutant-max-peak" in text and "reference 30 s" in text
 
 
+def test_the_doc_quotes_why_each_mutant_died_in_its_own_scenario() -> None:
+    reasons = {"max_peak": "AssertionError: group source reserves\n a peak of 1500m CPU, expected 3000m"}
+    text = render_doc({"max_peak": {"parallel_peak": "failed"}}, wall_seconds={}, total_seconds=1.0, when="now", reasons=reasons)
+    assert "- `max_peak` in `parallel_peak`: AssertionError: group source reserves a peak of 1500m CPU, expected 3000m" in text
+
+
 def test_smoke_is_a_few_mutants_against_their_own_scenarios_without_the_doc() -> None:
     args = parse_args(["--smoke"])
     assert args.mutants == list(SMOKE) and args.no_reference and args.output == "none"
