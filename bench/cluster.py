@@ -89,9 +89,29 @@ def add_pool(kube: Kube, name: str, *, count: int, cpu: str, memory: str, pods: 
     return node_pools.NodePool(name, tuple(m["metadata"]["name"] for m in manifests), cpu, memory, pods, {})
 
 
-def remove_pool(kube: Kube, name: str) -> None:
-    """remove_pool() deletes the pool's nodes (one collection delete)."""
-    node_pools.remove_node_pool(kube, name)
+def remove_pool(kube: Kube, name: str, *, timeout: float = 600.0) -> None:
+    """remove_pool() deletes the pool's nodes and waits until they are gone.
+
+    One collection delete of 5000 nodes outlives the API server's request
+    timeout (the connection is dropped while it goes on), so it is repeated
+    until no node of the pool is left.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            node_pools.remove_node_pool(kube, name)
+        except (kubernetes.client.ApiException, urllib3.exceptions.HTTPError) as err:
+            if time.monotonic() > deadline:
+                raise
+            print(f"pool {name}: collection delete interrupted ({err.__class__.__name__}); repeating", flush=True)
+        left = json.loads(
+            kube.core.list_node(label_selector=f"{node_pools.POOL_LABEL}={name}", limit=1, _preload_content=False).data
+        )["items"]
+        if not left:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"pool {name}: nodes still exist after {timeout:.0f}s")
+        time.sleep(2.0)
 
 
 def make_namespace(kube: Kube, name: str) -> str:

@@ -79,7 +79,7 @@ SCALES = {
             ThroughputCase(100, backlog_pods=1000, stream_pods=150, stream_rate=5.0, tekton_runs=60),
             ThroughputCase(1000, backlog_pods=2000, stream_pods=150, stream_rate=5.0, tekton_runs=60, profile=True),
             # At 5000 nodes one reference attempt takes ~0.2 s: fewer pods and a slower stream.
-            ThroughputCase(5000, mix="plain-heavy", backlog_pods=500, stream_pods=60, stream_rate=2.0),
+            ThroughputCase(5000, mix="plain-heavy", backlog_pods=500, stream_pods=60, stream_rate=2.0, profile=True),
         ),
         run_timeout=600.0,
         contention_nodes=6,
