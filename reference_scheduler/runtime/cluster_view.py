@@ -65,6 +65,21 @@ class ClusterView:
         self._node_cache: dict[str, tuple[str, Resources, int]] = {}
         self._record_cache: dict[tuple[str, str], tuple[str, list[ActiveReservation]]] = {}
         self._group_cache: dict[tuple[str, str, str], tuple[str, GroupKey | None]] = {}
+        # The bound pods per node, kept from the pod informer's events, so that node_views()
+        # rebuilds only the nodes whose pods changed since the last call (every pod used to
+        # be walked on every attempt). Built from the cache on first use.
+        self._index_lock = threading.Lock()
+        self._indexed = False
+        self._pod_node: dict[str, str] = {}  # uid -> node, non-terminal bound pods
+        self._pod_run: dict[str, tuple[str, str]] = {}  # uid -> (namespace, PipelineRun) of those pods
+        self._node_pods: dict[str, dict[str, Obj]] = {}
+        self._run_pods: dict[tuple[str, str], set[str]] = {}
+        self._bound: set[str] = set()  # every pod with a nodeName, terminal ones too
+        self._dirty: set[str] = set()
+        self._views: dict[str, NodeView] = {}
+        self._assumed_nodes: set[str] = set()
+        pods.add_handler(self._on_pod)
+        records.add_handler(self._on_record)
 
     # --- groups ---
 
@@ -135,32 +150,41 @@ class ClusterView:
     def node_objects(self) -> list[Obj]:
         return self._nodes.list()
 
-    def node_views(self) -> dict[str, NodeView]:
-        """node_views() lists every node with its non-terminal bound pods (and assumed ones)."""
-        pods_by_node: dict[str, list[PodUsage]] = {}
-        seen: set[str] = set()
-        for pod in self._pods.list():
-            node = (pod.get("spec") or {}).get("nodeName")
-            uid = (pod.get("metadata") or {}).get("uid") or ""
-            if not node or is_terminal(pod):
-                if node:
-                    seen.add(uid)
-                continue
-            seen.add(uid)
-            try:
-                request = self.request_of(pod)
-            except InvalidQuantity:
-                request = Resources()
-            pods_by_node.setdefault(node, []).append(PodUsage(uid, request, self.group_of(pod)))
-        now = time.monotonic()
+    def node_of(self, uid: str) -> str | None:
+        """node_of(uid) is the node a non-terminal pod is bound (or assumed) to, if any."""
         with self._lock:
-            for uid, assumed in list(self._assumed.items()):
-                if uid in seen or now - assumed.at > ASSUME_TTL_SECONDS:
-                    del self._assumed[uid]
-                else:
-                    pods_by_node.setdefault(assumed.node, []).append(assumed.usage)
+            assumed = self._assumed.get(uid)
+        if assumed is not None:
+            return assumed.node
+        with self._index_lock:
+            return self._pod_node.get(uid)
+
+    def node_views(self) -> dict[str, NodeView]:
+        """node_views() lists every node with its non-terminal bound pods (and assumed ones).
+
+        A node's view is rebuilt only when its pods, its allocatable, the groups of its
+        pods or its assumed pods changed; otherwise the previous NodeView object is
+        returned again, which also lets the scheduling cycle reuse its per-node results.
+        """
+        with self._index_lock:
+            if not self._indexed:
+                self._build_index()
+            dirty, self._dirty = self._dirty, set()
+            assumed_by_node: dict[str, list[PodUsage]] = {}
+            now = time.monotonic()
+            with self._lock:
+                for uid, assumed in list(self._assumed.items()):
+                    if uid in self._bound or now - assumed.at > ASSUME_TTL_SECONDS:
+                        del self._assumed[uid]
+                    else:
+                        assumed_by_node.setdefault(assumed.node, []).append(assumed.usage)
+            rebuild = dirty | set(assumed_by_node) | self._assumed_nodes
+            self._assumed_nodes = set(assumed_by_node)
+            pods_of = {node: list(self._node_pods.get(node, {}).values()) for node in rebuild}
         views = {}
         cache: dict[str, tuple[str, Resources, int]] = {}
+        previous = self._views
+        current: dict[str, NodeView] = {}
         for node in self._nodes.list():
             name = node["metadata"]["name"]
             version = node["metadata"].get("resourceVersion") or ""
@@ -173,9 +197,90 @@ class ClusterView:
                     allocatable = Resources()
                 cached = (version, allocatable, allocatable_pods(node))
             cache[name] = cached
-            views[name] = NodeView(name, cached[1], cached[2], tuple(pods_by_node.get(name, ())))
+            view = previous.get(name)
+            if view is None or name in rebuild or view.allocatable != cached[1] or view.max_pods != cached[2]:
+                if name not in pods_of:
+                    with self._index_lock:
+                        pods_of[name] = list(self._node_pods.get(name, {}).values())
+                usages = [self._usage(pod) for pod in pods_of[name]] + assumed_by_node.get(name, [])
+                view = NodeView(name, cached[1], cached[2], tuple(usages))
+            current[name] = view
+            views[name] = view
         self._node_cache = cache
+        self._views = current
         return views
+
+    def _usage(self, pod: Obj) -> PodUsage:
+        try:
+            request = self.request_of(pod)
+        except InvalidQuantity:
+            request = Resources()
+        return PodUsage((pod.get("metadata") or {}).get("uid") or "", request, self.group_of(pod))
+
+    # --- the per-node pod index (hold _index_lock) ---
+
+    def _build_index(self) -> None:
+        for pod in self._pods.list():
+            self._index(pod)
+        self._indexed = True
+
+    def _index(self, pod: Obj) -> None:
+        meta = pod.get("metadata") or {}
+        uid = meta.get("uid") or ""
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            return
+        self._bound.add(uid)
+        if is_terminal(pod):
+            return
+        self._pod_node[uid] = node
+        self._node_pods.setdefault(node, {})[uid] = pod
+        self._dirty.add(node)
+        found = pipeline_task_of(pod)
+        if found is not None:
+            run = (meta.get("namespace") or "", found[0])
+            self._pod_run[uid] = run
+            self._run_pods.setdefault(run, set()).add(uid)
+
+    def _unindex(self, uid: str) -> None:
+        self._bound.discard(uid)
+        node = self._pod_node.pop(uid, None)
+        if node is not None:
+            pods = self._node_pods.get(node)
+            if pods is not None:
+                pods.pop(uid, None)
+                if not pods:
+                    del self._node_pods[node]
+            self._dirty.add(node)
+        run = self._pod_run.pop(uid, None)
+        if run is not None:
+            uids = self._run_pods.get(run)
+            if uids is not None:
+                uids.discard(uid)
+                if not uids:
+                    del self._run_pods[run]
+
+    def _on_pod(self, kind: str, pod: Obj, old: Obj | None) -> None:
+        uid = (pod.get("metadata") or {}).get("uid") or ""
+        with self._index_lock:
+            if not self._indexed:
+                return  # the first node_views() reads the cache, which already holds this change
+            self._unindex(uid)
+            if kind != "DELETED":
+                self._index(pod)
+
+    def _on_record(self, kind: str, record: Obj, old: Obj | None) -> None:
+        # A pod's group comes from its run's record: when the record appears, goes, or its
+        # groups change, the nodes of that run's pods are rebuilt.
+        if kind == "MODIFIED" and old is not None and (old.get("spec") or {}).get("groups") == (record.get("spec") or {}).get("groups"):
+            return
+        meta = record.get("metadata") or {}
+        run = (meta.get("namespace") or "", meta.get("name") or "")
+        with self._index_lock:
+            for uid in self._run_pods.get(run, ()):
+                node = self._pod_node.get(uid)
+                if node is not None:
+                    self._dirty.add(node)
 
 
 def _reservations_of(record: Obj) -> list[ActiveReservation]:

@@ -23,7 +23,7 @@ import kubernetes
 from kubernetes.client import ApiClient, CoreV1Api
 
 from reference_scheduler.core.claims import ClaimConflict, Claimed, ClaimState, GroupClaim, reserve, unreserve
-from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, PodUsage, fit
+from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, NodeView, PodUsage, fit
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import node_check_failures
 from reference_scheduler.core.reasons import Reason, fit_error_message
@@ -101,6 +101,47 @@ class NodeCheckCache:
         return failures
 
 
+@dataclass
+class _NodeResults:
+    """_NodeResults remembers fit and score for one NodeView object and the reservations on it."""
+
+    view: NodeView
+    reservations: tuple[ActiveReservation, ...]
+    fits: dict[tuple[Any, ...], tuple[Reason, ...]]
+    scores: dict[tuple[Any, ...], int]
+
+
+class NodeResultsCache:
+    """NodeResultsCache memoises headroom.fit and scoring.score per node.
+
+    Both are pure functions of (NodeView, the reservations on the node, the pod's
+    request and group, the group's demand), and ClusterView.node_views() returns
+    the very same NodeView object for a node whose pods did not change. The pod's
+    uid matters only when the pod is already on the node (assumed): then nothing
+    is memoised. So at 5000 nodes an attempt recomputes only the nodes that changed.
+    """
+
+    #: Distinct (request, group, demand) keys kept per node before its memo starts again.
+    MAX_KEYS_PER_NODE = 64
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, _NodeResults] = {}
+
+    def for_node(self, view: NodeView, reservations: tuple[ActiveReservation, ...]) -> _NodeResults:
+        found = self._nodes.get(view.name)
+        if found is None or found.view is not view or found.reservations != reservations:
+            found = _NodeResults(view, reservations, {}, {})
+            self._nodes[view.name] = found
+        elif len(found.fits) > self.MAX_KEYS_PER_NODE or len(found.scores) > self.MAX_KEYS_PER_NODE:
+            found.fits.clear()
+            found.scores.clear()
+        return found
+
+    def forget_missing(self, names: set[str]) -> None:
+        for name in [n for n in self._nodes if n not in names]:
+            del self._nodes[name]
+
+
 class Cycle:
     """Cycle schedules one pod at a time; it is called from the single scheduling thread."""
 
@@ -127,6 +168,7 @@ class Cycle:
         self._strategy = strategy
         self._scheduler_name = scheduler_name
         self._node_checks = NodeCheckCache()
+        self._node_results = NodeResultsCache()
 
     def schedule(self, pod: Obj) -> Outcome:
         try:
@@ -151,19 +193,38 @@ class Cycle:
         reasons: dict[str, list[Reason]] = {}
         feasible: list[tuple[int, str]] = []
         node_checks = self._node_checks.for_pod(pod)
+        # Where this very pod already counts (assumed after a failed bind): that node is never memoised.
+        own_node = self._view.node_of(usage.uid)
+        incoming = demand.peak.max(request) if demand is not None and demand.node is None else request
+        fit_key = (request, usage.group, demand)
+        score_key = (incoming, usage.group, self._strategy)
         for node in nodes:
             name = node["metadata"]["name"]
             view = views.get(name)
-            reservations = reservations_by_node.get(name, ())
+            reservations = tuple(reservations_by_node.get(name, ()))
             failures: list[Reason] = list(node_checks(node))
+            memo = self._node_results.for_node(view, reservations) if view is not None and name != own_node else None
             if view is not None:
-                failures += fit(view, reservations, usage, demand)
+                if memo is None:
+                    failures += fit(view, reservations, usage, demand)
+                else:
+                    found = memo.fits.get(fit_key)
+                    if found is None:
+                        found = memo.fits[fit_key] = tuple(fit(view, reservations, usage, demand))
+                    failures += found
             if failures:
                 reasons[name] = failures
                 continue
-            incoming = demand.peak.max(request) if demand is not None and demand.node is None else request
             assert view is not None
-            feasible.append((score(view, reservations, incoming, group=usage.group, strategy=self._strategy), name))
+            if memo is None:
+                node_score = score(view, reservations, incoming, group=usage.group, strategy=self._strategy)
+            else:
+                cached_score = memo.scores.get(score_key)
+                if cached_score is None:
+                    cached_score = memo.scores[score_key] = score(view, reservations, incoming, group=usage.group, strategy=self._strategy)
+                node_score = cached_score
+            feasible.append((node_score, name))
+        self._node_results.forget_missing(set(views))
 
         if not feasible:
             message = fit_error_message(len(nodes), reasons)

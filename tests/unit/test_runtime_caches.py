@@ -105,3 +105,97 @@ def test_group_of_follows_the_record() -> None:
     assert view.group_of(pod) is None
     _put(records, _record("2", state="Pending", node=None, tasks=("a",)))
     assert view.group_of(pod) == GroupKey("ns", "run", "g0")
+
+
+# --- the incremental node index and the per-node results ---
+
+
+def _bound_pod(name: str, node: str, *, cpu: str = "100m", run: str | None = None, task: str = "a", phase: str = "Running", rv: str = "1") -> Obj:
+    labels = {"tekton.dev/pipelineRun": run, "tekton.dev/pipelineTask": task} if run else {}
+    return {
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "resourceVersion": rv, "labels": labels},
+        "spec": {"nodeName": node, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
+        "status": {"phase": phase},
+    }
+
+
+def _event(informer: Informer, kind: str, obj: Obj) -> None:
+    meta = obj["metadata"]
+    key = (meta.get("namespace") or "", meta["name"])
+    old = informer._store.get(key)  # noqa: SLF001
+    if kind == "DELETED":
+        informer._store.pop(key, None)  # noqa: SLF001
+    else:
+        informer._store[key] = obj  # noqa: SLF001
+    informer._emit(kind, obj, old)  # noqa: SLF001
+
+
+def _view_with(pods: list[Obj], records: list[Obj] | None = None) -> tuple[ClusterView, Informer, Informer]:
+    pod_informer = _informer("pods", pods)
+    record_informer = _informer("records", records or [])
+    view = ClusterView(pods=pod_informer, nodes=_informer("nodes", [_node("n1", "1"), _node("n2", "1")]), records=record_informer)
+    return view, pod_informer, record_informer
+
+
+def test_node_views_follow_pod_events_and_reuse_unchanged_nodes() -> None:
+    view, pods, _ = _view_with([_bound_pod("a", "n1")])
+    first = view.node_views()
+    assert [p.uid for p in first["n1"].pods] == ["uid-a"] and first["n2"].pods == ()
+    _event(pods, "ADDED", _bound_pod("b", "n2"))
+    second = view.node_views()
+    assert second["n1"] is first["n1"]  # untouched: the same object, so per-node results can be reused
+    assert [p.uid for p in second["n2"].pods] == ["uid-b"]
+    _event(pods, "MODIFIED", _bound_pod("b", "n2", phase="Succeeded", rv="2"))
+    assert view.node_views()["n2"].pods == ()
+    _event(pods, "DELETED", _bound_pod("a", "n1"))
+    assert view.node_views()["n1"].pods == ()
+
+
+def test_node_views_pick_up_a_record_created_after_its_pods() -> None:
+    view, _, records = _view_with([_bound_pod("a", "n1", run="run", task="a")])
+    assert view.node_views()["n1"].pods[0].group is None
+    _event(records, "ADDED", _record("1", state="Reserved", node="n1"))
+    assert view.node_views()["n1"].pods[0].group == GroupKey("ns", "run", "g0")
+
+
+def test_assumed_pods_count_until_the_cache_shows_them_bound() -> None:
+    view, pods, _ = _view_with([])
+    pending = {"metadata": {"name": "p", "namespace": "ns", "uid": "uid-p"}, "spec": {"containers": []}}
+    view.node_views()
+    view.assume(pending, "n2", None)
+    assert [p.uid for p in view.node_views()["n2"].pods] == ["uid-p"]
+    assert view.node_of("uid-p") == "n2"
+    _event(pods, "MODIFIED", _bound_pod("p", "n2"))
+    views = view.node_views()
+    assert [p.uid for p in views["n2"].pods] == ["uid-p"]  # now from the cache, once
+    assert view.node_of("uid-p") == "n2"
+
+
+def test_memoised_cycle_decides_as_a_fresh_one_through_binds_and_releases() -> None:
+    """Between attempts pods get bound and finish; a long-lived Cycle (with its per-node memo and
+    the incremental view) must choose exactly what a Cycle built from scratch chooses."""
+    import random
+
+    from bench import microbench
+
+    rng = random.Random(5)
+    cycle, todo, decisions = microbench.build(40, 120, 30, 25, seed=3)
+    pods_informer = cycle._view._pods  # noqa: SLF001
+    for pod in todo:
+        fresh, _, fresh_decisions = microbench.build(40, 120, 30, 0, seed=3)
+        fresh._view._pods._store = dict(pods_informer._store)  # noqa: SLF001
+        outcome_before = len(decisions)
+        events_before = len(cycle._bench_events.messages)  # type: ignore[attr-defined]  # noqa: SLF001
+        cycle.schedule(pod)
+        fresh.schedule(pod)
+        assert decisions[outcome_before:] == fresh_decisions
+        assert cycle._bench_events.messages[events_before:] == fresh._bench_events.messages  # type: ignore[attr-defined]  # noqa: SLF001
+        if fresh_decisions:  # bind it for real, as the informer would report it
+            bound = {**pod, "spec": {**pod["spec"], "nodeName": fresh_decisions[0][1]}, "status": {"phase": "Running"}}
+            bound["metadata"] = {**pod["metadata"], "resourceVersion": str(rng.randrange(10**9))}
+            _event(pods_informer, "MODIFIED", bound)
+        if rng.random() < 0.3:  # and some running pod finishes
+            running = [p for p in pods_informer._store.values() if p["status"].get("phase") == "Running"]  # noqa: SLF001
+            done = rng.choice(running)
+            _event(pods_informer, "MODIFIED", {**done, "status": {"phase": "Succeeded"}, "metadata": {**done["metadata"], "resourceVersion": "x"}})
+    assert len(decisions) >= 20  # most pods were placed: the comparison covered real choices
