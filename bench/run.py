@@ -343,7 +343,8 @@ def throughput_part(ctx: Context) -> None:
                         except Exception as err:  # noqa: BLE001 - one failed run is reported, the rest go on
                             say(f"  FAILED: {err}")
                             result = {"error": str(err)[:500]}
-                        result.update(nodes=case.nodes, mix=case.mix, mode=mode, scheduler=kind, qps=qps.name, qps_value=qps.qps, burst=qps.burst)
+                        result.update(nodes=case.nodes, mix=case.mix, mode=mode, scheduler=kind, qps=qps.name, qps_value=qps.qps, burst=qps.burst,
+                                      commit=ctx.results["machine"]["commit"], measured_at=time.strftime("%H:%M UTC", time.gmtime()))
                         key = _entry_key(result)
                         results[:] = [e for e in results if _entry_key(e) != key]  # a re-measurement replaces the old one
                         results.append(_clean(result))
