@@ -355,6 +355,16 @@ def write_report() -> Path:
             f"({m.get('cpu_model')}), {m.get('memory_gib')} GiB, Linux {m.get('kernel')}, Python {m.get('python')}.\n"
         )
         entries = results.get("throughput") or []
+        stamped: dict[tuple[str, str], set[str]] = {}
+        for e in entries:
+            if e.get("commit"):
+                stamped.setdefault((str(e["scheduler"]), str(e["commit"])), set()).add(str(e.get("measured_at")))
+        if stamped:
+            parts.append(
+                "Re-measured rows (the rest at the commit above): "
+                + "; ".join(f"{sched} at `{commit}` ({', '.join(sorted(times))})" for (sched, commit), times in sorted(stamped.items()))
+                + ".\n"
+            )
         if entries:
             parts.append("### Throughput (pods/s)\n")
             parts.append(throughput_table(entries) + "\n")

@@ -344,7 +344,7 @@ def throughput_part(ctx: Context) -> None:
                             say(f"  FAILED: {err}")
                             result = {"error": str(err)[:500]}
                         result.update(nodes=case.nodes, mix=case.mix, mode=mode, scheduler=kind, qps=qps.name, qps_value=qps.qps, burst=qps.burst,
-                                      commit=ctx.results["machine"]["commit"], measured_at=time.strftime("%H:%M UTC", time.gmtime()))
+                                      commit=machine()["commit"], measured_at=time.strftime("%H:%M UTC", time.gmtime()))
                         key = _entry_key(result)
                         results[:] = [e for e in results if _entry_key(e) != key]  # a re-measurement replaces the old one
                         results.append(_clean(result))
@@ -622,7 +622,13 @@ def run(scale: Scale, parts: list[str]) -> Path:
     previous = json.loads(out.read_text()) if out.exists() else {}
     results: dict[str, Any] = {k: v for k, v in previous.items() if k not in parts}
     kept = {part: list(previous.get(part) or []) for part in ("throughput", "contention") if part in parts}
-    results.update(scale=scale.name, machine=machine(), measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    partial = any(os.environ.get(v) for v in ("BENCH_NODES", "BENCH_MODES", "BENCH_QPS", "BENCH_KINDS", "BENCH_CONTENTION_MODES"))
+    if partial and previous.get("machine"):
+        # A partial re-measurement keeps the header of the full run; its rows carry their own commit.
+        results["machine"] = {**previous["machine"], "commit_now": machine()["commit"]}
+    else:
+        results.update(machine=machine(), measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    results["scale"] = scale.name
     results.setdefault("cluster_up_seconds_when_already_up", time.monotonic() - up_started)
     ctx = Context(bc.connect(local.kubeconfig), local.kubeconfig, scale, results, out)
     bc.ensure_crd(ctx.kube)
