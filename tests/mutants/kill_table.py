@@ -19,6 +19,7 @@ otherwise, naming the cell that is wrong.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -50,6 +51,8 @@ class Subject:
     """Subject is one scheduler the suite runs against: the reference, or one mutant."""
 
     name: str
+    #: Tells concurrent kill tables apart (`make test` runs one while someone runs `make mutants`).
+    run_id: str = ""
 
     @property
     def is_reference(self) -> bool:
@@ -57,8 +60,12 @@ class Subject:
 
     @property
     def scheduler_name(self) -> str:
-        """scheduler_name is mutant-<name> with dashes: a schedulerName must be a DNS subdomain."""
-        return "mutant-" + self.name.replace("_", "-")
+        """scheduler_name is mutant-<name>[-<run_id>] with dashes: a schedulerName must be a DNS subdomain.
+
+        The suite names the scheduler's process after it and stops a process of
+        that name before starting its own, so two runs must never share one.
+        """
+        return "mutant-" + self.name.replace("_", "-") + (f"-{self.run_id}" if self.run_id else "")
 
     def command(self, python: str = sys.executable, root: Path = REPO_ROOT) -> str:
         """command() is the --scheduler-cmd template: the reference's own entry point, or the mutant runner."""
@@ -207,6 +214,11 @@ def render_doc(
     )
 
 
+def run_id_for(pid: int) -> str:
+    """run_id_for(1234) == 'k1234': this invocation's mark in every schedulerName it uses."""
+    return f"k{pid}"
+
+
 def confirm(subject: Subject, outcomes: dict[str, str], *, root: Path = REPO_ROOT) -> tuple[dict[str, str], float]:
     """confirm() reruns the scenarios that failed against the subject and keeps only the failures that recur."""
     failed = sorted(s for s, o in outcomes.items() if o == "failed")
@@ -270,13 +282,14 @@ def main(argv: Sequence[str]) -> int:
     outcomes: dict[str, dict[str, str]] = {}
     wall: dict[str, float] = {}
     started = time.monotonic()
+    run_id = run_id_for(os.getpid())
     for name in names:
-        print(f"kill_table: {name} ...", flush=True)
-        outcomes[name], wall[name] = run_suite(Subject(name), scenarios=scenarios, root=REPO_ROOT)
+        print(f"kill_table: {name} as {Subject(name, run_id).scheduler_name} ...", flush=True)
+        outcomes[name], wall[name] = run_suite(Subject(name, run_id), scenarios=scenarios, root=REPO_ROOT)
         print(f"kill_table: {name} done in {wall[name]:.0f} s", flush=True)
     # Reruns come after every first run, minutes later: a busy spell of the shared cluster is over by then.
     for name in names:
-        outcomes[name], seconds = confirm(Subject(name), outcomes[name])
+        outcomes[name], seconds = confirm(Subject(name, run_id), outcomes[name])
         wall[name] += seconds
         if seconds:
             print(f"kill_table: {name} rerun of its failures done in {seconds:.0f} s", flush=True)

@@ -18,6 +18,7 @@ from tests.mutants.kill_table import (
     pytest_argv,
     render_doc,
     render_table,
+    run_id_for,
 )
 
 pytestmark = pytest.mark.unit
@@ -30,6 +31,11 @@ def test_a_mutant_is_a_command_scheduler_with_a_dns_name() -> None:
     assert command.startswith("env PYTHONPATH=/repo /venv/python -m tests.mutants.run max_peak --kubeconfig {kubeconfig}")
     assert "{scheduler_name}" in command and "--enable-resize" in command
     assert "-m reference_scheduler.main --kubeconfig" in Subject(REFERENCE).command()
+
+
+def test_concurrent_kill_tables_never_share_a_scheduler_name() -> None:
+    assert Subject("max_peak", run_id_for(41)).scheduler_name == "mutant-max-peak-k41"
+    assert Subject("max_peak", run_id_for(41)).scheduler_name != Subject("max_peak", run_id_for(42)).scheduler_name
 
 
 def test_the_suite_run_keeps_the_cluster_and_can_be_limited_to_scenarios() -> None:
