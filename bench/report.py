@@ -268,7 +268,7 @@ def plot_throughput_vs_nodes(all_results: dict[str, dict[str, Any]], path: Path)
                 series.setdefault((e["scheduler"], e["qps"]), {})[int(e["nodes"])] = avg
     if not series:
         return False
-    fig, ax = plt.subplots(figsize=(7, 4.2))
+    fig, ax = plt.subplots(figsize=(9, 4.2))
     styles = {"reference": "o-", "kube-scheduler": "s--"}
     for (scheduler, qps), points in sorted(series.items()):
         xs = sorted(points)
@@ -279,7 +279,7 @@ def plot_throughput_vs_nodes(all_results: dict[str, dict[str, Any]], path: Path)
     ax.set_ylabel("pods/s (backlog, first to last bind)")
     ax.set_title("Scheduling throughput vs cluster size")
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -331,8 +331,13 @@ def write_report() -> Path:
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     write_profiles()
     plots = []
+    notes: dict[str, str] = {}
     if plot_throughput_vs_nodes(all_results, RESULTS_DIR / "throughput-vs-nodes.png"):
         plots.append(("Throughput vs nodes", "benchmarks/throughput-vs-nodes.png"))
+        notes["Throughput vs nodes"] = (
+            "Each point is the latest backlog run at that node count (the largest scale that has one); "
+            "the tables say when and at which commit each row was measured."
+        )
     for old_plot in RESULTS_DIR.glob("latency-cdf-*.png"):
         old_plot.unlink()
     for scale, results in all_results.items():
@@ -391,6 +396,8 @@ def write_report() -> Path:
         parts.append("## Plots\n")
         for title, rel in plots:
             parts.append(f"### {title}\n\n![{title}]({rel})\n")
+            if title in notes:
+                parts.append(notes[title] + "\n")
     parts.append("## Cold toolchain build\n")
     parts.append(COLD_BUILD_INTRO + "\n")
     parts.append(cold_build_section() + "\n")
