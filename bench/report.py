@@ -421,8 +421,8 @@ the findings below are written by hand from those numbers.
 METHOD = """## Reproduce
 
 ```sh
-make bench                                  # BENCH_SCALE=small: 100 nodes, all three parts, a few minutes
-BENCH_SCALE=medium make bench               # 100 and 1000 nodes (about 40 min)
+make bench                                  # BENCH_SCALE=small: 100 nodes, all three parts, about 8 minutes
+BENCH_SCALE=medium make bench               # 100 and 1000 nodes (about 35 min)
 BENCH_SCALE=large  make bench               # adds 5000 nodes with a plain-pod-heavy mix
 BENCH_SCALE=large BENCH_NODES=5000 BENCH_PARTS=throughput make bench   # only the 5000-node case
 BENCH_PARTS=throughput BENCH_SCALE=medium make bench            # one part only (throughput, contention, suite)
