@@ -173,7 +173,8 @@ def run_backlog(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: s
     # "<kind>-profiled" is the same scheduler under cProfile: slower, so reported apart.
     base_kind = kind.removesuffix("-profiled")
     suffix = "-baseline" if base_kind == "reference-baseline" else ""
-    profile = RESULTS_DIR / f"profile-{ctx.scale.name}-{case.nodes}-{qps.name}{suffix}.prof" if kind.endswith("-profiled") else None
+    where = WORK_DIR if ctx.scale.name == "smoke" else RESULTS_DIR
+    profile = where / f"profile-{ctx.scale.name}-{case.nodes}-{qps.name}{suffix}.prof" if kind.endswith("-profiled") else None
     scheduler = BenchScheduler(base_kind, qps, ctx.kubeconfig, WORK_DIR, profile=profile)
     workload = direct_workload(
         MIXES[case.mix], case.backlog_pods, prefix=f"{kind[:3]}{qps.name[:1]}b", pvcs=pvcs,
