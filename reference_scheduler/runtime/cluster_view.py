@@ -118,7 +118,7 @@ class ClusterView:
             version = meta.get("resourceVersion") or ""
             cached = self._record_cache.get(key)
             if cached is None or not version or cached[0] != version:
-                cached = (version, _reservations_of(record))
+                cached = (version, reservations_of(record))
             cache[key] = cached
             active.extend(cached[1])
         self._record_cache = cache
@@ -283,8 +283,8 @@ class ClusterView:
                     self._dirty.add(node)
 
 
-def _reservations_of(record: Obj) -> list[ActiveReservation]:
-    """_reservations_of(record) is the record's Reserved groups, each with its node and parsed peak."""
+def reservations_of(record: Obj) -> list[ActiveReservation]:
+    """reservations_of(record) is the record's Reserved groups, each with its node and parsed peak."""
     namespace = record["metadata"].get("namespace") or ""
     run = record["metadata"]["name"]
     peaks = {g.get("name"): g.get("peak") for g in (record.get("spec") or {}).get("groups") or []}

@@ -189,6 +189,52 @@ def apply_no_release_on_cancel() -> None:
     releaser.release_decision = ignoring_stops(releaser.release_decision)
 
 
+# --- outlives_deleted_record ---------------------------------------------------
+
+RunKey = tuple[str, str]
+
+
+def remember_reservations(remembered: dict[RunKey, list[ActiveReservation]], kind: str, record: Obj) -> None:
+    """remember_reservations: a reservation table fed by the record watch, which misses DELETE.
+
+    The fault: when a PipelineRun is deleted and the garbage collector takes
+    its record, the table keeps the record's last Reserved groups forever.
+    """
+    if kind == "DELETED":
+        return
+    from reference_scheduler.runtime.cluster_view import reservations_of
+
+    meta = record.get("metadata") or {}
+    remembered[(meta.get("namespace") or "", meta.get("name") or "")] = reservations_of(record)
+
+
+def counting_deleted_records(
+    current: Sequence[ActiveReservation], present: set[RunKey], remembered: Mapping[RunKey, Sequence[ActiveReservation]]
+) -> list[ActiveReservation]:
+    """counting_deleted_records: the present records' reservations plus what the table still holds for deleted ones."""
+    return list(current) + [r for run, held in remembered.items() if run not in present for r in held]
+
+
+def apply_outlives_deleted_record() -> None:
+    from reference_scheduler.runtime.cluster_view import ClusterView
+
+    remembered: dict[RunKey, list[ActiveReservation]] = {}
+    original_init = ClusterView.__init__
+    original_active = ClusterView.active_reservations
+
+    @functools.wraps(original_init)
+    def init(self: ClusterView, *, records: Any, **kwargs: Any) -> None:
+        original_init(self, records=records, **kwargs)
+        records.add_handler(lambda kind, record, old: remember_reservations(remembered, kind, record))
+
+    def active_reservations(self: ClusterView) -> list[ActiveReservation]:
+        present = {(r["metadata"].get("namespace") or "", r["metadata"]["name"]) for r in self._records.list()}
+        return counting_deleted_records(original_active(self), present, remembered)
+
+    ClusterView.__init__ = init  # type: ignore[method-assign]
+    ClusterView.active_reservations = active_reservations  # type: ignore[method-assign]
+
+
 # --- memory_only_state -------------------------------------------------------
 
 
@@ -306,9 +352,15 @@ MUTANTS: dict[str, Mutant] = {
         ),
         Mutant(
             "no_release_on_cancel",
-            "no release when the PipelineRun is cancelled or deleted: the reservation leaks",
+            "no release when the PipelineRun is cancelled or deleted: a cancelled run's reservation leaks (a deleted run's record still goes with it, by the contract's ownerReference)",
             "cancel_releases",
             apply_no_release_on_cancel,
+        ),
+        Mutant(
+            "outlives_deleted_record",
+            "a reservation stays counted after its PipelineRun and record are deleted (a watch that misses DELETE)",
+            "delete_releases",
+            apply_outlives_deleted_record,
         ),
         Mutant(
             "memory_only_state",

@@ -103,6 +103,29 @@ class TestNoReleaseOnCancel:
         assert (verdict.release, verdict.reason) == (True, ReleaseReason.PIPELINE_RUN_DONE)
 
 
+class TestOutlivesDeletedRecord:
+    RECORD = {
+        "metadata": {"namespace": "ci", "name": "a"},
+        "spec": {"groups": [{"name": "source", "tasks": ["big"], "peak": {"cpu": "3800m"}}]},
+        "status": {"groups": [{"name": "source", "state": "Reserved", "node": "n1"}]},
+    }
+    RELEASED = {**RECORD, "status": {"groups": [{"name": "source", "state": "Released", "node": "n1"}]}}
+
+    def test_a_deleted_records_reservation_stays_counted(self) -> None:
+        remembered: dict[tuple[str, str], list[ActiveReservation]] = {}
+        faults.remember_reservations(remembered, "ADDED", self.RECORD)
+        assert faults.counting_deleted_records(SEED, {("ci", "a")}, remembered) == list(SEED)
+        faults.remember_reservations(remembered, "DELETED", self.RECORD)
+        assert faults.counting_deleted_records([], set(), remembered) == list(SEED)
+
+    def test_a_release_seen_before_the_delete_frees_the_room(self) -> None:
+        remembered: dict[tuple[str, str], list[ActiveReservation]] = {}
+        faults.remember_reservations(remembered, "ADDED", self.RECORD)
+        faults.remember_reservations(remembered, "MODIFIED", self.RELEASED)
+        faults.remember_reservations(remembered, "DELETED", self.RELEASED)
+        assert faults.counting_deleted_records([], set(), remembered) == []
+
+
 class TestMemoryOnlyState:
     def test_claims_made_before_the_restart_hold_nothing(self) -> None:
         assert faults.claimed_in_this_process(SEED, set()) == []
