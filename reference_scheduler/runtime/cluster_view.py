@@ -129,7 +129,10 @@ class ClusterView:
     def request_of(self, pod: Obj) -> Resources:
         """request_of(pod) is its effective request, computed once per pod version."""
         meta = pod.get("metadata") or {}
-        key = (meta.get("uid") or "", meta.get("resourceVersion") or "")
+        version = meta.get("resourceVersion") or ""
+        if not version:
+            return pod_effective_request(pod.get("spec") or {})  # no version to tell two states apart
+        key = (meta.get("uid") or "", version)
         cached = self._request_cache.get(key)
         if cached is None:
             cached = pod_effective_request(pod.get("spec") or {})

@@ -73,15 +73,25 @@ class SchedulingQueue:
             self._moved_while_in_flight.discard(key)
 
     def move_unschedulable(self, should_move: Callable[[PodKey], bool]) -> int:
-        """move_unschedulable() moves the unschedulable pods a cluster event may help to backoff/active."""
+        """move_unschedulable() moves the unschedulable pods a cluster event may help to backoff/active.
+
+        `should_move` runs without the lock (a hint may read caches and check
+        nodes); a pod that left the set meanwhile is left where it is now.
+        """
         with self._cond:
-            moved = [k for k in list(self._unschedulable) if should_move(k)]
-            for key in moved:
-                self._unschedulable.pop(key, None)
-                self._requeue_after_backoff(key)
-            for key in self._in_flight:
-                if should_move(key):
+            parked = list(self._unschedulable)
+            in_flight = list(self._in_flight)
+        chosen = [key for key in parked if should_move(key)]
+        retried = [key for key in in_flight if should_move(key)]
+        with self._cond:
+            for key in retried:
+                if key in self._in_flight:
                     self._moved_while_in_flight.add(key)
+                else:
+                    chosen.append(key)  # its try ended while the hint ran: it may be parked now
+            moved = [key for key in chosen if self._unschedulable.pop(key, None) is not None]
+            for key in moved:
+                self._requeue_after_backoff(key)
             if moved:
                 self._cond.notify_all()
             return len(moved)

@@ -29,6 +29,7 @@ from reference_scheduler.runtime.informer import Informer, Obj, raw_lister
 from reference_scheduler.runtime.queue import SchedulingQueue
 from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION, RecordWriter
 from reference_scheduler.runtime.releaser import Releaser
+from reference_scheduler.runtime.requeue import EventHints, ShouldMove
 from reference_scheduler.runtime.resizer import Resizer
 
 log = logging.getLogger("tkn-scheduler")
@@ -104,6 +105,7 @@ class Scheduler:
             if resize_floor is not None
             else None
         )
+        self.hints = EventHints(view=self.view, waiting_pod=self.pods.get)
         self._wire_handlers()
 
     # --- lifecycle ---
@@ -178,8 +180,8 @@ class Scheduler:
 
     def _wire_handlers(self) -> None:
         self.pods.add_handler(self._on_pod)
-        self.nodes.add_handler(lambda kind, obj, old: self._move_all(f"node {kind.lower()}"))
-        self.records.add_handler(self._on_record)
+        self.nodes.add_handler(lambda kind, node, old: self._move(self.hints.after_node_event(kind, node, old), f"node {kind.lower()}"))
+        self.records.add_handler(lambda kind, record, old: self._move(self.hints.after_record_event(kind, record, old), "reservation changed"))
         self.pipeline_runs.add_handler(self._on_pipeline_run)
         self.task_runs.add_handler(self._on_task_run)
 
@@ -189,16 +191,11 @@ class Scheduler:
             self.queue.add(key)
             return
         self.queue.forget(key)
+        self._move(self.hints.after_pod_event(kind, pod, old), f"pod {kind.lower()}")
         freed = kind == "DELETED" or (is_terminal(pod) and not (old is not None and is_terminal(old)))
-        if freed and (pod.get("spec") or {}).get("nodeName"):
-            self._move_all("pod finished")
         found = pipeline_task_of(pod)
         if found is not None and freed:
             self.releaser.mark(key[0], found[0])
-
-    def _on_record(self, kind: str, record: Obj, old: Obj | None) -> None:
-        if kind == "DELETED" or _reserved_nodes(record) != _reserved_nodes(old):
-            self._move_all("reservation changed")
 
     def _on_pipeline_run(self, kind: str, run: Obj, old: Obj | None) -> None:
         self.releaser.mark(*_key(run))
@@ -210,11 +207,16 @@ class Scheduler:
         if run:
             self.releaser.mark(_key(task_run)[0], run)
 
-    def _move_all(self, why: str) -> None:
-        # Queue when in doubt: re-filtering an unschedulable pod is cheap next to stranding it.
-        moved = self.queue.move_unschedulable(lambda key: True)
+    def _move(self, should_move: ShouldMove | None, why: str) -> None:
+        # The hints decide which parked pods this event may help (runtime/requeue.py); None: none.
+        if should_move is None:
+            return
+        moved = self.queue.move_unschedulable(should_move)
         if moved:
             log.debug("%s: moved %d unschedulable pod(s)", why, moved)
+
+    def _move_all(self, why: str) -> None:
+        self._move(lambda key: True, why)
 
     def _limit_range(self, namespace: str) -> Obj | None:
         ranges = self.limit_ranges.list(lambda o: (o.get("metadata") or {}).get("namespace") == namespace)
@@ -224,13 +226,3 @@ class Scheduler:
 def _key(obj: Obj) -> tuple[str, str]:
     meta = obj.get("metadata") or {}
     return (meta.get("namespace") or "", meta.get("name") or "")
-
-
-def _reserved_nodes(record: Obj | None) -> frozenset[tuple[str, str]]:
-    if record is None:
-        return frozenset()
-    return frozenset(
-        (str(e.get("name")), str(e.get("node")))
-        for e in (record.get("status") or {}).get("groups") or []
-        if e.get("state") == "Reserved"
-    )

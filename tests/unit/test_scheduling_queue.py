@@ -93,3 +93,20 @@ def test_success_forgets_the_pod() -> None:
     assert key is not None
     queue.done(key, unschedulable=False)
     assert queue.lengths() == {"active": 0, "backoff": 0, "unschedulable": 0}
+
+
+def test_a_try_that_ends_while_a_hint_runs_is_still_moved() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    key = queue.pop(0)
+    assert key == ("ns", "a")
+
+    def hint(candidate: tuple[str, str]) -> bool:
+        queue.done(candidate, unschedulable=True)  # the loop finishes the try meanwhile: the hint runs unlocked
+        return True
+
+    assert queue.move_unschedulable(hint) == 1
+    assert queue.lengths()["unschedulable"] == 0
+    clock.now += INITIAL_BACKOFF_SECONDS
+    assert queue.pop(0) == ("ns", "a")

@@ -1,0 +1,139 @@
+"""Which parked pods an informer event moves: the hints wired to real caches (runtime/requeue.py)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from reference_scheduler.runtime.cluster_view import ClusterView
+from reference_scheduler.runtime.informer import Informer
+from reference_scheduler.runtime.requeue import EventHints, node_fields_checked
+
+pytestmark = pytest.mark.unit
+
+Obj = dict[str, Any]
+
+
+def informer(name: str, objects: list[Obj]) -> Informer:
+    found = Informer(name, lambda **_: {"items": []}, stop=threading.Event())
+    for obj in objects:
+        meta = obj["metadata"]
+        found._store[(meta.get("namespace") or "", meta["name"])] = obj  # noqa: SLF001
+    return found
+
+
+def node(name: str, *, cpu: str = "4", unschedulable: bool = False, taint: bool = False, heartbeat: str = "t0") -> Obj:
+    spec: Obj = {"unschedulable": unschedulable}
+    if taint:
+        spec["taints"] = [{"key": "gpu", "value": "true", "effect": "NoSchedule"}]
+    return {
+        "metadata": {"name": name, "labels": {"pool": "p"}},
+        "spec": spec,
+        "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}, "conditions": [{"type": "Ready", "lastHeartbeatTime": heartbeat}]},
+    }
+
+
+def pod(name: str, *, run: str | None = None, task: str = "build", node_name: str | None = None, phase: str = "Pending", cpu: str = "1") -> Obj:
+    labels = {"tekton.dev/pipelineRun": run, "tekton.dev/pipelineTask": task} if run else {}
+    spec: Obj = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    return {"metadata": {"name": name, "namespace": "ns", "uid": name, "labels": labels}, "spec": spec, "status": {"phase": phase}}
+
+
+def record(run: str, *, state: str = "Reserved", node_name: str = "n1", peak: str = "3") -> Obj:
+    return {
+        "metadata": {"name": run, "namespace": "ns"},
+        "spec": {"groups": [{"name": "g0", "tasks": ["build"], "peak": {"cpu": peak}}]},
+        "status": {"groups": [{"name": "g0", "state": state, "node": node_name}]},
+    }
+
+
+WAITING = {"plain": pod("plain"), "b-build": pod("b-build", run="b")}
+
+
+def hints(*, records: list[Obj] = (), waiting: dict[str, Obj] = WAITING) -> EventHints:  # type: ignore[assignment]
+    pods = informer("pods", list(waiting.values()))
+    view = ClusterView(pods=pods, nodes=informer("nodes", []), records=informer("records", list(records)))
+    return EventHints(view=view, waiting_pod=pods.get)
+
+
+def moved(should_move: Any, waiting: dict[str, Obj] = WAITING) -> set[str]:
+    return set() if should_move is None else {name for name in waiting if should_move(("ns", name))}
+
+
+class TestNodes:
+    def test_a_heartbeat_moves_no_one_and_evaluates_nothing(self) -> None:
+        assert node_fields_checked(node("n1", heartbeat="t0")) == node_fields_checked(node("n1", heartbeat="t1"))
+        assert hints().after_node_event("MODIFIED", node("n1", heartbeat="t1"), node("n1")) is None
+
+    def test_an_uncordoned_or_grown_node_moves_the_pods_it_can_take(self) -> None:
+        assert moved(hints().after_node_event("MODIFIED", node("n1"), node("n1", unschedulable=True))) == set(WAITING)
+        assert moved(hints().after_node_event("MODIFIED", node("n1", cpu="8"), node("n1"))) == set(WAITING)
+
+    def test_a_cordoned_or_shrunk_node_moves_no_one(self) -> None:
+        assert moved(hints().after_node_event("MODIFIED", node("n1", unschedulable=True), node("n1"))) == set()
+        assert moved(hints().after_node_event("MODIFIED", node("n1", cpu="2"), node("n1"))) == set()
+
+    def test_a_new_node_moves_only_pods_its_taint_allows(self) -> None:
+        assert moved(hints().after_node_event("ADDED", node("n2", taint=True), None)) == set()
+        assert moved(hints().after_node_event("ADDED", node("n2"), None)) == set(WAITING)
+
+    def test_a_new_node_does_not_move_a_pod_whose_group_is_reserved_elsewhere(self) -> None:
+        found = hints(records=[record("b", node_name="n1")])
+        assert moved(found.after_node_event("ADDED", node("n2"), None)) == {"plain"}
+        assert moved(found.after_node_event("MODIFIED", node("n1", cpu="8"), node("n1"))) == set(WAITING)
+
+    def test_a_deleted_node_moves_no_one(self) -> None:
+        assert hints().after_node_event("DELETED", node("n1"), None) is None
+
+
+class TestPods:
+    def test_a_bound_pod_finishing_or_deleted_moves_everyone(self) -> None:
+        running = pod("a-1", run="a", node_name="n1", phase="Running")
+        done = pod("a-1", run="a", node_name="n1", phase="Succeeded")
+        assert moved(hints().after_pod_event("MODIFIED", done, running)) == set(WAITING)
+        assert moved(hints().after_pod_event("DELETED", running, None)) == set(WAITING)
+
+    def test_a_bound_pod_shrunk_in_place_moves_everyone(self) -> None:
+        running = pod("a-1", node_name="n1", phase="Running", cpu="2")
+        assert moved(hints().after_pod_event("MODIFIED", {**running, "spec": pod("a-1", node_name="n1", cpu="1")["spec"]}, running)) == set(WAITING)
+
+    def test_binding_a_pod_or_deleting_an_unbound_or_finished_one_moves_no_one(self) -> None:
+        assert hints().after_pod_event("MODIFIED", pod("a-1", node_name="n1"), pod("a-1")) is None
+        assert hints().after_pod_event("DELETED", pod("a-1"), None) is None
+        assert hints().after_pod_event("DELETED", pod("a-1", node_name="n1", phase="Succeeded"), None) is None
+        assert hints().after_pod_event("ADDED", pod("a-1", node_name="n1", phase="Running"), None) is None
+
+    def test_an_unreadable_request_moves_everyone(self) -> None:
+        running = pod("a-1", node_name="n1", phase="Running", cpu="lots")
+        assert moved(hints().after_pod_event("DELETED", running, None)) == set(WAITING)
+
+
+class TestRecords:
+    def test_a_release_moves_everyone(self) -> None:
+        assert moved(hints().after_record_event("MODIFIED", record("a", state="Released"), record("a"))) == set(WAITING)
+
+    def test_a_deleted_record_that_held_room_moves_everyone(self) -> None:
+        assert moved(hints().after_record_event("DELETED", record("a"), None)) == set(WAITING)
+        assert moved(hints().after_record_event("DELETED", record("a", state="Released"), None)) == set()
+
+    def test_a_new_reservation_moves_only_its_own_runs_pods(self) -> None:
+        assert moved(hints().after_record_event("MODIFIED", record("a"), record("a", state="Pending"))) == set()
+        assert moved(hints().after_record_event("MODIFIED", record("b"), record("b", state="Pending"))) == {"b-build"}
+
+    def test_a_new_record_moves_its_own_runs_pods(self) -> None:
+        assert moved(hints().after_record_event("ADDED", record("b", state="Pending"), None)) == {"b-build"}
+
+    def test_a_lowered_peak_or_a_move_frees_room(self) -> None:
+        assert moved(hints().after_record_event("MODIFIED", record("a", peak="2"), record("a"))) == set(WAITING)
+        assert moved(hints().after_record_event("MODIFIED", record("a", node_name="n2"), record("a"))) == set(WAITING)
+
+    def test_a_status_write_that_changes_no_reservation_moves_no_one(self) -> None:
+        assert hints().after_record_event("MODIFIED", record("a"), record("a")) is None
+
+
+def test_a_waiting_pod_that_is_gone_is_moved_so_the_loop_forgets_it() -> None:
+    assert moved(hints(waiting={}).after_node_event("ADDED", node("n2", taint=True), None), {"gone": {}}) == {"gone"}
