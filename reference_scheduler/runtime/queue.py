@@ -31,7 +31,8 @@ UNSCHEDULABLE_FLUSH_SECONDS = 60.0
 class _Entry:
     attempts: int = 0
     added_at: float = field(default_factory=time.monotonic)
-    backoff_until: float = 0.0
+    #: When its last try ended: the backoff counts from there, as in kube-scheduler.
+    last_tried: float | None = None
 
 
 class SchedulingQueue:
@@ -125,6 +126,7 @@ class SchedulingQueue:
             self._moved_while_in_flight.discard(key)
             if key not in self._entries:
                 return
+            self._entries[key].last_tried = self._clock()
             if not unschedulable and not retry_soon:
                 self._entries.pop(key, None)
                 return
@@ -158,10 +160,16 @@ class SchedulingQueue:
         self._cond.notify_all()
 
     def _requeue_after_backoff(self, key: PodKey) -> None:
+        # A pod parked longer than its backoff goes straight to active: the wait already served it.
         entry = self._entries.setdefault(key, _Entry())
         delay = min(MAX_BACKOFF_SECONDS, INITIAL_BACKOFF_SECONDS * (2 ** max(0, entry.attempts - 1)))
-        self._backoff[key] = self._clock() + delay
-        self._cond.notify_all()
+        now = self._clock()
+        due = (entry.last_tried if entry.last_tried is not None else now) + delay
+        if due <= now:
+            self._push_active(key, entry)
+        else:
+            self._backoff[key] = due
+            self._cond.notify_all()
 
     def _promote_due(self) -> None:
         now = self._clock()

@@ -48,10 +48,10 @@ def test_unschedulable_pods_are_flushed_eventually() -> None:
     queue = SchedulingQueue(clock)
     queue.add(("ns", "a"))
     queue.done(queue.pop(0) or ("", ""), unschedulable=True)
-    clock.now += UNSCHEDULABLE_FLUSH_SECONDS
-    assert queue.pop(0) is None  # flushed into backoff first
-    clock.now += INITIAL_BACKOFF_SECONDS
-    assert queue.pop(0) == ("ns", "a")
+    clock.now += UNSCHEDULABLE_FLUSH_SECONDS - 0.01
+    assert queue.pop(0) is None
+    clock.now += 0.01
+    assert queue.pop(0) == ("ns", "a")  # its backoff ran out long ago: straight to active
 
 
 def test_event_during_a_try_is_not_lost() -> None:
@@ -109,4 +109,26 @@ def test_a_try_that_ends_while_a_hint_runs_is_still_moved() -> None:
     assert queue.move_unschedulable(hint) == 1
     assert queue.lengths()["unschedulable"] == 0
     clock.now += INITIAL_BACKOFF_SECONDS
+    assert queue.pop(0) == ("ns", "a")
+
+
+def test_a_pod_parked_longer_than_its_backoff_is_tried_as_soon_as_it_is_moved() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    queue.done(queue.pop(0) or ("", ""), unschedulable=True)
+    clock.now += 5 * INITIAL_BACKOFF_SECONDS  # parked, waiting for an event, longer than its backoff
+    assert queue.move_unschedulable(lambda k: True) == 1
+    assert queue.pop(0) == ("ns", "a")
+
+
+def test_the_backoff_counts_from_the_end_of_the_last_try() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    queue.done(queue.pop(0) or ("", ""), unschedulable=True)
+    clock.now += INITIAL_BACKOFF_SECONDS / 2
+    queue.move_unschedulable(lambda k: True)
+    assert queue.pop(0) is None  # half its backoff left
+    clock.now += INITIAL_BACKOFF_SECONDS / 2
     assert queue.pop(0) == ("ns", "a")
