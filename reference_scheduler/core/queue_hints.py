@@ -105,6 +105,29 @@ def pod_updated(old: PodSnapshot, new: PodSnapshot, *, waiting_uid: str) -> Queu
     return SKIP
 
 
+#: What a pending pod's update may change without changing any scheduling verdict.
+_IGNORED_METADATA = ("resourceVersion", "generation", "managedFields")
+
+
+def _without_status(pod: Json) -> dict[str, Any]:
+    metadata = pod.get("metadata")
+    kept = {k: v for k, v in metadata.items() if k not in _IGNORED_METADATA} if isinstance(metadata, Mapping) else None
+    return {"metadata": kept, **{k: v for k, v in pod.items() if k not in ("metadata", "status")}}
+
+
+def own_pod_updated(old: Json, new: Json) -> QueueingHint:
+    """own_pod_updated queues a waiting pod again only when an update changes more than its status.
+
+    The scheduler's own ``PodScheduled=False`` condition is a status write:
+    re-queueing on it would retry the pod at once and grow its backoff for
+    nothing (kube-scheduler ignores the same fields).
+
+    Example: a new ``status.conditions`` is SKIP; a changed ``spec`` or a new
+    label is QUEUE.
+    """
+    return SKIP if _without_status(old) == _without_status(new) else QUEUE
+
+
 def _passes_node_checks(pod: Json, node: Json, reserved_node: str | None) -> bool:
     if reserved_node is not None and _get_name(node) != reserved_node:
         return False

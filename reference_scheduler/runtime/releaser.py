@@ -42,7 +42,6 @@ class Releaser:
         nodes: Informer,
         writer: RecordWriter,
         resync_seconds: float,
-        on_change: Callable[[], None],
         on_released: Callable[[str], None],
         scheduler_name: str,
     ) -> None:
@@ -53,7 +52,6 @@ class Releaser:
         self._nodes = nodes
         self._writer = writer
         self._resync_seconds = resync_seconds
-        self._on_change = on_change
         self._on_released = on_released
         self._dirty: set[RunKey] = set()
         self._cond = threading.Condition()
@@ -127,7 +125,6 @@ class Releaser:
         if self._write(namespace, name, group, to_released):
             log.info("released %s/%s group %s: %s", namespace, name, group, reason)
             self._on_released(reason)
-            self._on_change()
 
     def _drop_lost_node(self, namespace: str, name: str, group: str, node: str) -> None:
         def to_pending(entry: Obj) -> Obj | None:
@@ -138,7 +135,6 @@ class Releaser:
 
         if self._write(namespace, name, group, to_pending):
             log.warning("node %s of %s/%s group %s is gone; the group is Pending again", node, namespace, name, group)
-            self._on_change()
 
     def _write(self, namespace: str, name: str, group: str, change: Callable[[Obj], Obj | None]) -> bool:
         try:

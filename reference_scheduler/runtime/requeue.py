@@ -8,8 +8,11 @@ costs a full attempt. Each `after_*` method turns one informer event into the
 predicate the queue applies to each parked pod, or None when the event can
 help no pod (so there is nothing to evaluate).
 
-When in doubt the predicates say "move": a wrong move costs one attempt, a
-wrong skip strands a pod until the queue's periodic flush.
+Room freed on a node helps only the parked pods that could go there: a pod
+that finishes in one node pool moves no pod that selects another, and a pod
+whose group is Reserved on one node is moved only by room freed on that node.
+When in doubt the predicates say "move": a wrong move costs one attempt (and
+lengthens the pod's backoff), a wrong skip strands it until the periodic flush.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Callable
 
 from reference_scheduler.core.headroom import ActiveReservation
 from reference_scheduler.core.keys import GroupKey
+from reference_scheduler.core.node_checks import node_check_failures
 from reference_scheduler.core.queue_hints import (
     QUEUE,
     PodSnapshot,
@@ -53,14 +57,21 @@ def node_fields_checked(node: Obj) -> tuple[object, ...]:
 class EventHints:
     """EventHints answers, per informer event, which parked pods to move (see the module docstring)."""
 
-    def __init__(self, *, view: ClusterView, waiting_pod: Callable[[str, str], Obj | None]) -> None:
+    def __init__(
+        self,
+        *,
+        view: ClusterView,
+        waiting_pod: Callable[[str, str], Obj | None],
+        node_named: Callable[[str], Obj | None],
+    ) -> None:
         self._view = view
         self._waiting_pod = waiting_pod
+        self._node_named = node_named
 
     # --- pods ---
 
     def after_pod_event(self, kind: str, pod: Obj, old: Obj | None) -> ShouldMove | None:
-        """after_pod_event: a bound pod that is deleted, finishes or shrinks frees room for every parked pod.
+        """after_pod_event: a bound pod that is deleted, finishes or shrinks frees room on its node.
 
         The parked pod's own changes are not handled here: the scheduler queues
         a changed pending pod of its own at once.
@@ -71,7 +82,10 @@ class EventHints:
             hint = self._pod_hint(lambda: pod_updated(self._snapshot(old), self._snapshot(pod), waiting_uid=""))
         else:
             hint = False  # a new pod only takes room
-        return _every_pod if hint else None
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not hint or not node:
+            return None
+        return self._per_pod(lambda waiting: self._could_use(waiting, node))
 
     def _snapshot(self, pod: Obj) -> PodSnapshot:
         meta = pod.get("metadata") or {}
@@ -114,30 +128,46 @@ class EventHints:
     # --- reservation records ---
 
     def after_record_event(self, kind: str, record: Obj, old: Obj | None) -> ShouldMove | None:
-        """after_record_event: a reservation released, rolled back, moved or lowered frees room for every pod.
+        """after_record_event: a reservation released, rolled back, moved or lowered frees room on its node.
 
-        The pods of the record's own PipelineRun are moved on any change of
-        it: their group, and where it is reserved, come from this record.
+        The pods of the record's own PipelineRun are also moved when the record
+        is deleted or its groups change: their group, and where it is reserved,
+        come from it. A new record moves no one: it was written by the attempt
+        of a pod of that run, which is being tried already.
         """
         before = _by_group(record if kind == "DELETED" else old)
         after = {} if kind == "DELETED" else _by_group(record)
         changed = [group for group in before.keys() | after.keys() if before.get(group) != after.get(group)]
         meta = record.get("metadata") or {}
         run = (meta.get("namespace") or "", meta.get("name") or "")
-        spec_changed = kind != "MODIFIED" or (old is None) or (old.get("spec") or {}).get("groups") != (record.get("spec") or {}).get("groups")
-        if not changed and not spec_changed:
+        groups_changed = kind == "MODIFIED" and old is not None and (old.get("spec") or {}).get("groups") != (record.get("spec") or {}).get("groups")
+        own_run_moves = kind == "DELETED" or groups_changed or bool(changed)
+        if not own_run_moves:
             return None
 
         def should_move(pod: Obj) -> bool:
             found = pipeline_task_of(pod)
             if found is not None and (pod["metadata"].get("namespace") or "", found[0]) == run:
-                return True
+                return own_run_moves
             own = self._view.group_of(pod)
-            return any(reservation_changed(before.get(g), after.get(g), pod_group=own) is QUEUE for g in changed)
+            return any(
+                reservation_changed(before.get(g), after.get(g), pod_group=own) is QUEUE and self._could_use(pod, _freed_on(before.get(g)))
+                for g in changed
+            )
 
         return self._per_pod(should_move)
 
     # --- helpers ---
+
+    def _could_use(self, pod: Obj, node_name: str | None) -> bool:
+        """_could_use: room freed on this node may help the pod (its group is not Reserved elsewhere, it passes the checks)."""
+        if node_name is None:
+            return True
+        reserved = self._reserved_node_of(pod)
+        if reserved is not None and reserved != node_name:
+            return False
+        node = self._node_named(node_name)
+        return node is None or not node_check_failures(pod, node)  # an unknown node: move, when in doubt
 
     def _per_pod(self, decide: Callable[[Obj], bool]) -> ShouldMove:
         def should_move(key: PodKey) -> bool:
@@ -149,6 +179,10 @@ class EventHints:
             except InvalidQuantity:
                 return True
         return should_move
+
+
+def _freed_on(reservation: ActiveReservation | None) -> str | None:
+    return reservation.node if reservation is not None else None
 
 
 def _by_group(record: Obj | None) -> dict[GroupKey, ActiveReservation]:

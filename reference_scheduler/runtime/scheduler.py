@@ -20,6 +20,7 @@ from typing import Any, Callable
 import kubernetes
 from kubernetes.client import ApiClient
 
+from reference_scheduler.core.queue_hints import QUEUE, own_pod_updated
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.core.scoring import Strategy
 from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, pipeline_task_of
@@ -96,7 +97,6 @@ class Scheduler:
             nodes=self.nodes,
             writer=writer,
             resync_seconds=release_resync_seconds,
-            on_change=lambda: self._move_all("reservation changed"),
             on_released=self._on_release,
             scheduler_name=scheduler_name,
         )
@@ -105,7 +105,7 @@ class Scheduler:
             if resize_floor is not None
             else None
         )
-        self.hints = EventHints(view=self.view, waiting_pod=self.pods.get)
+        self.hints = EventHints(view=self.view, waiting_pod=self.pods.get, node_named=lambda name: self.nodes.get("", name))
         self._wire_handlers()
 
     # --- lifecycle ---
@@ -159,6 +159,7 @@ class Scheduler:
             self._on_attempt("error", time.monotonic() - started)
         else:
             self._on_attempt(outcome.value, time.monotonic() - started)
+        log.debug("attempt %s/%s: %s in %.1f ms", *key, outcome.value, (time.monotonic() - started) * 1000)
         if outcome in (Outcome.BOUND, Outcome.GONE):
             self.queue.done(key, unschedulable=False)
             self.queue.forget(key)
@@ -188,7 +189,8 @@ class Scheduler:
     def _on_pod(self, kind: str, pod: Obj, old: Obj | None) -> None:
         key = _key(pod)
         if kind != "DELETED" and self._is_ours_pending(pod):
-            self.queue.add(key)
+            if old is None or not self._is_ours_pending(old) or own_pod_updated(old, pod) is QUEUE:
+                self.queue.add(key)
             return
         self.queue.forget(key)
         self._move(self.hints.after_pod_event(kind, pod, old), f"pod {kind.lower()}")
@@ -214,9 +216,6 @@ class Scheduler:
         moved = self.queue.move_unschedulable(should_move)
         if moved:
             log.debug("%s: moved %d unschedulable pod(s)", why, moved)
-
-    def _move_all(self, why: str) -> None:
-        self._move(lambda key: True, why)
 
     def _limit_range(self, namespace: str) -> Obj | None:
         ranges = self.limit_ranges.list(lambda o: (o.get("metadata") or {}).get("namespace") == namespace)

@@ -17,6 +17,7 @@ from reference_scheduler.core.queue_hints import (
     node_updated,
     pod_deleted,
     pod_updated,
+    own_pod_updated,
     reservation_changed,
 )
 from reference_scheduler.core.resources import Resources
@@ -180,3 +181,25 @@ def test_reservation_changed(
     old: ActiveReservation | None, new: ActiveReservation | None, pod_group: GroupKey | None, hint: QueueingHint
 ) -> None:
     assert reservation_changed(old, new, pod_group=pod_group) is hint
+
+
+class TestOwnPodUpdated:
+    PENDING = {
+        "metadata": {"name": "b-1", "resourceVersion": "1", "labels": {"app": "b"}, "managedFields": [{"manager": "kubectl"}]},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "2"}}}]},
+        "status": {"phase": "Pending"},
+    }
+
+    def test_the_schedulers_own_condition_write_is_skip(self) -> None:
+        written = {
+            **self.PENDING,
+            "metadata": {**self.PENDING["metadata"], "resourceVersion": "2", "managedFields": [{"manager": "tkn-scheduler"}]},
+            "status": {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}]},
+        }
+        assert own_pod_updated(self.PENDING, written) is SKIP
+
+    def test_a_changed_spec_or_label_is_queue(self) -> None:
+        resized = {**self.PENDING, "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}}
+        relabelled = {**self.PENDING, "metadata": {**self.PENDING["metadata"], "labels": {"app": "c"}}}
+        assert own_pod_updated(self.PENDING, resized) is QUEUE
+        assert own_pod_updated(self.PENDING, relabelled) is QUEUE

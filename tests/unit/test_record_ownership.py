@@ -21,7 +21,7 @@ def releaser(scheduler_name: str) -> Releaser:
     unused: Any = None
     return Releaser(
         records=unused, pipeline_runs=unused, task_runs=unused, nodes=unused, writer=unused, resync_seconds=5.0,
-        on_change=lambda: None, on_released=lambda reason: None, scheduler_name=scheduler_name,
+        on_released=lambda reason: None, scheduler_name=scheduler_name,
     )
 
 

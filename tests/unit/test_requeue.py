@@ -54,10 +54,11 @@ def record(run: str, *, state: str = "Reserved", node_name: str = "n1", peak: st
 WAITING = {"plain": pod("plain"), "b-build": pod("b-build", run="b")}
 
 
-def hints(*, records: list[Obj] = (), waiting: dict[str, Obj] = WAITING) -> EventHints:  # type: ignore[assignment]
+def hints(*, records: list[Obj] = (), waiting: dict[str, Obj] = WAITING, nodes: list[Obj] = ()) -> EventHints:  # type: ignore[assignment]
     pods = informer("pods", list(waiting.values()))
-    view = ClusterView(pods=pods, nodes=informer("nodes", []), records=informer("records", list(records)))
-    return EventHints(view=view, waiting_pod=pods.get)
+    node_cache = informer("nodes", list(nodes))
+    view = ClusterView(pods=pods, nodes=node_cache, records=informer("records", list(records)))
+    return EventHints(view=view, waiting_pod=pods.get, node_named=lambda name: node_cache.get("", name))
 
 
 def moved(should_move: Any, waiting: dict[str, Obj] = WAITING) -> set[str]:
@@ -112,6 +113,31 @@ class TestPods:
         assert moved(hints().after_pod_event("DELETED", running, None)) == set(WAITING)
 
 
+class TestRoomFreedOnOneNode:
+    """Room freed on a node moves only the parked pods that could go there."""
+
+    SELECTING_Q = {"q": {**pod("q"), "spec": {**pod("q")["spec"], "nodeSelector": {"pool": "q"}}}, "plain": pod("plain")}
+
+    def test_a_pod_finishing_in_another_pool_moves_no_one_who_selects_this_one(self) -> None:
+        found = hints(waiting=self.SELECTING_Q, nodes=[node("n1")])
+        done = pod("a-1", node_name="n1", phase="Succeeded")
+        assert moved(found.after_pod_event("MODIFIED", done, pod("a-1", node_name="n1", phase="Running")), self.SELECTING_Q) == {"plain"}
+
+    def test_a_release_in_another_pool_moves_no_one_who_selects_this_one(self) -> None:
+        found = hints(waiting=self.SELECTING_Q, nodes=[node("n1")])
+        assert moved(found.after_record_event("MODIFIED", record("a", state="Released"), record("a")), self.SELECTING_Q) == {"plain"}
+
+    def test_room_freed_off_a_groups_reserved_node_does_not_move_its_pods(self) -> None:
+        found = hints(records=[record("b", node_name="n2")], nodes=[node("n1"), node("n2")])
+        done = pod("a-1", node_name="n1", phase="Succeeded")
+        assert moved(found.after_pod_event("MODIFIED", done, pod("a-1", node_name="n1", phase="Running"))) == {"plain"}
+        assert moved(found.after_pod_event("DELETED", pod("a-2", node_name="n2", phase="Running"), None)) == set(WAITING)
+
+    def test_a_node_missing_from_the_cache_moves_everyone(self) -> None:
+        found = hints(waiting=self.SELECTING_Q)
+        assert moved(found.after_pod_event("DELETED", pod("a-1", node_name="gone", phase="Running"), None), self.SELECTING_Q) == set(self.SELECTING_Q)
+
+
 class TestRecords:
     def test_a_release_moves_everyone(self) -> None:
         assert moved(hints().after_record_event("MODIFIED", record("a", state="Released"), record("a"))) == set(WAITING)
@@ -124,8 +150,12 @@ class TestRecords:
         assert moved(hints().after_record_event("MODIFIED", record("a"), record("a", state="Pending"))) == set()
         assert moved(hints().after_record_event("MODIFIED", record("b"), record("b", state="Pending"))) == {"b-build"}
 
-    def test_a_new_record_moves_its_own_runs_pods(self) -> None:
-        assert moved(hints().after_record_event("ADDED", record("b", state="Pending"), None)) == {"b-build"}
+    def test_a_new_record_moves_no_one_its_writer_is_being_tried(self) -> None:
+        assert hints().after_record_event("ADDED", record("b", state="Pending"), None) is None
+
+    def test_a_deleted_record_or_changed_groups_move_their_own_runs_pods(self) -> None:
+        assert moved(hints().after_record_event("DELETED", record("b", state="Pending"), None)) == {"b-build"}
+        assert moved(hints().after_record_event("MODIFIED", record("b", state="Pending", peak="2"), record("b", state="Pending"))) == {"b-build"}
 
     def test_a_lowered_peak_or_a_move_frees_room(self) -> None:
         assert moved(hints().after_record_event("MODIFIED", record("a", peak="2"), record("a"))) == set(WAITING)
