@@ -6,7 +6,6 @@ ReservationRecords), never on events or logs.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Iterator
 
 import kubernetes
@@ -21,6 +20,7 @@ from harness.suite.scheduler_under_test import SchedulerUnderTest
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 from it_pipelines import pipeline_run, task
+from it_pods import plain_pod, raw_pod, wait_bound
 
 pytestmark = pytest.mark.integration
 
@@ -40,32 +40,15 @@ def reference(it_cluster: LocalCluster, it_kube: Kube, it_timeouts: TimeoutConfi
 
 
 def _pod(name: str, pool: NodePool, cpu: str, **labels: str) -> Obj:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {
-            "schedulerName": SCHEDULER,
-            "nodeSelector": pool.selector,
-            "containers": [{"name": "c", "image": "rescon.invalid/c", "resources": {"requests": {"cpu": cpu}}}],
-        },
-    }
+    return plain_pod(name, pool, cpu, scheduler_name=SCHEDULER, **labels)
 
 
 def _raw_pod(kube: Kube, namespace: str, name: str) -> Obj:
-    data: Obj = json.loads(kube.core.read_namespaced_pod(name, namespace, _preload_content=False).data)
-    return data
+    return raw_pod(kube, namespace, name)
 
 
 def _bound(kube: Kube, namespace: str, name: str, timeouts: TimeoutConfig, scheduler: SchedulerUnderTest) -> str:
-    def poll() -> str:
-        scheduler.check_alive()
-        node = (_raw_pod(kube, namespace, name).get("spec") or {}).get("nodeName")
-        if not node:
-            raise NotYet(f"{name} is not bound")
-        return str(node)
-
-    return wait_for(poll, what=f"{name} to be bound", timeout="pod_scheduled", timeouts=timeouts)
+    return wait_bound(kube, namespace, name, timeouts, check_alive=scheduler.check_alive)
 
 
 def _run(name: str, pool: NodePool, tasks: list[Obj], claim: str) -> Obj:

@@ -166,21 +166,26 @@ def apply_unreserve_clears_claim() -> None:
 IGNORED_STOPS = frozenset({ReleaseReason.PIPELINE_RUN_CANCELLED.value, ReleaseReason.PIPELINE_RUN_DELETED.value})
 
 
+def ignoring_reasons(decide: Callable[..., ReleaseDecision], reasons: frozenset[str], mutant: str) -> Callable[..., ReleaseDecision]:
+    """ignoring_reasons(release_decision, reasons, mutant): the same verdicts, except that a release for one of `reasons` holds."""
+
+    @functools.wraps(decide)
+    def decision(*args: Any, **kwargs: Any) -> ReleaseDecision:
+        verdict = decide(*args, **kwargs)
+        if verdict.release and verdict.reason in reasons:
+            return ReleaseDecision(False, ReleaseReason.TASK_RUNNING.value, f"mutant {mutant} ignores {verdict.reason}")
+        return verdict
+
+    return decision
+
+
 def ignoring_stops(decide: Callable[..., ReleaseDecision]) -> Callable[..., ReleaseDecision]:
     """ignoring_stops(release_decision): the same verdicts, except that a cancelled or deleted run holds.
 
     The fault: a cancelled run's group waits for tasks that will never run, so
     its reservation leaks.
     """
-
-    @functools.wraps(decide)
-    def decision(*args: Any, **kwargs: Any) -> ReleaseDecision:
-        verdict = decide(*args, **kwargs)
-        if verdict.release and verdict.reason in IGNORED_STOPS:
-            return ReleaseDecision(False, ReleaseReason.TASK_RUNNING.value, f"mutant no_release_on_cancel ignores {verdict.reason}")
-        return verdict
-
-    return decision
+    return ignoring_reasons(decide, IGNORED_STOPS, "no_release_on_cancel")
 
 
 def apply_no_release_on_cancel() -> None:
@@ -215,9 +220,18 @@ def counting_deleted_records(
     return list(current) + [r for run, held in remembered.items() if run not in present for r in held]
 
 
+#: What outlives_deleted_record leaves to the garbage collector, as the contract allows.
+LEFT_TO_THE_COLLECTOR = frozenset({ReleaseReason.PIPELINE_RUN_DELETED.value})
+
+
 def apply_outlives_deleted_record() -> None:
+    from reference_scheduler.runtime import releaser
     from reference_scheduler.runtime.cluster_view import ClusterView
 
+    # Not a second fault: the contract lets a deleted run's record simply go with it (ownerReference).
+    # The reference also releases it itself, and which comes first is a race; leaving it to the
+    # collector makes the record always vanish while Reserved, which is what the missed DELETE needs.
+    releaser.release_decision = ignoring_reasons(releaser.release_decision, LEFT_TO_THE_COLLECTOR, "outlives_deleted_record")
     remembered: dict[RunKey, list[ActiveReservation]] = {}
     original_init = ClusterView.__init__
     original_active = ClusterView.active_reservations
@@ -358,7 +372,7 @@ MUTANTS: dict[str, Mutant] = {
         ),
         Mutant(
             "outlives_deleted_record",
-            "a reservation stays counted after its PipelineRun and record are deleted (a watch that misses DELETE)",
+            "a reservation stays counted after its PipelineRun and record are deleted (a watch that misses DELETE; deleted runs are left to the garbage collector, as the contract allows)",
             "delete_releases",
             apply_outlives_deleted_record,
         ),

@@ -126,6 +126,12 @@ class TestOutlivesDeletedRecord:
         assert faults.counting_deleted_records([], set(), remembered) == []
 
 
+    def test_a_deleted_run_is_left_to_the_collector_and_a_cancelled_one_still_released(self) -> None:
+        decide = faults.ignoring_reasons(release_decision, faults.LEFT_TO_THE_COLLECTOR, "outlives_deleted_record")
+        assert not decide(["big"], None, {}).release
+        assert decide(["big"], TestNoReleaseOnCancel.CANCELLED, {}).release
+
+
 class TestMemoryOnlyState:
     def test_claims_made_before_the_restart_hold_nothing(self) -> None:
         assert faults.claimed_in_this_process(SEED, set()) == []
