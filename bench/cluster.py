@@ -19,7 +19,7 @@ import urllib3
 
 from harness.cluster import node_pools, volumes
 from harness.cluster.namespaces import create_test_namespace
-from harness.contract import record as contract
+from harness.contract.install import install_crd
 from harness.kube import Kube
 from harness.timeouts import DEFAULT_TIMEOUTS
 
@@ -49,16 +49,7 @@ def parallel(fn: Callable[[Any], Any], items: Sequence[Any], *, threads: int = C
 
 def ensure_crd(kube: Kube) -> None:
     """ensure_crd() applies the ReservationRecord CRD (idempotent) and waits until it serves."""
-    crd = contract.crd_manifest()
-    kube.apply(crd)
-    ext = kubernetes.client.ApiextensionsV1Api(kube.api)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        obj = ext.read_custom_resource_definition(crd["metadata"]["name"])
-        if {c.type: c.status for c in (obj.status.conditions or [])}.get("Established") == "True":
-            return
-        time.sleep(0.5)
-    raise RuntimeError("the ReservationRecord CRD did not become Established in 60 s")
+    install_crd(kube, timeouts=DEFAULT_TIMEOUTS)
 
 
 def add_pool(kube: Kube, name: str, *, count: int, cpu: str, memory: str, pods: int = 110, say: Callable[[str], None] = print) -> node_pools.NodePool:

@@ -22,6 +22,7 @@ import urllib3
 from reference_scheduler.config import ConfigError, SchedulerConfig, parse_config
 from reference_scheduler.runtime.leader import LeaderElector, default_identity
 from reference_scheduler.runtime.observability import Observability, configure_logging
+from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION
 from reference_scheduler.runtime.scheduler import Scheduler
 
 log = logging.getLogger("tkn-scheduler")
@@ -43,8 +44,32 @@ def api_client(config: SchedulerConfig) -> kubernetes.client.ApiClient:
     return kubernetes.client.ApiClient(configuration)
 
 
+#: The ReservationRecord API the scheduler publishes its state through (docs/contract.md).
+RECORDS_API = f"/apis/{GROUP}/{VERSION}/{PLURAL}"
+RECORDS_CRD_FIX = "install it first: kubectl apply -f harness/contract/reservationrecord.crd.yaml"
+
+
+def check_records_api(api: kubernetes.client.ApiClient) -> None:
+    """check_records_api() fails in one line, naming the fix, when the ReservationRecord CRD is not installed.
+
+    Without it the records cache never syncs and every grouped pod would wait;
+    better to refuse to start, like a controller whose CRD is missing.
+    """
+    try:
+        kubernetes.client.CustomObjectsApi(api).list_cluster_custom_object(
+            GROUP, VERSION, PLURAL, limit=1, _preload_content=False, _request_timeout=10
+        )
+    except kubernetes.client.ApiException as err:
+        if err.status == 404:
+            raise RuntimeError(f"the ReservationRecord CRD ({PLURAL}.{GROUP}, {RECORDS_API}) is not installed: {RECORDS_CRD_FIX}") from None
+        raise RuntimeError(f"cannot read {RECORDS_API} (HTTP {err.status}): check the API server and the scheduler's RBAC") from None
+    except urllib3.exceptions.HTTPError as err:
+        raise RuntimeError(f"cannot reach the API server ({type(err).__name__}): check --kubeconfig and that the cluster is up") from None
+
+
 def serve(config: SchedulerConfig) -> int:
     api = api_client(config)
+    check_records_api(api)
     observability = Observability()
     scheduler = Scheduler(
         api,

@@ -12,14 +12,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
-import kubernetes
 import pytest
 import yaml
 
 from harness.cluster.namespaces import unique_name, wait_pods_gone
 from harness.cluster.paths import REPO_ROOT
 from harness.cluster.toolchain import Toolchain
-from harness.contract import record as contract
+from harness.contract.install import install_crd
 from harness.errors import HarnessError
 from harness.kube import Kube, present
 from harness.suite import manifests
@@ -27,7 +26,6 @@ from harness.suite.attachments import attach_scenario_artifacts
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import Scenario
 from harness.suite.scheduler_under_test import SchedulerUnderTest
-from harness.waits import NotYet, wait_for
 
 if TYPE_CHECKING:
     from harness.plugin import SuiteConfig, SuiteState
@@ -57,16 +55,7 @@ def make_provider(config: SuiteConfig) -> Any:
 
 def prepare_cluster(kube: Kube, config: SuiteConfig, state: SuiteState) -> None:
     """prepare_cluster() installs the contract's CRD and notes the versions for the report."""
-    crd = contract.crd_manifest()
-    kube.apply(crd)
-    ext = kubernetes.client.ApiextensionsV1Api(kube.api)
-
-    def established() -> None:
-        obj = ext.read_custom_resource_definition(crd["metadata"]["name"])
-        if {c.type: c.status for c in (present(obj.status).conditions or [])}.get("Established") != "True":
-            raise NotYet("the ReservationRecord CRD is not Established yet")
-
-    wait_for(established, what="the ReservationRecord CRD", timeout="crd_established", timeouts=config.timeouts)
+    install_crd(kube, timeouts=config.timeouts)
     state.versions["kubernetes"] = kube.server_version()
 
 

@@ -37,6 +37,8 @@ log = logging.getLogger("tkn-scheduler")
 
 #: How long startup waits for the caches before it gives up (the API is unreachable or RBAC is missing).
 CACHE_SYNC_SECONDS = 60.0
+#: How often that wait looks for a stop request (SIGTERM while the caches fill).
+SYNC_POLL_SECONDS = 0.2
 
 AttemptObserver = Callable[[str, float], None]
 
@@ -111,17 +113,23 @@ class Scheduler:
     # --- lifecycle ---
 
     def start_informers(self) -> None:
+        """start_informers() starts every cache and waits for them; a stop request ends the wait at once."""
         for informer in self.informers:
             informer.start()
         deadline = time.monotonic() + CACHE_SYNC_SECONDS
         for informer in self.informers:
-            if not informer.wait_synced(max(0.0, deadline - time.monotonic())):
-                raise RuntimeError(
-                    f"the {informer.name} cache did not sync in {CACHE_SYNC_SECONDS:g}s: check the API server and the scheduler's RBAC"
-                )
+            while not informer.wait_synced(min(SYNC_POLL_SECONDS, max(0.0, deadline - time.monotonic()))):
+                if self.stop_event.is_set():
+                    return
+                if time.monotonic() >= deadline:
+                    raise RuntimeError(
+                        f"the {informer.name} cache did not sync in {CACHE_SYNC_SECONDS:g}s: check the API server and the scheduler's RBAC"
+                    )
 
     def run(self) -> None:
         """run() schedules and releases until stop_event is set; informers must be started."""
+        if self.stop_event.is_set():
+            return
         releaser = threading.Thread(target=self.releaser.run, args=(self.stop_event,), name="releaser", daemon=True)
         releaser.start()
         if self.resizer is not None:

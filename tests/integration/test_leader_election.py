@@ -25,6 +25,7 @@ from harness.cluster.local import LocalCluster
 from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import REPO_ROOT
 from harness.cluster.processes import ManagedProcess
+from harness.contract.install import install_crd
 from harness.kube import Kube
 from harness.timeouts import TimeoutConfig
 from harness.waits import Broken, NotYet, hold_for, wait_for
@@ -76,7 +77,8 @@ class Replica:
 
 
 @pytest.fixture
-def replicas(it_cluster: LocalCluster, namespace: str, it_timeouts: TimeoutConfig) -> Iterator[list[Replica]]:
+def replicas(it_cluster: LocalCluster, it_kube: Kube, namespace: str, it_timeouts: TimeoutConfig) -> Iterator[list[Replica]]:
+    install_crd(it_kube, timeouts=it_timeouts)  # the reference refuses to start without it
     found = [Replica(ManagedProcess.in_dir(f"leader-election-{i}", it_cluster.workdir), _free_port()) for i in range(2)]
     try:
         for replica in found:

@@ -15,6 +15,7 @@ from harness.cluster.local import LocalCluster
 from harness.cluster.node_pools import NodePool
 from harness.cluster.volumes import make_bound_pvc
 from harness.contract import record as contract
+from harness.contract.install import install_crd
 from harness.kube import Kube
 from harness.suite.scheduler_under_test import SchedulerUnderTest
 from harness.timeouts import TimeoutConfig
@@ -30,7 +31,7 @@ Obj = dict[str, Any]
 
 @pytest.fixture(scope="module")
 def reference(it_cluster: LocalCluster, it_kube: Kube, it_timeouts: TimeoutConfig) -> Iterator[SchedulerUnderTest]:
-    it_kube.apply(contract.crd_manifest())
+    install_crd(it_kube, timeouts=it_timeouts)
     scheduler = SchedulerUnderTest(mode="reference", scheduler_name=SCHEDULER, kubeconfig=it_cluster.kubeconfig, workdir=it_cluster.workdir)
     scheduler.start()
     try:
