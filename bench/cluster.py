@@ -19,7 +19,6 @@ import urllib3
 
 from harness.cluster import node_pools, volumes
 from harness.cluster.namespaces import create_test_namespace
-from harness.contract.install import install_crd
 from harness.kube import Kube
 from harness.timeouts import DEFAULT_TIMEOUTS
 
@@ -45,11 +44,6 @@ def parallel(fn: Callable[[Any], Any], items: Sequence[Any], *, threads: int = C
         return []
     with ThreadPoolExecutor(max_workers=min(threads, len(items))) as pool:
         return list(pool.map(fn, items))
-
-
-def ensure_crd(kube: Kube) -> None:
-    """ensure_crd() applies the ReservationRecord CRD (idempotent) and waits until it serves."""
-    install_crd(kube, timeouts=DEFAULT_TIMEOUTS)
 
 
 def add_pool(kube: Kube, name: str, *, count: int, cpu: str, memory: str, pods: int = 110, say: Callable[[str], None] = print) -> node_pools.NodePool:

@@ -29,7 +29,9 @@ from bench.schedulers import BASELINE_TREE_ENV, DEFAULT_QPS, BenchScheduler, Qps
 from bench.workload import MIXES, RUN_LABEL, TaskSize, contention_runs, direct_workload, task_pod, tekton_runs
 from harness.cluster.local import LocalCluster
 from harness.cluster.node_pools import NodePool
+from harness.contract.install import install_crd
 from harness.kube import Kube
+from harness.timeouts import DEFAULT_TIMEOUTS
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO / "docs" / "benchmarks"
@@ -632,7 +634,7 @@ def run(scale: Scale, parts: list[str]) -> Path:
     results["scale"] = scale.name
     results.setdefault("cluster_up_seconds_when_already_up", time.monotonic() - up_started)
     ctx = Context(bc.connect(local.kubeconfig), local.kubeconfig, scale, results, out)
-    bc.ensure_crd(ctx.kube)
+    install_crd(ctx.kube, timeouts=DEFAULT_TIMEOUTS)
     for part in parts:
         results.pop(part, None)
         if part in kept:

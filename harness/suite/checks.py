@@ -140,6 +140,18 @@ def group_must_be(
     return wait_for(poll, what=f"the group of {pipeline_run}/{task} to be {state.value}{where}", timeout="record_state", timeouts=run.timeouts)
 
 
+def task_must_hold_its_group(run: ScenarioRun, pipeline_run: str, task: str) -> tuple[Obj, str, contract.Record | None]:
+    """task_must_hold_its_group() is the opening of the peak scenarios: the task's pod bound and Running, its group Reserved there.
+
+    Returns the pod, its node and the record (None when placement-only).
+    """
+    pod = task_pod_must_be_bound(run, pipeline_run, task)
+    node = str(pod["spec"]["nodeName"])
+    pod_must_be_running(run, pod["metadata"]["name"])
+    record = group_must_be(run, pipeline_run, task, state=contract.State.RESERVED, node=node)
+    return pod, node, record
+
+
 def group_must_have(run: ScenarioRun, record: contract.Record | None, task: str, *, tasks: set[str], peak_cpu_millis: int) -> None:
     """group_must_have() asserts the group's tasks and its peak CPU (exact, in millicores)."""
     if record is None:

@@ -17,7 +17,7 @@ import logging
 import time
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import kubernetes
 from kubernetes.client import ApiClient, CoreV1Api
@@ -32,7 +32,7 @@ from reference_scheduler.core.scoring import Strategy, score
 from reference_scheduler.runtime.cluster_view import ClusterView, pipeline_task_of
 from reference_scheduler.runtime.events import EventRecorder
 from reference_scheduler.runtime.planner import PlanUnavailable, plan_pipeline_run
-from reference_scheduler.runtime.records import RecordGone, RecordWriter, claim_of, spec_group_of_task, with_claim
+from reference_scheduler.runtime.records import RecordGone, RecordWriter, claim_of, spec_group_of_task, status_entry_of, with_claim
 
 log = logging.getLogger("tkn-scheduler.cycle")
 
@@ -142,6 +142,19 @@ class NodeResultsCache:
             del self._nodes[name]
 
 
+T = TypeVar("T")
+
+
+def _remembered(table: dict[tuple[Any, ...], T] | None, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
+    """_remembered() is table[key], computed on a miss; with no table (a node never memoised) it just computes."""
+    if table is None:
+        return compute()
+    found = table.get(key)
+    if found is None:
+        found = table[key] = compute()
+    return found
+
+
 class Cycle:
     """Cycle schedules one pod at a time; it is called from the single scheduling thread."""
 
@@ -205,24 +218,15 @@ class Cycle:
             failures: list[Reason] = list(node_checks(node))
             memo = self._node_results.for_node(view, reservations) if view is not None and name != own_node else None
             if view is not None:
-                if memo is None:
-                    failures += fit(view, reservations, usage, demand)
-                else:
-                    found = memo.fits.get(fit_key)
-                    if found is None:
-                        found = memo.fits[fit_key] = tuple(fit(view, reservations, usage, demand))
-                    failures += found
+                fitted: tuple[Reason, ...] = _remembered(memo.fits if memo else None, fit_key, lambda: tuple(fit(view, reservations, usage, demand)))
+                failures += fitted
             if failures:
                 reasons[name] = failures
                 continue
             assert view is not None
-            if memo is None:
-                node_score = score(view, reservations, incoming, group=usage.group, strategy=self._strategy)
-            else:
-                cached_score = memo.scores.get(score_key)
-                if cached_score is None:
-                    cached_score = memo.scores[score_key] = score(view, reservations, incoming, group=usage.group, strategy=self._strategy)
-                node_score = cached_score
+            node_score = _remembered(
+                memo.scores if memo else None, score_key, lambda: score(view, reservations, incoming, group=usage.group, strategy=self._strategy)
+            )
             feasible.append((node_score, name))
         self._node_results.forget_missing(set(views))
 
@@ -253,7 +257,7 @@ class Cycle:
         if spec_group is None:
             return None  # a task that shares no workspace: a plain pod
         name = str(spec_group.get("name"))
-        entry: Obj = next((e for e in (record.get("status") or {}).get("groups") or [] if e.get("name") == name), {})
+        entry = status_entry_of(record, name)
         try:
             peak = Resources.from_mapping(spec_group.get("peak") or {})
         except InvalidQuantity as err:

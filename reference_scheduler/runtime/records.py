@@ -86,6 +86,11 @@ def spec_group_of_task(record: Obj, task: str) -> Obj | None:
     return None
 
 
+def status_entry_of(record: Obj, group: str) -> Obj:
+    """status_entry_of(record, 'g0') is that group's status.groups entry; {} (Pending, no claim) when absent."""
+    return next((e for e in (record.get("status") or {}).get("groups") or [] if e.get("name") == group), {})
+
+
 def created_by(record: Obj) -> str | None:
     """created_by(record) is the schedulerName that created it (SCHEDULER_ANNOTATION), None if unmarked."""
     annotations = (record.get("metadata") or {}).get("annotations") or {}

@@ -159,15 +159,15 @@ class Scheduler:
             self.queue.done(key, unschedulable=False)
             return
         started = time.monotonic()
+        result = None
         try:
             outcome = self.cycle.schedule(pod)
         except Exception:  # noqa: BLE001 - one bad pod must never stop the scheduler
             log.exception("scheduling %s/%s failed unexpectedly; backing off", *key)
-            outcome = Outcome.RETRY
-            self._on_attempt("error", time.monotonic() - started)
-        else:
-            self._on_attempt(outcome.value, time.monotonic() - started)
-        log.debug("attempt %s/%s: %s in %.1f ms", *key, outcome.value, (time.monotonic() - started) * 1000)
+            outcome, result = Outcome.RETRY, "error"
+        elapsed = time.monotonic() - started
+        self._on_attempt(result or outcome.value, elapsed)
+        log.debug("attempt %s/%s: %s in %.1f ms", *key, result or outcome.value, elapsed * 1000)
         if outcome in (Outcome.BOUND, Outcome.GONE):
             self.queue.done(key, unschedulable=False)
             self.queue.forget(key)

@@ -9,7 +9,13 @@ available, not 800m, so B's 900m group must be admitted on the only node.
 from __future__ import annotations
 
 from harness.contract.record import State
-from harness.suite.checks import group_must_be, group_must_have, pipelinerun_must_succeed, pod_must_be_running, task_pod_must_be_bound
+from harness.suite.checks import (
+    group_must_be,
+    group_must_have,
+    pipelinerun_must_succeed,
+    task_must_hold_its_group,
+    task_pod_must_be_bound,
+)
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
@@ -26,10 +32,7 @@ SCENARIO = Scenario(
 
 def test_exact_headroom(run: ScenarioRun) -> None:
     run.apply("exact_headroom-a")
-    small = task_pod_must_be_bound(run, "a", "small")
-    node = small["spec"]["nodeName"]
-    pod_must_be_running(run, small["metadata"]["name"])
-    record = group_must_be(run, "a", "small", state=State.RESERVED, node=node)
+    small, node, record = task_must_hold_its_group(run, "a", "small")
     group_must_have(run, record, "small", tasks={"small", "big"}, peak_cpu_millis=run.node_cpu_millis() * 3800 // 4800)
 
     run.apply("exact_headroom-b")

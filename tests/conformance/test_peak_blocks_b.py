@@ -7,7 +7,7 @@ from harness.suite.checks import (
     group_must_be,
     group_must_have,
     pipelinerun_must_succeed,
-    pod_must_be_running,
+    task_must_hold_its_group,
     task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
@@ -25,10 +25,7 @@ SCENARIO = Scenario(
 
 def test_peak_blocks_b(run: ScenarioRun) -> None:
     run.apply("peak_blocks_b-a")
-    small = task_pod_must_be_bound(run, "a", "small")
-    a_node = small["spec"]["nodeName"]
-    pod_must_be_running(run, small["metadata"]["name"])
-    record = group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
+    small, a_node, record = task_must_hold_its_group(run, "a", "small")
     group_must_have(run, record, "small", tasks={"small", "big"}, peak_cpu_millis=run.node_cpu_millis() * 3800 // 4800)
 
     other = next(n for n in run.node_names if n != a_node)

@@ -8,11 +8,9 @@ keeps B off the node until A's big task has run.
 
 from __future__ import annotations
 
-from harness.contract.record import State
 from harness.suite.checks import (
-    group_must_be,
     pipelinerun_must_succeed,
-    pod_must_be_running,
+    task_must_hold_its_group,
     task_pod_must_be_bound,
     task_pod_must_stay_pending,
 )
@@ -32,10 +30,7 @@ SCENARIO = Scenario(
 
 def test_peak_holds_b_back(run: ScenarioRun) -> None:
     run.apply("peak_holds_b_back-a")
-    small = task_pod_must_be_bound(run, "a", "small")
-    node = small["spec"]["nodeName"]
-    pod_must_be_running(run, small["metadata"]["name"])
-    group_must_be(run, "a", "small", state=State.RESERVED, node=node)
+    small, node, _ = task_must_hold_its_group(run, "a", "small")
 
     run.apply("peak_holds_b_back-b")
     task_pod_must_stay_pending(run, "b", "only")

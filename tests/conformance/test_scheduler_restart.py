@@ -13,7 +13,7 @@ from harness.contract.record import State
 from harness.suite.checks import (
     group_must_be,
     pipelinerun_must_succeed,
-    pod_must_be_running,
+    task_must_hold_its_group,
     task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
@@ -31,10 +31,7 @@ SCENARIO = Scenario(
 
 def test_scheduler_restart(run: ScenarioRun) -> None:
     run.apply("scheduler_restart-a")
-    small = task_pod_must_be_bound(run, "a", "small")
-    a_node = small["spec"]["nodeName"]
-    pod_must_be_running(run, small["metadata"]["name"])
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
+    small, a_node, _ = task_must_hold_its_group(run, "a", "small")
     other = next(n for n in run.node_names if n != a_node)
     run.apply("scheduler_restart-filler", node=other)
 

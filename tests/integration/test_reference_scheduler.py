@@ -44,10 +44,6 @@ def _pod(name: str, pool: NodePool, cpu: str, **labels: str) -> Obj:
     return plain_pod(name, pool, cpu, scheduler_name=SCHEDULER, **labels)
 
 
-def _raw_pod(kube: Kube, namespace: str, name: str) -> Obj:
-    return raw_pod(kube, namespace, name)
-
-
 def _bound(kube: Kube, namespace: str, name: str, timeouts: TimeoutConfig, scheduler: SchedulerUnderTest) -> str:
     return wait_bound(kube, namespace, name, timeouts, check_alive=scheduler.check_alive)
 
@@ -79,7 +75,7 @@ def test_a_request_larger_than_any_node_waits_with_a_reason_and_others_still_sch
     it_kube.core.create_namespaced_pod(namespace, _pod("huge", node_pool, "64"))
 
     def unschedulable() -> Obj:
-        conditions = (_raw_pod(it_kube, namespace, "huge").get("status") or {}).get("conditions") or []
+        conditions = (raw_pod(it_kube, namespace, "huge").get("status") or {}).get("conditions") or []
         scheduled = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
         if scheduled is None or scheduled.get("status") != "False":
             raise NotYet(f"PodScheduled is {scheduled}")
@@ -91,7 +87,7 @@ def test_a_request_larger_than_any_node_waits_with_a_reason_and_others_still_sch
 
     it_kube.core.create_namespaced_pod(namespace, _pod("small", node_pool, "100m"))
     assert _bound(it_kube, namespace, "small", it_timeouts, reference) in node_pool.nodes
-    assert not (_raw_pod(it_kube, namespace, "huge").get("spec") or {}).get("nodeName")
+    assert not (raw_pod(it_kube, namespace, "huge").get("spec") or {}).get("nodeName")
 
 
 UNPLANNABLE = {
@@ -155,7 +151,7 @@ def test_a_record_deleted_by_hand_is_recreated_for_the_next_pod(
     second = _task_pod(it_kube, namespace, "handdeleted", "second", it_timeouts)
     assert _bound(it_kube, namespace, second, it_timeouts, reference) in node_pool.nodes
     record = _reserved(it_kube, namespace, "handdeleted", it_timeouts)
-    assert record.status_of(record.groups[0].name).node == _raw_pod(it_kube, namespace, second)["spec"]["nodeName"]
+    assert record.status_of(record.groups[0].name).node == raw_pod(it_kube, namespace, second)["spec"]["nodeName"]
     assert node in node_pool.nodes
 
 
