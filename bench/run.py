@@ -27,6 +27,7 @@ from bench.observe import PodTimeline, PodTrace, ProcSampler, RecordTimeline
 from bench.scales import Scale, ThroughputCase
 from bench.schedulers import BASELINE_TREE_ENV, DEFAULT_QPS, BenchScheduler, Qps
 from bench.workload import MIXES, RUN_LABEL, TaskSize, contention_runs, direct_workload, task_pod, tekton_runs
+from harness.cluster.cluster_lock import local_cluster_lock
 from harness.cluster.local import LocalCluster
 from harness.cluster.node_pools import NodePool
 from harness.contract.install import install_crd
@@ -615,6 +616,12 @@ def _report_summary(report: Any) -> Any:
 
 
 def run(scale: Scale, parts: list[str]) -> Path:
+    """run() measures `parts` at `scale`, holding the local cluster for the whole measurement."""
+    with local_cluster_lock(timeouts=DEFAULT_TIMEOUTS, purpose="the benchmark"):
+        return _run_locked(scale, parts)
+
+
+def _run_locked(scale: Scale, parts: list[str]) -> Path:
     local = LocalCluster(name="rescon")
     say("cluster: rescon cluster up (idempotent)")
     up_started = time.monotonic()

@@ -36,15 +36,19 @@ def _cmd_tools(args: argparse.Namespace) -> int:
 
 def _cmd_cluster(args: argparse.Namespace) -> int:
     from harness.cluster import local
+    from harness.cluster.cluster_lock import local_cluster_lock
 
     cluster = local.LocalCluster.from_options(name=args.name, coschedule=args.coschedule)
-    if args.action == "up":
-        cluster.up()
-        print(f"cluster {cluster.name} is up; kubeconfig: {cluster.kubeconfig}")
-        print(f"  export KUBECONFIG={cluster.kubeconfig}")
-    elif args.action == "down":
-        cluster.down()
-        print(f"cluster {cluster.name} is down")
+    if args.action in ("up", "down"):
+        # Never change the cluster under a running suite: wait for it.
+        with local_cluster_lock(timeouts=cluster.timeouts, purpose=f"rescon cluster {args.action}"):
+            if args.action == "up":
+                cluster.up()
+                print(f"cluster {cluster.name} is up; kubeconfig: {cluster.kubeconfig}")
+                print(f"  export KUBECONFIG={cluster.kubeconfig}")
+            else:
+                cluster.down()
+                print(f"cluster {cluster.name} is down")
     elif args.action == "status":
         for line in cluster.status_lines():
             print(line)

@@ -223,14 +223,15 @@ def suite_state(request: pytest.FixtureRequest) -> SuiteState:
 @pytest.fixture(scope="session")
 def cluster(suite_config: SuiteConfig) -> Iterator[Any]:
     """cluster is the provider, brought up once per session (and down at the end unless --keep-cluster)."""
-    from harness.suite.session import make_provider
+    from harness.suite.session import hold_cluster, make_provider
 
-    provider = make_provider(suite_config)
-    try:
-        yield provider
-    finally:
-        if not suite_config.keep_cluster:
-            provider.down()
+    with hold_cluster(suite_config):
+        provider = make_provider(suite_config)
+        try:
+            yield provider
+        finally:
+            if not suite_config.keep_cluster:
+                provider.down()
 
 
 @pytest.fixture(scope="session")

@@ -47,6 +47,8 @@ class TimeoutConfig:
     manifest_download: float = field(default=60.0, metadata={"kind": "knob"})
     #: A killed scheduler under test serves again (external: a new pod matching --scheduler-pod-selector is Ready).
     scheduler_restart: float = field(default=60.0, metadata={"kind": "knob"})
+    #: Another session (a suite run, the integration tests, the benchmark) stops using the local cluster.
+    cluster_lock: float = field(default=3600.0, metadata={"kind": "knob"})
 
     # --- scenario waits (conformance maximums) ---
     #: A task pod exists after its PipelineRun is created (Tekton's work, not the scheduler's).

@@ -34,6 +34,15 @@ if TYPE_CHECKING:
 SAMPLE_SECONDS = 0.5
 
 
+def hold_cluster(config: SuiteConfig) -> contextlib.AbstractContextManager[None]:
+    """hold_cluster() is the machine-wide lock of the local cluster for this session (nothing for kind or existing)."""
+    if config.cluster != "local":
+        return contextlib.nullcontext()
+    from harness.cluster.cluster_lock import local_cluster_lock
+
+    return local_cluster_lock(timeouts=config.timeouts, purpose="the conformance suite")
+
+
 def make_provider(config: SuiteConfig) -> Any:
     """make_provider() builds the ClusterProvider the command line asks for."""
     if config.cluster == "local":

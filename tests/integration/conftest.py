@@ -17,6 +17,7 @@ from typing import Iterator
 
 import pytest
 
+from harness.cluster.cluster_lock import local_cluster_lock
 from harness.cluster.local import LocalCluster
 from harness.cluster.namespaces import create_test_namespace, delete_test_namespace, unique_name, wait_namespaces_gone, wait_pods_gone
 from harness.cluster.node_pools import NodePool
@@ -54,14 +55,15 @@ def it_namespaces() -> list[str]:
 
 @pytest.fixture(scope="session")
 def it_kube(it_cluster: LocalCluster, it_namespaces: list[str], it_timeouts: TimeoutConfig) -> Iterator[Kube]:
-    """it_kube is a client of the running cluster; at the end, it checks that every test namespace is gone."""
-    kube = it_cluster.up()
-    try:
-        yield kube
-        if it_namespaces:
-            wait_namespaces_gone(kube, it_namespaces, timeouts=it_timeouts)
-    finally:
-        kube.close()
+    """it_kube is a client of the running cluster, held for the session; at the end, every test namespace is gone."""
+    with local_cluster_lock(timeouts=it_timeouts, purpose="the integration tests"):
+        kube = it_cluster.up()
+        try:
+            yield kube
+            if it_namespaces:
+                wait_namespaces_gone(kube, it_namespaces, timeouts=it_timeouts)
+        finally:
+            kube.close()
 
 
 @pytest.fixture

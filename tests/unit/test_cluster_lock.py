@@ -1,0 +1,80 @@
+"""The local cluster's machine-wide lock: one holder, the next waits and names it, children reenter."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.cluster import cluster_lock
+from harness.timeouts import DEFAULT_TIMEOUTS
+
+pytestmark = pytest.mark.unit
+
+#: A second process that tries the lock for half a second.
+CONTENDER = """
+import dataclasses, sys
+from harness.cluster.cluster_lock import local_cluster_lock
+from harness.timeouts import DEFAULT_TIMEOUTS
+from harness.waits import WaitTimeout
+try:
+    with local_cluster_lock(timeouts=dataclasses.replace(DEFAULT_TIMEOUTS, cluster_lock=0.5), purpose="contender", say=lambda line: None):
+        print("acquired")
+except WaitTimeout as err:
+    print(err)
+"""
+
+
+def _contend(tmp_path: Path, *, inherit_holder: bool) -> str:
+    env = {**os.environ, "RESCON_CACHE_DIR": str(tmp_path)}
+    if not inherit_holder:
+        env.pop(cluster_lock.HELD_ENV, None)
+    done = subprocess.run([sys.executable, "-c", CONTENDER], env=env, capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+def test_a_second_session_waits_and_names_the_holder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
+    with cluster_lock.local_cluster_lock(timeouts=DEFAULT_TIMEOUTS, purpose="first suite", say=lambda line: None):
+        out = _contend(tmp_path, inherit_holder=False)
+    assert "timed out after 0.5s (cluster_lock)" in out
+    assert f"pid {os.getpid()}: first suite" in out
+    assert "--rescon-timeout cluster_lock=SECONDS" in out
+
+
+def test_the_lock_is_free_again_after_the_holder_leaves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
+    with cluster_lock.local_cluster_lock(timeouts=DEFAULT_TIMEOUTS, purpose="first suite", say=lambda line: None):
+        pass
+    assert _contend(tmp_path, inherit_holder=False) == "acquired"
+    assert cluster_lock.HELD_ENV not in os.environ
+
+
+def test_a_child_of_the_holder_does_not_wait_for_its_parent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
+    with cluster_lock.local_cluster_lock(timeouts=DEFAULT_TIMEOUTS, purpose="kill table", say=lambda line: None):
+        assert _contend(tmp_path, inherit_holder=True) == "acquired"
+
+
+def test_waiting_says_who_holds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
+    said: list[str] = []
+    short = dataclasses.replace(DEFAULT_TIMEOUTS, cluster_lock=0.3)
+    other = open(cluster_lock.lock_path(), "a+", encoding="utf-8")
+    try:
+        import fcntl
+
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+        other.write("pid 1: somebody's bench\n")
+        other.flush()
+        monkeypatch.delenv(cluster_lock.HELD_ENV, raising=False)
+        with pytest.raises(cluster_lock.WaitTimeout, match="held by pid 1: somebody's bench"):
+            with cluster_lock.local_cluster_lock(timeouts=short, purpose="my suite", say=said.append):
+                pass
+    finally:
+        other.close()
+    assert said and "in use (pid 1: somebody's bench); my suite waits" in said[0]
