@@ -13,6 +13,7 @@ from typing import Any
 
 from harness.contract import record as contract
 from harness.kube import json_object, present
+from harness.quantities import cpu_millis as parse_cpu
 from harness.suite.run import ScenarioRun
 from harness.waits import NotYet, hold_for, wait_for
 
@@ -231,8 +232,6 @@ def taskrun_must_be_done(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
 
 def pod_requests_must_drop_to(run: ScenarioRun, pod_name: str, *, cpu_millis: int) -> Obj:
     """pod_requests_must_drop_to() waits until no container of the pod requests more CPU than the floor."""
-    from reference_scheduler.core.resources import cpu_millis as parse_cpu
-
     def poll() -> Obj:
         pod = run.pod(pod_name)
         if (pod.get("status") or {}).get("phase") != "Running":

@@ -21,6 +21,7 @@ from harness.cluster.toolchain import Toolchain
 from harness.contract.install import install_crd
 from harness.errors import HarnessError
 from harness.kube import Kube, present
+from harness.quantities import cpu_millis, memory_bytes
 from harness.suite import manifests
 from harness.suite.attachments import attach_scenario_artifacts
 from harness.suite.run import ScenarioRun
@@ -141,8 +142,6 @@ def scenario_run(
             pods=scenario.pool.pods,
         )
         node = present(present(kube.core.read_node(pool.nodes[0]).status).allocatable)
-        from reference_scheduler.core.resources import cpu_millis, memory_bytes
-
         pvcs = {name: make_bound_pvc(kube, namespace, name) for name in scenario.volumes}
         context = manifests.RenderContext(
             namespace=namespace,
