@@ -153,15 +153,35 @@ def task_must_hold_its_group(run: ScenarioRun, pipeline_run: str, task: str) -> 
     return pod, node, record
 
 
-def group_must_have(run: ScenarioRun, record: contract.Record | None, task: str, *, tasks: set[str], peak_cpu_millis: int) -> None:
-    """group_must_have() asserts the group's tasks and its peak CPU (exact, in millicores)."""
+def group_must_have(
+    run: ScenarioRun,
+    record: contract.Record | None,
+    task: str,
+    *,
+    tasks: set[str],
+    workspaces: set[str],
+    peak_cpu_millis: int,
+    peak_memory_bytes: int,
+) -> None:
+    """group_must_have() asserts the group's tasks, its workspaces and its peak (CPU in millicores, memory in bytes, exact).
+
+    Every expected value is computed by hand from the fixture in the scenario
+    itself (docs/contract.md sections 4 and 6), never by an implementation's code.
+    """
     if record is None:
         return
     group = record.group_of_task(task)
     assert group is not None, f"record {record.key} has no group with task {task!r}"
     assert set(group.tasks) == tasks, f"group {group.name} has tasks {sorted(group.tasks)}, expected {sorted(tasks)}"
+    assert set(group.workspaces) == workspaces, (
+        f"group {group.name} lists workspaces {sorted(group.workspaces)}, expected {sorted(workspaces)}: "
+        "a group lists exactly the co-locating workspaces its tasks use (docs/contract.md section 4)"
+    )
     assert group.peak_cpu_millis == peak_cpu_millis, (
         f"group {group.name} reserves a peak of {group.peak_cpu_millis}m CPU, expected {peak_cpu_millis}m"
+    )
+    assert group.peak_memory_bytes == peak_memory_bytes, (
+        f"group {group.name} reserves a peak of {group.peak_memory_bytes} bytes of memory, expected {peak_memory_bytes}"
     )
 
 

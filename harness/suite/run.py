@@ -172,6 +172,9 @@ class ScenarioRun:
     def node_cpu_millis(self) -> int:
         return self.context.node_cpu_millis
 
+    def node_memory_bytes(self) -> int:
+        return self.context.node_memory_bytes
+
 
 def _json(response: Any) -> Obj:
     import json

@@ -22,12 +22,14 @@ SCENARIO = Scenario(
 )
 
 
+# Memory peak, by hand: build asks for 0.1 of a node's memory, the finally task report for 0.2; a finally task never overlaps a DAG task.
+
 def test_finally_in_group(run: ScenarioRun) -> None:
     run.apply("finally_in_group")
     build = task_pod_must_be_bound(run, "fin", "build")
     node = build["spec"]["nodeName"]
     record = group_must_be(run, "fin", "build", state=State.RESERVED, node=node)
-    group_must_have(run, record, "build", tasks={"build", "report"}, peak_cpu_millis=int(run.node_cpu_millis() * 0.3))
+    group_must_have(run, record, "build", tasks={"build", "report"}, workspaces={"source"}, peak_cpu_millis=int(run.node_cpu_millis() * 0.3), peak_memory_bytes=int(run.node_memory_bytes() * 0.2))
 
     run.apply("finally_in_group-filler", node=node)
     run.release_pod(build["metadata"]["name"])
