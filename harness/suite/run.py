@@ -16,6 +16,7 @@ import kubernetes
 from harness.cluster.node_pools import NodePool
 from harness.contract import record as contract
 from harness.kube import Kube, json_object
+from harness.monitor.watcher import ContractMonitor
 from harness.suite import manifests
 from harness.suite.features import Feature
 from harness.suite.scenario import Scenario
@@ -47,6 +48,8 @@ class ScenarioRun:
     resize_floor_cpu_millis: int = 10
     rendered: dict[str, str] = field(default_factory=dict)
     applied: list[Obj] = field(default_factory=list)
+    #: The contract monitor watching this scenario (harness.monitor.watcher); None only in unit tests.
+    monitor: ContractMonitor | None = None
 
     # --- what the implementation claims ---
 
@@ -58,6 +61,11 @@ class ScenarioRun:
     @property
     def node_names(self) -> tuple[str, ...]:
         return self.pool.nodes
+
+    def assert_contract(self) -> None:
+        """assert_contract() fails the scenario with the contract monitor's first violation, if there is one."""
+        if self.monitor is not None:
+            self.monitor.raise_if_violated()
 
     # --- actions ---
 
