@@ -57,6 +57,10 @@ class TimeoutConfig:
     pod_created: float = field(default=60.0, metadata={"kind": "max"})
     #: A schedulable task pod is bound to a node.
     pod_scheduled: float = field(default=30.0, metadata={"kind": "max"})
+    #: The first pod after the scheduler under test was killed is bound: its successor may first wait out the
+    #: dead leader's lease. 90 s covers kube-scheduler's defaults (15 s lease) with room; a scheduler with a
+    #: longer lease sets `--rescon-timeout scheduler_failover=SECONDS` (its lease duration plus 30 s).
+    scheduler_failover: float = field(default=90.0, metadata={"kind": "max"})
     #: How long a pod that must not be scheduled is watched to stay Pending.
     pod_stays_pending: float = field(default=8.0, metadata={"kind": "max"})
     #: A bound task pod reports phase Running (KWOK starts it 0.2s after binding).

@@ -38,7 +38,7 @@ def pipeline_spec_of(pipeline_run: Mapping[str, Any]) -> Mapping[str, Any] | Non
 def co_locating_workspaces(pipeline_run: Mapping[str, Any]) -> frozenset[str]:
     """co_locating_workspaces() are the PipelineRun's workspace bindings backed by a volume on one node."""
     bindings = (pipeline_run.get("spec") or {}).get("workspaces") or []
-    return frozenset(b["name"] for b in bindings if b.get("name") and any(b.get(kind) for kind in CO_LOCATING_BINDINGS))
+    return frozenset(b["name"] for b in bindings if b.get("name") and any(b.get(kind) is not None for kind in CO_LOCATING_BINDINGS))
 
 
 def workspaces_used(task: Mapping[str, Any]) -> frozenset[str]:

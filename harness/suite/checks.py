@@ -65,8 +65,12 @@ def task_pod_must_exist(run: ScenarioRun, pipeline_run: str, task: str, *, attem
     return _wait_for(run, poll, what=f"attempt {attempt} of {pipeline_run}/{task} to have a pod", timeout="pod_created", timeouts=run.timeouts)
 
 
-def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int = 0) -> Obj:
-    """task_pod_must_be_bound() waits for the pod of `attempt` to exist and have a node; it returns the pod."""
+def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int = 0, timeout: str = "pod_scheduled") -> Obj:
+    """task_pod_must_be_bound() waits for the pod of `attempt` to exist and have a node; it returns the pod.
+
+    `timeout` names the bound: `pod_scheduled`, or `scheduler_failover` for the
+    first pod after the scheduler was killed (its successor may first wait out a lease).
+    """
     task_pod_must_exist(run, pipeline_run, task, attempt=attempt)
     run.scheduler.check_alive()
 
@@ -76,7 +80,7 @@ def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, at
             raise NotYet(_describe(pod))
         return pod
 
-    return _wait_for(run, poll, what=f"{pipeline_run}/{task} (attempt {attempt}) to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
+    return _wait_for(run, poll, what=f"{pipeline_run}/{task} (attempt {attempt}) to be bound", timeout=timeout, timeouts=run.timeouts)
 
 
 def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
@@ -275,6 +279,22 @@ def taskrun_must_be_done(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
         return found
 
     return _wait_for(run, poll, what=f"the TaskRun of {pipeline_run}/{task} to finish", timeout="taskrun_done", timeouts=run.timeouts)
+
+
+def pipelinerun_must_list_task(run: ScenarioRun, pipeline_run: str, task: str) -> None:
+    """pipelinerun_must_list_task() waits until the PipelineRun's status.childReferences names the task's TaskRun.
+
+    Tekton cancels only the TaskRuns it already lists there, so a scenario
+    that cancels waits for this first; otherwise it would judge a scheduler
+    on a run whose task Tekton never cancelled.
+    """
+
+    def poll() -> None:
+        children = (run.pipeline_run(pipeline_run).get("status") or {}).get("childReferences") or []
+        if not any(child.get("pipelineTaskName") == task for child in children):
+            raise NotYet(f"PipelineRun {pipeline_run} lists {[c.get('pipelineTaskName') for c in children]} in childReferences")
+
+    _wait_for(run, poll, what=f"PipelineRun {pipeline_run} to list the TaskRun of {task}", timeout="pod_created", timeouts=run.timeouts)
 
 
 def pod_requests_must_drop_to(run: ScenarioRun, pod_name: str, *, cpu_millis: int) -> Obj:
