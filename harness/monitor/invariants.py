@@ -38,6 +38,8 @@ CLAIM_GENERATION_STEP = "claim-generation-step"
 RELEASED_NOT_FINAL = "released-not-final"
 RECORD_INVALID = "record-invalid"
 GROUPS_DIFFER = "groups-differ"
+RECORD_WRONG_RUN = "record-wrong-run"
+SPEC_CHANGED = "spec-changed"
 ACTIVE_LABEL_DIVERGED = "active-label-diverged"
 RELEASE_REASON_UNTRUE = "release-reason-untrue"
 
@@ -230,6 +232,8 @@ def record_transition(before: Record | None, after: Record) -> list[Finding]:
     if before is None:
         return []
     findings = []
+    if before.groups != after.groups or before.pipeline_run_uid != after.pipeline_run_uid:
+        findings.append(Finding(SPEC_CHANGED, f"record {after.key} changed its spec: a record's spec is written once, at creation", (f"record {after.key}",)))
     old = {s.name: s for s in before.statuses}
     for status in after.statuses:
         previous = old.get(status.name)
@@ -270,5 +274,23 @@ def groups_differ(record: Record, pipeline_run: Obj) -> Finding | None:
     return Finding(
         GROUPS_DIFFER,
         f"record {record.key} declares groups (tasks, workspaces) {have}; the PipelineRun's are {want} (docs/contract.md section 4)",
+        (f"record {record.key}",),
+    )
+
+
+def record_names_wrong_run(record: Record, record_created: str, pipeline_run: Obj) -> Finding | None:
+    """record_names_wrong_run() is a finding when a record made for this PipelineRun carries another uid (section 2).
+
+    A record created before the PipelineRun belongs to an earlier run of the
+    same name that the garbage collector has not removed yet: that one is stale, not wrong.
+    """
+    uid = _meta(pipeline_run).get("uid")
+    run_created = str(_meta(pipeline_run).get("creationTimestamp") or "")
+    if not uid or uid == record.pipeline_run_uid or (record_created and run_created and record_created < run_created):
+        return None
+    return Finding(
+        RECORD_WRONG_RUN,
+        f"record {record.key} names PipelineRun uid {record.pipeline_run_uid}, but it was created for the PipelineRun "
+        f"{record.pipeline_run} of uid {uid}: spec.pipelineRun.uid and the ownerReference carry the PipelineRun's metadata.uid",
         (f"record {record.key}",),
     )

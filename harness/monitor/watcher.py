@@ -106,6 +106,7 @@ class ContractMonitor:
         self._bound_seen: set[str] = set()
         self._groups_checked: set[tuple[str, str, str]] = set()
         self._diverged_since: dict[tuple[str, str], float] = {}
+        self._created: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
     # --- lifecycle ---
@@ -293,6 +294,7 @@ class ContractMonitor:
                 continue
             before = records.get(key)
             records[key] = record
+            self._created[key] = str((obj.get("metadata") or {}).get("creationTimestamp") or "")
             if event.type != "SYNC":
                 for finding in rules.record_transition(before, record):
                     self._report(finding)
@@ -322,7 +324,12 @@ class ContractMonitor:
 
     def _check_groups(self, key: tuple[str, str]) -> None:
         record, pipeline_run = self.world.records.get(key), self.world.pipeline_runs.get(key)
-        if record is None or pipeline_run is None or self._has(rules.GROUPS_DIFFER):
+        if record is None or pipeline_run is None:
+            return
+        wrong_run = rules.record_names_wrong_run(record, self._created.get(key, ""), pipeline_run)
+        if wrong_run is not None:
+            self._report(wrong_run)
+        if self._has(rules.GROUPS_DIFFER):
             return
         marker = (key[0], key[1], record.pipeline_run_uid)
         if marker in self._groups_checked:

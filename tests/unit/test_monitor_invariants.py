@@ -158,3 +158,15 @@ def test_a_workspace_no_task_uses_makes_the_groups_differ() -> None:
     assert finding is not None and finding.rule == rules.GROUPS_DIFFER
     assert rules.groups_differ(_record(), _pipeline_run()) is None
     assert rules.groups_differ(_record(workspaces=("source", "unused")), _pipeline_run(uid="newer-run")) is None
+
+
+def test_a_changed_spec_is_reported() -> None:
+    assert rules.SPEC_CHANGED in [f.rule for f in rules.record_transition(_record(peak_cpu="3800m"), _record(peak_cpu="4000m"))]
+
+
+def test_a_record_with_another_runs_uid_is_wrong_unless_it_is_older_than_the_run() -> None:
+    run = {**_pipeline_run(uid="new-uid"), "metadata": {**_pipeline_run()["metadata"], "uid": "new-uid", "creationTimestamp": "2026-12-01T10:00:05Z"}}
+    finding = rules.record_names_wrong_run(_record(), "2026-12-01T10:00:06Z", run)
+    assert finding is not None and finding.rule == rules.RECORD_WRONG_RUN
+    assert rules.record_names_wrong_run(_record(), "2026-12-01T10:00:01Z", run) is None
+    assert rules.record_names_wrong_run(_record(), "2026-12-01T10:00:06Z", _pipeline_run()) is None
