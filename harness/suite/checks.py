@@ -121,6 +121,13 @@ def pod_must_be_finished(run: ScenarioRun, pod_name: str) -> str:
 
 
 def pipelinerun_must_succeed(run: ScenarioRun, name: str) -> Obj:
+    """pipelinerun_must_succeed() waits for the PipelineRun to finish and asserts it succeeded."""
+    return pipelinerun_must_end_with(run, name, status="True")
+
+
+def pipelinerun_must_end_with(run: ScenarioRun, name: str, *, status: str, reason: str | None = None) -> Obj:
+    """pipelinerun_must_end_with(run, 'slow', status='False', reason='PipelineRunTimeout') waits for the end, then asserts how it ended."""
+
     def poll() -> Obj:
         obj = run.pipeline_run(name)
         condition = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Succeeded"), None)
@@ -131,7 +138,10 @@ def pipelinerun_must_succeed(run: ScenarioRun, name: str) -> Obj:
 
     obj = _wait_for(run, poll, what=f"PipelineRun {name} to finish", timeout="pipelinerun_done", timeouts=run.timeouts)
     condition = next(c for c in obj["status"]["conditions"] if c.get("type") == "Succeeded")
-    assert condition.get("status") == "True", f"PipelineRun {name} failed: {condition.get('reason')}: {condition.get('message')}"
+    ended = (condition.get("status"), condition.get("reason"))
+    assert ended[0] == status and (reason is None or ended[1] == reason), (
+        f"PipelineRun {name} ended {ended[0]} ({ended[1]}: {condition.get('message')}), expected {status}{f' ({reason})' if reason else ''}"
+    )
     return obj
 
 
