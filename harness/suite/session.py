@@ -151,6 +151,7 @@ def scenario_run(
             node_cpu_millis=cpu_millis(node["cpu"]),
             node_memory_bytes=memory_bytes(node["memory"]),
             pvcs=pvcs,
+            extra=dict(scenario.values),
         )
         run = ScenarioRun(
             scenario, kube, namespace, pool, context, config.timeouts, config.supported, scheduler,

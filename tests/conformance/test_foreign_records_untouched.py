@@ -33,10 +33,10 @@ SCENARIO = Scenario(
     features=(Feature.RESERVATION_RECORDS, Feature.RELEASE),
     fixtures=("foreign_records_untouched-other", "foreign_records_untouched-mine"),
     volumes=("other-source", "mine-source"),
+    # A schedulerName nobody serves here: the other scheduler's pods stay Pending.
+    values={"other_scheduler": "rescon-another-scheduler"},
 )
-
-#: A schedulerName nobody serves here: the other scheduler's pods stay Pending.
-OTHER_SCHEDULER = "rescon-another-scheduler"
+OTHER_SCHEDULER = SCENARIO.values["other_scheduler"]
 
 
 def _foreign_record(run: ScenarioRun, pipeline_run: dict[str, Any], pod: dict[str, Any], node: str) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def _foreign_record(run: ScenarioRun, pipeline_run: dict[str, Any], pod: dict[st
 
 
 def test_foreign_records_untouched(run: ScenarioRun) -> None:
-    run.apply("foreign_records_untouched-other", other_scheduler=OTHER_SCHEDULER)
+    run.apply("foreign_records_untouched-other")
     pod = task_pod_must_exist(run, "other", "only")
     pipelinerun_must_list_task(run, "other", "only")
     written = run.create_foreign_record(_foreign_record(run, run.pipeline_run("other"), pod, run.node_names[0]))

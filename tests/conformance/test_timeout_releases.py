@@ -21,14 +21,13 @@ SCENARIO = Scenario(
     fixtures=("timeout_releases", "timeout_releases-b"),
     pool=PoolSpec(count=1),
     volumes=("a-source", "b-source"),
+    # Long enough for the small task's pod to be bound and the claim made, short enough to keep the scenario quick.
+    values={"pipeline_timeout": "6s"},
 )
-
-#: Long enough for the small task's pod to be bound and the claim made, short enough to keep the scenario quick.
-PIPELINE_TIMEOUT = "6s"
 
 
 def test_timeout_releases(run: ScenarioRun) -> None:
-    run.apply("timeout_releases", pipeline_timeout=PIPELINE_TIMEOUT)
+    run.apply("timeout_releases")
     small = task_pod_must_be_bound(run, "slow", "small")
     node = small["spec"]["nodeName"]
     group_must_be(run, "slow", "small", state=State.RESERVED, node=node)
