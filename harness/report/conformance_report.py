@@ -15,9 +15,9 @@ outcome. Example, as ``write_report`` writes it::
     mode: reservation-state
     profiles:
     - name: Reservation
-      summary: Core tests succeeded. Extended tests partially succeeded (1 of 2 failed).
+      summary: Core tests succeeded. Extended tests failed (1 of 2 failed).
       core: {result: success, statistics: {Passed: 5, Failed: 0, Skipped: 0}, failedTests: [], skippedTests: []}
-      extended: {result: partial, statistics: {Passed: 1, Failed: 1, Skipped: 1},
+      extended: {result: failure, statistics: {Passed: 1, Failed: 1, Skipped: 1},
                  supportedFeatures: [Retries], unsupportedFeatures: [Resize], failedTests: [retry-same-node],
                  skippedTests: [resize-grow]}
     tests:
@@ -28,11 +28,12 @@ outcome. Example, as ``write_report`` writes it::
 Everything here is pure: ``build_report`` decides, ``write_report`` and
 ``read_report`` only move the result to and from a file.
 
-Why the result rules differ from Gateway API's: there a skipped test makes a
-profile "partial". Here skips are already explained by the features an
-implementation declares (``unsupportedFeatures``), so a result speaks only of
-the scenarios that ran: all passed is success, some failed is partial, every
-one failed is failure, and none ran is skipped.
+The result rule is Gateway API's for failures: one failed scenario makes a
+profile a ``failure``, however many passed, since a reader must never take a
+scheduler that breaks the contract for one that nearly keeps it. Skips are
+already explained by the features an implementation declares
+(``unsupportedFeatures``), so they do not make a result "partial": all that
+ran passed is success, and none ran is skipped.
 """
 
 from __future__ import annotations
@@ -81,6 +82,7 @@ class Result(enum.StrEnum):
     """Result is a profile level's verdict over its scenarios; ``result_of`` computes it."""
 
     SUCCESS = "success"
+    #: Never written any more (a failed scenario is a failure); still read from older reports.
     PARTIAL = "partial"
     FAILURE = "failure"
     SKIPPED = "skipped"
@@ -250,16 +252,12 @@ class Statistics:
 def result_of(statistics: Statistics) -> Result:
     """result_of is the verdict over the scenarios that ran; skips do not count.
 
-    Example: 3 passed, 1 failed is ``partial``; 0 passed, 2 failed is
-    ``failure``; 0 passed, 0 failed, 4 skipped is ``skipped``.
+    Example: 3 passed, 1 failed is ``failure``; 3 passed, 2 skipped is
+    ``success``; 0 passed, 0 failed, 4 skipped is ``skipped``.
     """
     if statistics.ran == 0:
         return Result.SKIPPED
-    if statistics.failed == 0:
-        return Result.SUCCESS
-    if statistics.passed == 0:
-        return Result.FAILURE
-    return Result.PARTIAL
+    return Result.SUCCESS if statistics.failed == 0 else Result.FAILURE
 
 
 @dataclass(frozen=True)
@@ -272,7 +270,7 @@ class Status:
     skipped_tests: tuple[str, ...] = ()
 
     def summary(self) -> str:
-        """summary says the result in words, e.g. "partially succeeded (1 of 4 failed, 2 skipped)"."""
+        """summary says the result in words, e.g. "failed (1 of 4 failed, 2 skipped)"."""
         s = self.statistics
         skipped = f", {s.skipped} skipped" if s.skipped else ""
         match self.result:
