@@ -15,7 +15,7 @@ from harness.contract import record as contract
 from harness.kube import json_object, present
 from harness.quantities import cpu_millis as parse_cpu
 from harness.suite.run import ScenarioRun
-from harness.waits import NotYet, hold_for, wait_for
+from harness.waits import NotYet, WaitTimeout, hold_for, wait_for
 
 T = TypeVar("T")
 
@@ -48,9 +48,14 @@ def _hold_for(run: ScenarioRun, check: Callable[[], None], **how: Any) -> None:
 
 
 def _describe(pod: Obj) -> str:
+    """_describe() is "a-big-pod is Pending on no node (Unschedulable: 0/2 nodes are available: ...)"."""
     node = (pod.get("spec") or {}).get("nodeName") or "no node"
     phase = (pod.get("status") or {}).get("phase") or "no phase"
-    return f"{pod['metadata']['name']} is {phase} on {node}"
+    described = f"{pod['metadata']['name']} is {phase} on {node}"
+    scheduled = next((c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), None)
+    if scheduled is not None and scheduled.get("status") != "True":
+        described += f" ({scheduled.get('reason') or 'no reason'}: {(scheduled.get('message') or 'no message')[:300]})"
+    return described
 
 
 def task_pod_must_exist(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int = 0) -> Obj:
@@ -179,7 +184,16 @@ def group_must_be(
         return record
 
     where = f" on {node}" if node else ""
-    return _wait_for(run, poll, what=f"the group of {pipeline_run}/{task} to be {state.value}{where}", timeout="record_state", timeouts=run.timeouts)
+    try:
+        return _wait_for(run, poll, what=f"the group of {pipeline_run}/{task} to be {state.value}{where}", timeout="record_state", timeouts=run.timeouts)
+    except WaitTimeout as err:
+        if not run.records():
+            raise WaitTimeout(f"{err}; {NO_RECORDS_HINT}") from None
+        raise
+
+
+#: Said when a scenario found no ReservationRecord at all in its namespace.
+NO_RECORDS_HINT = "no ReservationRecord was ever published here: if your scheduler does not publish them, pass --exempt-features ReservationRecords"
 
 
 def task_must_hold_its_group(run: ScenarioRun, pipeline_run: str, task: str) -> tuple[Obj, str, contract.Record | None]:
