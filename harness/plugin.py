@@ -27,8 +27,9 @@ CLUSTERS = ("local", "kind", "existing")
 COSCHEDULE_MODES = ("disabled", "workspaces", "pipelineruns", "isolate-pipelinerun")
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     group = parser.getgroup("rescon", "reservation-conformance")
+    kind_will_define = _pytest_kind_will_load(pluginmanager)
     group.addoption("--scheduler-name", default="tkn-scheduler", help="the schedulerName under test (default: tkn-scheduler)")
     group.addoption("--scheduler", default="reference", choices=MODES, help="what serves that name (default: reference)")
     group.addoption("--scheduler-cmd", default=None, help="with --scheduler command: the launch command, with {kubeconfig} and {scheduler_name}")
@@ -36,7 +37,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--cluster", default="local", choices=CLUSTERS, help="local (default), kind or existing")
     # pytest-kind (the kind provider's library) defines --kubeconfig and --keep-cluster with the
     # same meaning; whichever plugin loads first owns them.
-    _add_shared(group, "--kubeconfig", default=None, help="kubeconfig of an existing cluster")
+    _add_shared(group, "--kubeconfig", kind_will_define, default=None, help="kubeconfig of an existing cluster")
     group.addoption("--context", default=None, help="kubeconfig context of an existing cluster")
     group.addoption("--coschedule", default="disabled", choices=COSCHEDULE_MODES, help="Tekton's coschedule mode on local/kind (baselines)")
     group.addoption("--supported-features", default=None, help="comma-separated features the implementation supports")
@@ -49,7 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--implementation-url", default="")
     group.addoption("--implementation-version", default="dev")
     group.addoption("--implementation-contact", default="")
-    _add_shared(group, "--keep-cluster", action="store_true", help="do not tear the cluster down at the end")
+    _add_shared(group, "--keep-cluster", kind_will_define, action="store_true", help="do not tear the cluster down at the end")
     group.addoption("--timeout-override", "--rescon-timeout", dest="rescon_timeouts", action="append", default=[], metavar="NAME=SECONDS", help="override one named timeout (repeatable)")
 
 
@@ -61,7 +62,26 @@ def _option_or_none(config: pytest.Config, name: str) -> Any:
         return None
 
 
-def _add_shared(group: Any, name: str, **kwargs: Any) -> None:
+#: pytest-kind's entry-point name; it defines --kubeconfig and --keep-cluster too.
+PYTEST_KIND = "pytest-kind"
+
+
+def _pytest_kind_will_load(pluginmanager: pytest.PytestPluginManager) -> bool:
+    """True when pytest-kind is installed, not disabled (`-p no:pytest-kind`) and not registered yet.
+
+    Whichever plugin registers first defines the shared options; pytest-kind
+    cannot share them, so when it is still to come we leave them to it.
+    """
+    import importlib.util
+
+    if pluginmanager.has_plugin(PYTEST_KIND) or pluginmanager.is_blocked(PYTEST_KIND):
+        return False
+    return importlib.util.find_spec("pytest_kind") is not None
+
+
+def _add_shared(group: Any, name: str, kind_will_define: bool, **kwargs: Any) -> None:
+    if kind_will_define:
+        return
     try:
         group.addoption(name, **kwargs)
     except ValueError:
