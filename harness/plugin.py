@@ -228,9 +228,33 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     previous = state.outcomes.get(scenario.name)
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         message = _failure_message(report) if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
-        state.outcomes[scenario.name] = Outcome(scenario, report.outcome, report.duration, message)
+        state.outcomes[scenario.name] = Outcome(scenario, verdict_of(report, call), report.duration, message)
+        if report.failed:
+            item.rescon_failed = True  # type: ignore[attr-defined]
     elif report.when == "teardown" and report.failed and previous is not None and previous.outcome == "passed":
         state.outcomes[scenario.name] = Outcome(scenario, "failed", previous.duration, _failure_message(report))
+
+
+def verdict_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
+    """verdict_of() is passed, failed, skipped, or error: a failure that says nothing about the scheduler.
+
+    Setup failures are errors (the cluster, the pool, a scheduler that never
+    started), and so is a harness error in the body (a fixture that does not
+    render, an API the suite cannot use). A timeout, a broken hold, an
+    assertion, the monitor's violation and a scheduler that died while being
+    judged are verdicts.
+    """
+    if not report.failed:
+        return report.outcome
+    if report.when == "setup":
+        return "error"
+    from harness.suite.scheduler_under_test import SchedulerDied
+    from harness.waits import Broken, WaitTimeout
+
+    error = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(error, HarnessError) and not isinstance(error, (WaitTimeout, Broken, SchedulerDied)):
+        return "error"
+    return "failed"
 
 
 def _failure_message(report: pytest.TestReport) -> str:

@@ -76,6 +76,8 @@ class Outcome(enum.StrEnum):
     PASSED = "passed"
     FAILED = "failed"
     SKIPPED = "skipped"
+    #: Not a verdict: the scenario could not judge (the scheduler never started, a fixture is broken, the cluster failed).
+    ERROR = "error"
 
 
 class Result(enum.StrEnum):
@@ -86,6 +88,8 @@ class Result(enum.StrEnum):
     PARTIAL = "partial"
     FAILURE = "failure"
     SKIPPED = "skipped"
+    #: Some scenario hit a setup error: the level has no verdict, and certainly no success.
+    ERROR = "error"
 
 
 class Mode(enum.StrEnum):
@@ -233,28 +237,32 @@ class Statistics:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    errors: int = 0
 
     @property
     def ran(self) -> int:
-        """ran is how many scenarios ran to a verdict (skips excluded)."""
+        """ran is how many scenarios ran to a verdict (skips and setup errors excluded)."""
         return self.passed + self.failed
 
     def to_dict(self) -> dict[str, int]:
-        """to_dict is the ``statistics:`` mapping, with Gateway API's capitalised keys."""
-        return {"Passed": self.passed, "Failed": self.failed, "Skipped": self.skipped}
+        """to_dict is the ``statistics:`` mapping, with Gateway API's capitalised keys (and our Errors)."""
+        return {"Passed": self.passed, "Failed": self.failed, "Skipped": self.skipped, "Errors": self.errors}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Statistics:
-        """from_dict reads a mapping written by ``to_dict``."""
-        return cls(passed=int(data["Passed"]), failed=int(data["Failed"]), skipped=int(data["Skipped"]))
+        """from_dict reads a mapping written by ``to_dict`` (older reports have no Errors)."""
+        return cls(passed=int(data["Passed"]), failed=int(data["Failed"]), skipped=int(data["Skipped"]), errors=int(data.get("Errors", 0)))
 
 
 def result_of(statistics: Statistics) -> Result:
     """result_of is the verdict over the scenarios that ran; skips do not count.
 
     Example: 3 passed, 1 failed is ``failure``; 3 passed, 2 skipped is
-    ``success``; 0 passed, 0 failed, 4 skipped is ``skipped``.
+    ``success``; 0 passed, 0 failed, 4 skipped is ``skipped``; any setup
+    error is ``error``, whatever else happened.
     """
+    if statistics.errors:
+        return Result.ERROR
     if statistics.ran == 0:
         return Result.SKIPPED
     return Result.SUCCESS if statistics.failed == 0 else Result.FAILURE
@@ -282,6 +290,8 @@ class Status:
                 return f"failed ({s.failed} of {s.ran} failed{skipped})"
             case Result.SKIPPED:
                 return f"were skipped ({s.skipped} skipped)" if s.skipped else "were not run"
+            case Result.ERROR:
+                return f"could not be judged ({s.errors} setup error(s), {s.failed} of {s.ran} judged failed)"
 
     def _base_dict(self) -> dict[str, Any]:
         return {"result": str(self.result), "statistics": self.statistics.to_dict()}
@@ -450,6 +460,7 @@ class _Level:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    errors: int = 0
     failed_tests: list[str] = dataclasses.field(default_factory=list)
     skipped_tests: list[str] = dataclasses.field(default_factory=list)
 
@@ -463,9 +474,12 @@ class _Level:
             case Outcome.SKIPPED:
                 self.skipped += 1
                 self.skipped_tests.append(outcome.name)
+            case Outcome.ERROR:
+                self.errors += 1
+                self.failed_tests.append(outcome.name)
 
     def statistics(self) -> Statistics:
-        return Statistics(passed=self.passed, failed=self.failed, skipped=self.skipped)
+        return Statistics(passed=self.passed, failed=self.failed, skipped=self.skipped, errors=self.errors)
 
 
 def build_report(
@@ -596,7 +610,8 @@ def summary_lines(report: ConformanceReport) -> list[str]:
     for p in report.profiles:
         for level_name, level in (("core", p.core), ("extended", p.extended)):
             s = level.statistics
-            line = f"{p.name} {level_name}: {level.result} (Passed {s.passed}, Failed {s.failed}, Skipped {s.skipped})"
+            line = f"{p.name} {level_name}: {level.result} (Passed {s.passed}, Failed {s.failed}, Skipped {s.skipped}"
+            line += f", Errors {s.errors})" if s.errors else ")"
             if isinstance(level, ExtendedStatus) and level.unsupported_features:
                 line += f"; unsupported: {', '.join(level.unsupported_features)}"
             lines.append(line)

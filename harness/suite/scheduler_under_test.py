@@ -54,6 +54,10 @@ def kube_scheduler_config(*, kubeconfig: Path, scheduler_name: str) -> dict[str,
     }
 
 
+class SchedulerDied(HarnessError):
+    """The scheduler the suite started is not running: at a scenario's start a setup error, during one a verdict."""
+
+
 @dataclass
 class SchedulerUnderTest:
     """SchedulerUnderTest starts, watches and stops the scheduler the suite runs against."""
@@ -121,7 +125,7 @@ class SchedulerUnderTest:
     def check_alive(self) -> None:
         """check_alive() fails at once, with the log tail, if a scheduler the suite started has died."""
         if self.started_by_suite and not self.process.alive():
-            raise HarnessError(
+            raise SchedulerDied(
                 f"the scheduler under test ({self.mode}) is not running: read {self.process.log_file}",
                 detail=tail(self.process.log_file, 30),
             )

@@ -203,7 +203,7 @@ def test_yaml_has_the_required_keys(tmp_path: Path) -> None:
         "failedTests",
         "skippedTests",
     }
-    assert profile["core"]["statistics"] == {"Passed": 1, "Failed": 0, "Skipped": 0}
+    assert profile["core"]["statistics"] == {"Passed": 1, "Failed": 0, "Skipped": 0, "Errors": 0}
     assert profile["summary"] == "Core tests succeeded (1 passed). Extended tests were not run."
     (test,) = doc["tests"]
     assert set(test) == {"name", "description", "features", "outcome", "duration_seconds", "message"}
@@ -232,3 +232,25 @@ def test_summary_lines() -> None:
     assert lines[4] == "Reservation extended: skipped (Passed 0, Failed 0, Skipped 1); unsupported: Resize"
     assert lines[5] == PLACEMENT_ONLY_NOTE
     assert len(lines) == 6
+
+
+@pytest.mark.parametrize(
+    ("statistics", "result"),
+    [
+        pytest.param(Statistics(passed=5, errors=1), Result.ERROR, id="one-setup-error-means-no-success"),
+        pytest.param(Statistics(passed=0, failed=3, errors=1), Result.ERROR, id="errors-outrank-failures"),
+        pytest.param(Statistics(skipped=2, errors=2), Result.ERROR, id="errors-outrank-skips"),
+    ],
+)
+def test_a_setup_error_is_never_a_verdict(statistics: Statistics, result: Result) -> None:
+    assert result_of(statistics) is result
+
+
+def test_setup_errors_are_counted_apart_and_named() -> None:
+    report = report_of(outcome("a", "passed"), outcome("b", "error", message="the scheduler under test exited at start"))
+    core = report.profile().core
+    assert core.statistics == Statistics(passed=1, failed=0, skipped=0, errors=1)
+    assert core.result is Result.ERROR and core.failed_tests == ("b",)
+    assert "Reservation core: error (Passed 1, Failed 0, Skipped 0, Errors 1)" in summary_lines(report)
+    assert Statistics.from_dict(core.statistics.to_dict()) == core.statistics
+    assert Statistics.from_dict({"Passed": 1, "Failed": 0, "Skipped": 0}).errors == 0
