@@ -56,7 +56,8 @@ def _try_lock(handle: IO[str]) -> bool:
 
 
 def _default_say(line: str) -> None:
-    print(f"rescon: {line}", file=sys.stderr, flush=True)
+    # The real stderr: pytest captures sys.stderr during fixtures, and a wait must be seen while it lasts.
+    print(f"rescon: {line}", file=sys.__stderr__ or sys.stderr, flush=True)
 
 
 @contextlib.contextmanager
