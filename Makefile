@@ -13,7 +13,7 @@ PYTEST   := $(VENV)/bin/pytest
 RESCON   := $(VENV)/bin/rescon
 STAMP    := $(VENV)/.installed
 
-.PHONY: help venv tools unit lint integration e2e test cluster-up cluster-down clean bench mutants mutants-smoke
+.PHONY: help venv tools unit lint integration e2e test cluster-up cluster-down clean bench mutants mutants-smoke soak
 
 help:
 	@echo "make e2e          full conformance suite vs the reference scheduler (CLUSTER=local|kind), reports in $(REPORTS)/"
@@ -23,6 +23,7 @@ help:
 	@echo "make tools        build the local cluster's programs into the per-user cache"
 	@echo "make cluster-up / cluster-down"
 	@echo "make mutants      the suite against every faulty variant of the reference; kill table in docs/mutants.md"
+	@echo "make soak N=10    the suite against the reference N times; flakes per scenario in docs/soak.md"
 	@echo "make bench        reference vs kube-scheduler on the local cluster (BENCH_SCALE=small|medium|large), docs/benchmarks.md"
 
 $(STAMP): pyproject.toml
@@ -63,6 +64,11 @@ mutants: venv tools
 # What `make test` runs: a few mutants against the scenarios that kill them in seconds.
 mutants-smoke: venv tools
 	$(PY) -m tests.mutants.kill_table --smoke
+
+# The whole suite against the reference N times back to back: flakes per scenario in docs/soak.md.
+N ?= 10
+soak: venv tools
+	$(PY) -m tests.soak --runs $(N)
 
 # Never in CI: it measures, on the shared local cluster, and rewrites docs/benchmarks.md.
 bench: venv tools
