@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,7 +56,15 @@ def kube_scheduler_config(*, kubeconfig: Path, scheduler_name: str) -> dict[str,
 
 
 class SchedulerDied(HarnessError):
-    """The scheduler the suite started is not running: at a scenario's start a setup error, during one a verdict."""
+    """The scheduler the suite started died after it had been running a while: a verdict on it."""
+
+
+class SchedulerFailedToStart(HarnessError):
+    """The scheduler the suite started exited within LAUNCH_SECONDS of its start: a setup error, not a verdict."""
+
+
+#: A scheduler that exits this soon after its start never started: its death is a setup error.
+LAUNCH_SECONDS = 15.0
 
 
 @dataclass
@@ -70,6 +79,7 @@ class SchedulerUnderTest:
     kube_scheduler_binary: Path | None = None
     #: external only: the label selector of the scheduler's pods, which kill() deletes (--scheduler-pod-selector).
     pod_selector: str | None = None
+    started_at: float | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -121,14 +131,29 @@ class SchedulerUnderTest:
         executable = argv[0] if os.path.isabs(argv[0]) else _which(argv[0])
         self.process.stop(grace_seconds=5)
         self.process.start([executable, *argv[1:]], env=dict(os.environ), cwd=self.workdir)
+        self.started_at = time.monotonic()
 
     def check_alive(self) -> None:
-        """check_alive() fails at once, with the log tail, if a scheduler the suite started has died."""
-        if self.started_by_suite and not self.process.alive():
-            raise SchedulerDied(
-                f"the scheduler under test ({self.mode}) is not running: read {self.process.log_file}",
-                detail=tail(self.process.log_file, 30),
+        """check_alive() fails at once, naming its last log line, if a scheduler the suite started has died.
+
+        Within LAUNCH_SECONDS of its start that is SchedulerFailedToStart (a
+        setup error); later it is SchedulerDied (a verdict).
+        """
+        if not self.started_by_suite or self.process.alive():
+            return
+        log_tail = tail(self.process.log_file, 30)
+        last = next((line.strip() for line in reversed(log_tail.splitlines()) if line.strip()), "it wrote nothing")
+        lived = time.monotonic() - self.started_at if self.started_at is not None else None
+        if lived is not None and lived < LAUNCH_SECONDS:
+            raise SchedulerFailedToStart(
+                f"the scheduler under test ({self.mode}) exited {lived:.1f}s after its start, saying {last[:300]!r}: "
+                f"fix its command or configuration (log: {self.process.log_file})",
+                detail=log_tail,
             )
+        raise SchedulerDied(
+            f"the scheduler under test ({self.mode}) died while being tested; its last line was {last[:300]!r} (log: {self.process.log_file})",
+            detail=log_tail,
+        )
 
     def kill(self, kube: Kube | None = None) -> list[str]:
         """kill() ends it as a crash would, for restart scenarios, and returns the uids of the pods it deleted.
