@@ -55,7 +55,7 @@ def kube_scheduler_config(*, kubeconfig: Path, scheduler_name: str) -> dict[str,
     }
 
 
-class SchedulerDied(HarnessError):
+class SchedulerDied(HarnessError, AssertionError):
     """The scheduler the suite started died after it had been running a while: a verdict on it."""
 
 
