@@ -24,6 +24,9 @@ from harness.suite.scheduler_under_test import MODES, default_features
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig, parse_override
 
 CLUSTERS = ("local", "kind", "existing")
+#: Report metadata when the command line gives none: never the reference's name for another scheduler.
+DEFAULT_ORGANIZATION = {"reference": "reservation-conformance", "kube-scheduler": "kubernetes"}
+DEFAULT_PROJECT = {"reference": "reference-scheduler", "kube-scheduler": "kube-scheduler"}
 COSCHEDULE_MODES = ("disabled", "workspaces", "pipelineruns", "isolate-pipelinerun")
 
 
@@ -45,8 +48,8 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     group.addoption("--all-features", action="store_true", help="test every feature")
     group.addoption("--resize-floor-cpu", default="10m", help="the CPU request the Resize feature lowers lingering pods to (default 10m)")
     group.addoption("--report-output", default=None, help="write the ConformanceReport YAML here")
-    group.addoption("--implementation-organization", default="reservation-conformance")
-    group.addoption("--implementation-project", default="reference-scheduler")
+    group.addoption("--implementation-organization", default=None, help="report metadata (default: ours for the reference and kube-scheduler, else 'unspecified')")
+    group.addoption("--implementation-project", default=None, help="report metadata (default: the reference, kube-scheduler, or the schedulerName)")
     group.addoption("--implementation-url", default="")
     group.addoption("--implementation-version", default="dev")
     group.addoption("--implementation-contact", default="")
@@ -131,8 +134,8 @@ class SuiteConfig:
             supported=supported,
             report_output=Path(report) if report else None,
             implementation={
-                "organization": option("--implementation-organization"),
-                "project": option("--implementation-project") if mode != "kube-scheduler" else "kube-scheduler",
+                "organization": option("--implementation-organization") or DEFAULT_ORGANIZATION.get(mode, "unspecified"),
+                "project": option("--implementation-project") or DEFAULT_PROJECT.get(mode, option("--scheduler-name")),
                 "url": option("--implementation-url"),
                 "version": option("--implementation-version"),
                 "contact": [c for c in (option("--implementation-contact") or "").split(",") if c],
