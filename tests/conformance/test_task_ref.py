@@ -8,7 +8,7 @@ implementation has to read the Task itself.
 
 What Tekton v1.15 built on the local cluster (big's pod, read once while
 writing this scenario): container `step-work` (cpu "3", memory
-2147483648: Tekton copied the Task's 3000m as the canonical "3"); init
+2147483648: the Task's 3000m, in its canonical form); init
 containers `prepare` and `place-scripts` with no resources; no overhead, no
 pod-level resources.
 """
