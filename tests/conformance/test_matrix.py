@@ -46,7 +46,7 @@ SCENARIO = Scenario(
 def test_matrix(run: ScenarioRun) -> None:
     run.apply("matrix-a")
     small, a_node, record = task_must_hold_its_group(run, "a", "small")
-    cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
+    cpu = run.node_cpu_millis()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
         peak_cpu_millis=3 * int(cpu * 0.25), peak_memory_bytes=0,
@@ -62,6 +62,7 @@ def test_matrix(run: ScenarioRun) -> None:
     group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
 
     run.release_pod(small["metadata"]["name"])
+    # task_pods() sorts a task's pods by attempt, then name: with no retries, index i is combination i's pod.
     for combination in range(3):
         big = task_pod_must_be_bound(run, "a", "big", attempt=combination)
         assert big["spec"]["nodeName"] == a_node, (
