@@ -22,6 +22,7 @@ report their `resources`, as a kubelet that supports in-place resize does
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 PREFIX = "sim.rescon.dev/"
@@ -65,9 +66,13 @@ exit "$code"
 STEP_IMAGE = "busybox:1.37"
 
 
+def _requests(cpu: str | None, memory: str | None) -> dict[str, str]:
+    return {**({"cpu": cpu} if cpu else {}), **({"memory": memory} if memory else {})}
+
+
 def sim_task_spec(
     *,
-    cpu: str,
+    cpu: str | None,
     memory: str | None = None,
     run_for: str | None = None,
     hold: bool = False,
@@ -75,11 +80,29 @@ def sim_task_spec(
     linger: bool = False,
     linger_for: str | None = None,
     sidecar_cpu: str | None = None,
+    sidecar_memory: str | None = None,
+    extra_steps: Sequence[Mapping[str, str]] = (),
+    step_template: Mapping[str, str] | None = None,
+    params: Sequence[str] = (),
+    results: Sequence[str] = (),
     workspaces: tuple[str, ...] = ("w",),
 ) -> dict[str, Any]:
     """sim_task_spec(cpu='480m', run_for='2s') is an embedded taskSpec that plays the vocabulary.
 
     Fixtures use it as `taskSpec: {{ sim_task_spec(cpu=cpu(0.1), hold=True) | tojson }}`.
+
+    The first step, `work`, requests `cpu` and `memory`; with neither (cpu=None)
+    it has no computeResources, so a stepTemplate, a task-level request or a
+    LimitRange decides. Optional shapes, each absent unless asked for:
+
+    * extra_steps: one more step per requests map (`{}`: no computeResources),
+      named `work-2`, `work-3`...; each runs `true`, so on kind only `work` plays
+      the timing;
+    * step_template: the requests of `stepTemplate.computeResources`;
+    * sidecar_cpu / sidecar_memory: a sidecar `helper` with those requests that
+      ends with the steps (with linger=True the sidecar is `linger` instead);
+    * params, results: string params and results declared by the Task (a matrix
+      needs its params declared; a result nobody writes is simply missing).
     """
     annotations: dict[str, str] = {}
     if run_for:
@@ -92,23 +115,31 @@ def sim_task_spec(
         annotations[LINGER] = "true"
     if linger_for:
         annotations[LINGER_FOR] = linger_for
-    requests = {"cpu": cpu, **({"memory": memory} if memory else {})}
+    work: dict[str, Any] = {"name": "work", "image": STEP_IMAGE, "script": STEP_SCRIPT}
+    requests = _requests(cpu, memory)
+    if requests:
+        work["computeResources"] = {"requests": requests}
+    work["volumeMounts"] = [{"name": "podinfo", "mountPath": PODINFO_DIR}]
+    steps = [work]
+    for index, step_requests in enumerate(extra_steps, start=2):
+        step: dict[str, Any] = {"name": f"work-{index}", "image": STEP_IMAGE, "command": ["true"]}
+        if step_requests:
+            step["computeResources"] = {"requests": dict(step_requests)}
+        steps.append(step)
     spec: dict[str, Any] = {
         "metadata": {"annotations": annotations},
         "workspaces": [{"name": w} for w in workspaces],
         "volumes": [
             {"name": "podinfo", "downwardAPI": {"items": [{"path": "annotations", "fieldRef": {"fieldPath": "metadata.annotations"}}]}}
         ],
-        "steps": [
-            {
-                "name": "work",
-                "image": STEP_IMAGE,
-                "script": STEP_SCRIPT,
-                "computeResources": {"requests": requests},
-                "volumeMounts": [{"name": "podinfo", "mountPath": PODINFO_DIR}],
-            }
-        ],
     }
+    if params:
+        spec["params"] = [{"name": name, "type": "string"} for name in params]
+    if results:
+        spec["results"] = [{"name": name, "type": "string"} for name in results]
+    if step_template:
+        spec["stepTemplate"] = {"computeResources": {"requests": dict(step_template)}}
+    spec["steps"] = steps
     if linger:
         spec["sidecars"] = [
             {
@@ -116,6 +147,15 @@ def sim_task_spec(
                 "image": STEP_IMAGE,
                 "command": ["sleep", "3600"],
                 "computeResources": {"requests": {"cpu": sidecar_cpu or "10m"}},
+            }
+        ]
+    elif sidecar_cpu or sidecar_memory:
+        spec["sidecars"] = [
+            {
+                "name": "helper",
+                "image": STEP_IMAGE,
+                "command": ["sleep", "3600"],
+                "computeResources": {"requests": _requests(sidecar_cpu, sidecar_memory)},
             }
         ]
     return spec
