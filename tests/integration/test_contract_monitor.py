@@ -80,6 +80,20 @@ def test_pods_within_allocatable_are_never_reported(it_kube: Kube, namespace: st
     assert monitor.events_seen >= 2
 
 
+#: A PipelineRun Tekton leaves alone (spec.status PipelineRunPending): it owns the test's record.
+PENDING_RUN: Obj = {
+    "apiVersion": "tekton.dev/v1",
+    "kind": "PipelineRun",
+    "metadata": {"name": "run"},
+    "spec": {
+        "status": "PipelineRunPending",
+        "workspaces": [{"name": "source", "volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Mi"}}}}}],
+        "pipelineSpec": {"workspaces": [{"name": "source"}], "tasks": [{"name": "build", "workspaces": [{"name": "w", "workspace": "source"}],
+                         "taskSpec": {"workspaces": [{"name": "w"}], "steps": [{"name": "s", "image": "busybox:1.37", "script": "true"}]}}]},
+    },
+}
+
+
 def _record(namespace: str, run_uid: str, node: str, *, active: bool) -> Obj:
     return {
         "apiVersion": contract.API_VERSION,
@@ -99,8 +113,10 @@ def test_a_reserved_record_without_its_active_label_is_reported_after_label_conv
 ) -> None:
     install_crd(it_kube, timeouts=monitor_timeouts)
     api = (contract.GROUP, contract.VERSION, namespace, contract.PLURAL)
+    # A real owner, held back from running: a record owned by no PipelineRun is garbage-collected at once.
+    owner: Obj = it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", PENDING_RUN)  # type: ignore[assignment]
     with ContractMonitor(it_kube, namespace, node_pool.selector, timeouts=monitor_timeouts, checks_records=True) as monitor:
-        created: Obj = it_kube.custom.create_namespaced_custom_object(*api, _record(namespace, "uid-1", node_pool.nodes[0], active=False))  # type: ignore[assignment]
+        created: Obj = it_kube.custom.create_namespaced_custom_object(*api, _record(namespace, owner["metadata"]["uid"], node_pool.nodes[0], active=False))  # type: ignore[assignment]
         created["status"] = {"groups": [{
             "name": "source", "state": "Reserved", "node": node_pool.nodes[0], "holders": [], "claimGeneration": 1,
             "reservedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -108,3 +124,5 @@ def test_a_reserved_record_without_its_active_label_is_reported_after_label_conv
         it_kube.custom.replace_namespaced_custom_object_status(*api, "run", created)
         message = _violation(monitor, rules.ACTIVE_LABEL_DIVERGED, monitor_timeouts)
     assert f"record {namespace}/run" in message and "label_converges 1s" in message
+    # The record is otherwise right: its groups are the PipelineRun's, its uid is the run's.
+    assert [v.rule for v in monitor.violations] == [rules.ACTIVE_LABEL_DIVERGED]
