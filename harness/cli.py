@@ -6,6 +6,7 @@
     rescon cluster down          stop it and remove its processes and files
     rescon cluster status        one line per component
     rescon cluster nodes         the nodes and their allocatable resources
+    rescon kind node-image       build the offline kind node image (cached; prints its name)
 
 Errors are one line naming the fix; the exit code is 2 for bad input, 1 for failures.
 """
@@ -58,6 +59,15 @@ def _cmd_cluster(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_kind(args: argparse.Namespace) -> int:
+    from harness.cluster.kind import KindProvider
+    from harness.cluster.node_image import NodeImageBuilder
+
+    KindProvider().require_container_runtime()
+    print(NodeImageBuilder().ensure())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rescon", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -76,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="Tekton's feature-flags coschedule mode (default: disabled)",
     )
     cluster.set_defaults(func=_cmd_cluster)
+
+    kind = commands.add_parser("kind", help="the kind provider's images")
+    kind.add_argument("action", choices=["node-image"], help="node-image: build the offline node image (no registry needed)")
+    kind.set_defaults(func=_cmd_kind)
     return parser
 
 
