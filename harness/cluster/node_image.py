@@ -46,13 +46,15 @@ from harness.errors import HarnessError
 #: Bump when the recipe below changes in a way the versions do not show.
 RECIPE_REVISION = 1
 REPOSITORY = "rescon.local/kind-node"
+#: Every image this module makes carries the recipe key in this label, so a stale image under the same name is rebuilt.
+KEY_LABEL = "dev.rescon.recipe-key"
 BASE_REPOSITORY = "rescon.local/kind-base"
 SUITE = "bookworm"
 
-#: The packages of kind's base image (images/base/Dockerfile), less the ones only its own e2e uses.
+#: The packages of kind's base image (images/base/Dockerfile), less curl and the storage clients (nfs-common, open-iscsi); jq is needed by kind's mount-product-files.sh hook.
 PACKAGES = (
     "systemd", "dbus", "conntrack", "iptables", "nftables", "iproute2", "ethtool", "util-linux", "mount", "kmod",
-    "libseccomp2", "pigz", "fuse-overlayfs", "e2fsprogs", "bash", "ca-certificates", "procps",
+    "libseccomp2", "pigz", "fuse-overlayfs", "e2fsprogs", "bash", "ca-certificates", "procps", "jq",
 )
 
 #: Images the node's containerd holds, by what kubeadm v1.37.2 and kind ask for.
@@ -177,6 +179,13 @@ class NodeImageBuilder:
         result = subprocess.run([self.docker, "image", "inspect", image or self.image_name()], capture_output=True, timeout=60)
         return result.returncode == 0
 
+    def current(self, image: str) -> bool:
+        """current() is whether Docker has `image` from this recipe: its KEY_LABEL is this key (names without a key, e.g. registry.k8s.io/..., need it)."""
+        result = subprocess.run(
+            [self.docker, "image", "inspect", "--format", f'{{{{index .Config.Labels "{KEY_LABEL}"}}}}', image], capture_output=True, text=True, timeout=60
+        )
+        return result.returncode == 0 and result.stdout.strip() == self.key()
+
     # --- the build ---
 
     def ensure(self) -> str:
@@ -280,7 +289,7 @@ class NodeImageBuilder:
         images: list[str] = []
 
         def static(name: str, files: dict[str, Path], changes: list[str], *, user: str | None = None) -> None:
-            if not self.exists(name):
+            if not self.current(name):
                 root = work / f"img-{len(images)}"
                 self._skeleton(root)
                 for target, source in files.items():
@@ -299,7 +308,7 @@ class NodeImageBuilder:
             static(tag, {"/pause": pause}, ['ENTRYPOINT ["/pause"]'])
         # kube-proxy drives iptables: it goes on the Debian rootfs.
         proxy = f"registry.k8s.io/kube-proxy:{version}"
-        if not self.exists(proxy):
+        if not self.current(proxy):
             root = work / "kube-proxy"
             root.mkdir()
             self._run(["tar", "-C", str(root), "-xf", str(rootfs)], what="unpacking the rootfs")
@@ -307,7 +316,7 @@ class NodeImageBuilder:
             self._import(root, proxy, [path_env])
             shutil.rmtree(root, ignore_errors=True)
         images.append(proxy)
-        if not self.exists(BUSYBOX_IMAGE):
+        if not self.current(BUSYBOX_IMAGE):
             busybox = shutil.which("busybox")
             if busybox is None:
                 raise HarnessError("busybox is not on PATH: install Debian's busybox-static package to build the task steps' image")
@@ -359,7 +368,9 @@ class NodeImageBuilder:
             if missing:
                 raise HarnessError(f"the node's containerd lacks {missing} after the import: read the build container's /var/log/containerd-build.log")
             self._run(
-                [self.docker, "commit", "--change", 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]', "--change", "STOPSIGNAL SIGRTMIN+3", container, name],
+                # The container keeps the base image's STOPSIGNAL (docker commit cannot set one); the
+                # entrypoint was `sleep` for the build, so it is put back, as kind's own builder does.
+                [self.docker, "commit", "--change", 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]', container, name],
                 what="docker commit",
             )
         finally:
@@ -408,7 +419,7 @@ class NodeImageBuilder:
 
     def _import(self, root: Path, name: str, changes: list[str]) -> str:
         argv = [self.docker, "import"]
-        for change in changes:
+        for change in [*changes, f"LABEL {KEY_LABEL}={self.key()}"]:
             argv += ["--change", change]
         tar = subprocess.Popen(["nice", "-n", "19", "tar", "--numeric-owner", "-C", str(root), "-c", "."], stdout=subprocess.PIPE)
         result = subprocess.run([*argv, "-", name], stdin=tar.stdout, capture_output=True, text=True, timeout=1800)
