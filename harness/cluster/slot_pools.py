@@ -19,6 +19,7 @@ next scenario counts on.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -125,7 +126,8 @@ def leftover_pods(pods: Iterable[Pod], test_namespaces: set[str]) -> list[str]:
 
 
 def _pods_on(kube: Kube, node: str) -> list[Pod]:
-    listing = json_object(kube.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}", _preload_content=False))
+    response: Any = kube.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}", _preload_content=False)
+    listing = json_object(json.loads(response.data))
     return list(listing.get("items") or [])
 
 

@@ -271,6 +271,11 @@ class ClusterView:
             self._unindex(uid)
             if kind != "DELETED":
                 self._index(pod)
+        if kind == "DELETED":
+            # A pod deleted before a node_views() saw it bound would otherwise stay assumed
+            # on its node until ASSUME_TTL_SECONDS, holding room that is already free.
+            with self._lock:
+                self._assumed.pop(uid, None)
 
     def _on_record(self, kind: str, record: Obj, old: Obj | None) -> None:
         # A pod's group comes from its run's record: when the record appears, goes, or its
