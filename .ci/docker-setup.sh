@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# CI-machine setup for the kind e2e: a running Docker engine that can start privileged containers.
+# CI-machine setup for the kind e2e: a running Docker engine that can start privileged containers,
+# and the Debian packages the offline node image is built with.
 #
 #   .ci/docker-setup.sh        install Debian's docker.io if dockerd is missing, add the runc wrapper
-#                              if this host's capability bounding set lacks CAP_SYS_RESOURCE, start dockerd
+#                              if this host's capability bounding set lacks CAP_SYS_RESOURCE, start dockerd;
+#                              install mmdebstrap, gcc, libseccomp-dev, busybox-static and tini if missing
 #
 # Idempotent: a second run changes nothing. Needs root (apt-get, /etc/docker). Not part of the product:
 # users' CI (GitHub Actions) has a working Docker already, see docs/clusters.md.
@@ -14,10 +16,18 @@ die() { echo "docker-setup: error: $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || { docker info >/dev/null 2>&1 && { say "docker is running (not root: nothing to set up)"; exit 0; }; die "Docker is not running and setting it up needs root: run this as root, or start Docker yourself"; }
 
-if ! command -v dockerd >/dev/null; then
-  say "installing Debian's docker.io"
+# Debian packages, by a file each one installs: docker.io, and the offline node image's build tools
+# (mmdebstrap for the rootfs, gcc + libc6-dev for the static pause, libseccomp-dev + pkg-config for
+# runc's seccomp support, busybox-static for the steps' image, tini for Tekton's resolvers image).
+missing=()
+for pair in docker.io:/usr/sbin/dockerd mmdebstrap:/usr/bin/mmdebstrap gcc:/usr/bin/gcc libc6-dev:/usr/include/stdio.h \
+            libseccomp-dev:/usr/include/seccomp.h pkg-config:/usr/bin/pkg-config busybox-static:/bin/busybox tini:/usr/bin/tini-static; do
+  [ -e "${pair#*:}" ] || missing+=("${pair%%:*}")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  say "installing Debian packages: ${missing[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends docker.io >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
 # CAP_SYS_RESOURCE is capability 24: bit 24 of the bounding set in /proc/self/status.

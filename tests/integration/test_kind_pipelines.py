@@ -10,12 +10,15 @@ reports it).
 
 Opt-in: RESCON_IT_KIND=1 (needs Docker; builds the offline node image if it is
 missing). `make integration-kind` sets it. The cluster (rescon-it-kind) is deleted at the end.
+The same cluster proves the reference's RBAC least-privilege with `kubectl auth can-i`.
 """
 
 from __future__ import annotations
 
 import os
+import subprocess
 from datetime import datetime
+from pathlib import Path
 from typing import Iterator
 
 import pytest
@@ -107,3 +110,56 @@ def test_an_exit_code_fails_the_task_with_that_code(it_kube: Kube, namespace: st
     pod = it_kube.core.read_namespaced_pod(taskrun["status"]["podName"], namespace)
     step = next(c for c in pod.status.container_statuses if c.name == "step-work").state.terminated
     assert step.exit_code == 3
+
+
+# --- the reference's RBAC (reference_scheduler/deploy/rbac.yaml), proven with `kubectl auth can-i` ---
+
+SERVICE_ACCOUNT = "system:serviceaccount:tkn-scheduler:tkn-scheduler"
+
+#: (verb, resource, namespace or None for all/cluster-wide) the contract needs the scheduler to do.
+NEEDED = [
+    ("list", "pods", None), ("watch", "pods", None), ("create", "pods/binding", "ns-a"), ("patch", "pods/status", "ns-a"),
+    ("patch", "pods/resize", "ns-a"), ("create", "events", "ns-a"), ("list", "nodes", None), ("watch", "nodes", None),
+    ("list", "limitranges", None), ("list", "pipelineruns.tekton.dev", None), ("watch", "taskruns.tekton.dev", None),
+    ("create", "reservationrecords.rescon.dev", "ns-a"), ("patch", "reservationrecords.rescon.dev", "ns-a"),
+    ("update", "reservationrecords.rescon.dev/status", "ns-a"),
+    ("create", "leases.coordination.k8s.io", "tkn-scheduler"), ("update", "leases.coordination.k8s.io/tkn-scheduler", "tkn-scheduler"),
+]
+#: What least privilege forbids: secrets, writing nodes or pods, deleting records, other schedulers' Leases.
+FORBIDDEN = [
+    ("get", "secrets", "ns-a"), ("list", "secrets", None), ("get", "secrets", "tkn-scheduler"), ("patch", "nodes", None),
+    ("delete", "nodes", None), ("update", "nodes/status", None), ("delete", "pods", "ns-a"), ("update", "pods", "ns-a"),
+    ("create", "pods", "ns-a"), ("delete", "reservationrecords.rescon.dev", "ns-a"),
+    ("get", "leases.coordination.k8s.io/mutant-scheduler", "tkn-scheduler"), ("update", "leases.coordination.k8s.io/kube-scheduler", "kube-system"),
+    ("create", "leases.coordination.k8s.io", "kube-system"), ("create", "clusterrolebindings.rbac.authorization.k8s.io", None),
+    ("patch", "pipelineruns.tekton.dev", "ns-a"),
+]
+
+
+def _can_i(kubeconfig: Path, verb: str, resource: str, namespace: str | None) -> bool:
+    from harness.cluster.toolchain import Toolchain
+
+    kubectl = Toolchain().ensure(["kubectl"])["kubectl"]
+    argv = [str(kubectl), "--kubeconfig", str(kubeconfig), "auth", "can-i", verb, resource, "--as", SERVICE_ACCOUNT]
+    argv += ["-n", namespace] if namespace else ["--all-namespaces"]
+    result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() in ("yes", "no"), f"{' '.join(argv)}: {result.stdout} {result.stderr}"
+    return result.stdout.strip() == "yes"
+
+
+@pytest.fixture(scope="module")
+def reference_rbac(it_kind: KindProvider, it_kube: Kube) -> Path:
+    from harness.cluster import scheduler_image
+
+    it_kube.apply_all(m for m in scheduler_image.manifests() if m["kind"] != "Deployment" and m["kind"] != "Service")
+    return it_kind.kubeconfig
+
+
+@pytest.mark.parametrize(("verb", "resource", "namespace"), NEEDED, ids=[f"{v}-{r}-{n or 'all'}" for v, r, n in NEEDED])
+def test_the_reference_may_do_what_the_contract_needs(reference_rbac: Path, verb: str, resource: str, namespace: str | None) -> None:
+    assert _can_i(reference_rbac, verb, resource, namespace), f"{SERVICE_ACCOUNT} cannot {verb} {resource} in {namespace or 'all namespaces'}"
+
+
+@pytest.mark.parametrize(("verb", "resource", "namespace"), FORBIDDEN, ids=[f"{v}-{r}-{n or 'all'}" for v, r, n in FORBIDDEN])
+def test_the_reference_may_do_nothing_more(reference_rbac: Path, verb: str, resource: str, namespace: str | None) -> None:
+    assert not _can_i(reference_rbac, verb, resource, namespace), f"{SERVICE_ACCOUNT} can {verb} {resource} in {namespace or 'all namespaces'}"
