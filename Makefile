@@ -13,13 +13,15 @@ PYTEST   := $(VENV)/bin/pytest
 RESCON   := $(VENV)/bin/rescon
 STAMP    := $(VENV)/.installed
 
-.PHONY: help venv tools unit lint integration e2e test cluster-up cluster-down clean bench mutants mutants-smoke soak
+.PHONY: help venv tools unit lint integration integration-kind e2e e2e-kind kind-node-image test cluster-up cluster-down clean bench mutants mutants-smoke soak
 
 help:
 	@echo "make e2e          full conformance suite vs the reference scheduler (CLUSTER=local|kind), reports in $(REPORTS)/"
 	@echo "make test         unit + integration + e2e on the local cluster (what CI runs)"
 	@echo "make unit         pure-logic tests, no cluster"
 	@echo "make integration  harness and cluster tests on the local cluster"
+	@echo "make e2e-kind     the suite on kind (Docker; the offline node image is built if missing), reports in $(REPORTS)/kind/"
+	@echo "make integration-kind  the simulation vocabulary on kind's real containers"
 	@echo "make tools        build the local cluster's programs into the per-user cache"
 	@echo "make cluster-up / cluster-down"
 	@echo "make mutants      the suite against every faulty variant of the reference; kill table in docs/mutants.md"
@@ -52,6 +54,20 @@ e2e: venv tools
 	$(PYTEST) tests/conformance --cluster=$(CLUSTER) --timeout=900 \
 		--report-output=$(REPORTS)/conformance-report.yaml \
 		--junitxml=$(REPORTS)/junit.xml --alluredir=$(REPORTS)/allure-results $(PYTEST_ARGS)
+
+# The suite on kind: real kubelets, containers and Tekton's own Deployments. Needs Docker; with no
+# registry, `rescon kind node-image` builds the node image first (cached per user).
+e2e-kind: venv tools
+	@mkdir -p $(REPORTS)/kind
+	$(PYTEST) tests/conformance --cluster=kind --timeout=1800 \
+		--report-output=$(REPORTS)/kind/conformance-report.yaml \
+		--junitxml=$(REPORTS)/kind/junit.xml --alluredir=$(REPORTS)/kind/allure-results $(PYTEST_ARGS)
+
+integration-kind: venv tools
+	RESCON_IT_KIND=1 $(PYTEST) tests/integration/test_kind_pipelines.py -m integration --timeout=1800 $(PYTEST_ARGS)
+
+kind-node-image: venv
+	$(RESCON) kind node-image
 
 test: unit lint integration mutants-smoke e2e
 

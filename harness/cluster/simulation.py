@@ -48,8 +48,11 @@ PODINFO_DIR = "/etc/podinfo"
 #: The step script that plays the same vocabulary with real containers (kind, existing clusters).
 #: On KWOK nothing runs and the Stages below play it instead.
 STEP_SCRIPT = r"""#!/bin/sh
-ann() { sed -n "s/^$1=\"\(.*\)\"$/\1/p" /etc/podinfo/annotations; }
-seconds() { case "$1" in "") echo 1;; *ms) echo 1;; *s) echo "${1%s}";; *m) echo $(( ${1%m} * 60 ));; *) echo 1;; esac; }
+# ann NAME: the value of this pod's annotation NAME. Annotation names contain '/', so the sed
+# delimiter is '|', which neither a name nor the downward API's key="value" lines use.
+ann() { sed -n "s|^$1=\"\(.*\)\"$|\1|p" /etc/podinfo/annotations; }
+# seconds DURATION: "3s" -> 3, "2m" -> 120, "1500ms" -> 1.500 (busybox sleep takes fractions); default 1.
+seconds() { case "$1" in "") echo "${2:-1}";; *ms) v=${1%ms}; printf '%d.%03d\n' $((v / 1000)) $((v % 1000));; *s) echo "${1%s}";; *m) echo $(( ${1%m} * 60 ));; *h) echo $(( ${1%h} * 3600 ));; *) echo "${2:-1}";; esac; }
 if [ "$(ann sim.rescon.dev/hold)" = "true" ]; then
   until [ "$(ann sim.rescon.dev/release)" = "true" ]; do sleep 1; done
 else
@@ -61,6 +64,11 @@ code=$(echo "$codes" | tr ',' '\n' | sed -n "$((attempt + 1))p")
 [ -n "$code" ] || code=$(echo "$codes" | tr ',' '\n' | tail -n 1)
 exit "$code"
 """
+
+#: The lingering sidecar's script on real containers: it runs for sim.rescon.dev/linger-for (default 1h).
+LINGER_SCRIPT = "\n".join(line for line in STEP_SCRIPT.splitlines() if line.startswith(("#!", "ann()", "seconds()"))) + (
+    '\nexec sleep "$(seconds "$(ann sim.rescon.dev/linger-for)" 3600)"\n'
+)
 
 #: The image real steps run in; any image with a POSIX shell, sed and tr.
 STEP_IMAGE = "busybox:1.37"
@@ -145,8 +153,9 @@ def sim_task_spec(
             {
                 "name": "linger",
                 "image": STEP_IMAGE,
-                "command": ["sleep", "3600"],
+                "script": LINGER_SCRIPT,
                 "computeResources": {"requests": {"cpu": sidecar_cpu or "10m"}},
+                "volumeMounts": [{"name": "podinfo", "mountPath": PODINFO_DIR}],
             }
         ]
     elif sidecar_cpu or sidecar_memory:
