@@ -407,7 +407,11 @@ class ConformanceReport:
         raise KeyError(f"no profile {name!r} in the report: it has {', '.join(p.name for p in self.profiles)}")
 
     def to_dict(self) -> dict[str, Any]:
-        """to_dict is the whole document, keys in the order a reader expects."""
+        """to_dict is the whole document, keys in the order a reader expects.
+
+        A placement-only report says so beside its mode (``modeNote``), so
+        that no reader takes its results for reservation-state checks.
+        """
         return {
             "apiVersion": API_VERSION,
             "kind": KIND,
@@ -415,6 +419,7 @@ class ConformanceReport:
             "implementation": self.implementation.to_dict(),
             "suite": self.suite.to_dict(),
             "mode": str(self.mode),
+            **({"modeNote": PLACEMENT_ONLY_NOTE} if self.mode is Mode.PLACEMENT_ONLY else {}),
             "profiles": [p.to_dict() for p in self.profiles],
             "tests": [t.to_dict() for t in self.tests],
             "wallTimeSeconds": self.wall_time_seconds,

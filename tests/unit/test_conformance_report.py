@@ -254,3 +254,9 @@ def test_setup_errors_are_counted_apart_and_named() -> None:
     assert "Reservation core: error (Passed 1, Failed 0, Skipped 0, Errors 1)" in summary_lines(report)
     assert Statistics.from_dict(core.statistics.to_dict()) == core.statistics
     assert Statistics.from_dict({"Passed": 1, "Failed": 0, "Skipped": 0}).errors == 0
+
+
+def test_a_placement_only_report_says_so_in_the_yaml_and_a_full_one_does_not() -> None:
+    placement = report_of(outcome("reserve-basic", "passed"), mode=Mode.PLACEMENT_ONLY).to_dict()
+    assert placement["mode"] == "placement-only" and placement["modeNote"] == PLACEMENT_ONLY_NOTE
+    assert "modeNote" not in report_of(outcome("reserve-basic", "passed")).to_dict()
