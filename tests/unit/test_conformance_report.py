@@ -185,6 +185,7 @@ def test_yaml_has_the_required_keys(tmp_path: Path) -> None:
         "implementation",
         "suite",
         "mode",
+        "modeNote",
         "profiles",
         "tests",
         "wallTimeSeconds",
