@@ -35,7 +35,11 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     kind_will_define = _pytest_kind_will_load(pluginmanager)
     group.addoption("--scheduler-name", default="tkn-scheduler", help="the schedulerName under test (default: tkn-scheduler)")
     group.addoption("--scheduler", default="reference", choices=MODES, help="what serves that name (default: reference)")
-    group.addoption("--scheduler-cmd", default=None, help="with --scheduler command: the launch command, with {kubeconfig} and {scheduler_name}")
+    group.addoption("--scheduler-cmd", default=None, help="with --scheduler command: the launch command, with {kubeconfig}, {scheduler_name} and {config}")
+    group.addoption(
+        "--scheduler-config-template", default=None, metavar="FILE",
+        help="a jinja2 config file (a KubeSchedulerConfiguration, say) rendered per launch with scheduler_name, kubeconfig, port and lease_name; its path is {config} in --scheduler-cmd",
+    )
     group.addoption("--scheduler-pod-selector", default=None, help="with --scheduler external: label selector of the scheduler's pods, deleted to restart it (Restart)")
     group.addoption("--cluster", default="local", choices=CLUSTERS, help="local (default), kind or existing")
     # pytest-kind (the kind provider's library) defines --kubeconfig and --keep-cluster with the
@@ -110,6 +114,7 @@ class SuiteConfig:
     resize_floor_cpu: str = "10m"
     kind_bin: str | None = None
     scheduler_pod_selector: str | None = None
+    scheduler_config_template: str | None = None
 
     @classmethod
     def from_pytest(cls, config: pytest.Config) -> SuiteConfig:
@@ -145,6 +150,7 @@ class SuiteConfig:
             resize_floor_cpu=option("--resize-floor-cpu"),
             kind_bin=_option_or_none(config, "kind_bin"),
             scheduler_pod_selector=option("--scheduler-pod-selector"),
+            scheduler_config_template=option("--scheduler-config-template"),
         )
 
 

@@ -79,6 +79,8 @@ class SchedulerUnderTest:
     kube_scheduler_binary: Path | None = None
     #: external only: the label selector of the scheduler's pods, which kill() deletes (--scheduler-pod-selector).
     pod_selector: str | None = None
+    #: command only: a jinja2 file rendered per launch; its path fills {config} in the command.
+    config_template: Path | None = None
     started_at: float | None = None
 
     def __post_init__(self) -> None:
@@ -115,14 +117,42 @@ class SchedulerUnderTest:
             config.write_text(yaml.safe_dump(kube_scheduler_config(kubeconfig=self.kubeconfig, scheduler_name=self.scheduler_name)))
             return [str(self.kube_scheduler_binary), "--config", str(config), "--secure-port", str(free_port()), "--bind-address", "127.0.0.1"]
         assert self.command_template is not None
+        rendered = self.render_config() if self.config_template is not None else None
+        if rendered is None and "{config}" in self.command_template:
+            raise HarnessError("--scheduler-cmd uses {config} but no --scheduler-config-template was given: pass the template file")
         try:
-            text = self.command_template.format(kubeconfig=self.kubeconfig, scheduler_name=self.scheduler_name)
+            text = self.command_template.format(kubeconfig=self.kubeconfig, scheduler_name=self.scheduler_name, config=rendered or "")
         except (KeyError, IndexError) as err:
-            raise HarnessError(f"--scheduler-cmd has an unknown placeholder {err}: use {{kubeconfig}} and {{scheduler_name}}") from err
+            raise HarnessError(f"--scheduler-cmd has an unknown placeholder {err}: use {{kubeconfig}}, {{scheduler_name}} and {{config}}") from err
         argv = shlex.split(text)
         if not argv:
             raise HarnessError("--scheduler-cmd is empty: give the command that starts your scheduler")
         return argv
+
+    def render_config(self) -> Path:
+        """render_config() writes the config template for this launch and returns its path.
+
+        The template sees scheduler_name, kubeconfig, a free port, and a
+        lease_name of its own (leader election on, it never contends with
+        another scheduler's lease); unknown names fail naming the template.
+        """
+        import jinja2
+
+        assert self.config_template is not None
+        if not self.config_template.is_file():
+            raise HarnessError(f"--scheduler-config-template {self.config_template} does not exist: pass the path of your config template")
+        environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+        try:
+            text = environment.from_string(self.config_template.read_text(encoding="utf-8")).render(
+                scheduler_name=self.scheduler_name, kubeconfig=str(self.kubeconfig), port=free_port(),
+                lease_name=f"{self.scheduler_name}-under-test",
+            )
+        except jinja2.TemplateError as err:
+            raise HarnessError(f"--scheduler-config-template {self.config_template.name}: {err}: use scheduler_name, kubeconfig, port, lease_name") from err
+        target = self.workdir / f"{PROCESS_NAME}-{self.scheduler_name}.config"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        return target
 
     def start(self) -> None:
         if not self.started_by_suite:

@@ -81,6 +81,7 @@ def start_scheduler(cluster: Any, kube: Kube, config: SuiteConfig) -> SchedulerU
         kubeconfig=kube.kubeconfig,
         workdir=Path(workdir).parent if config.cluster == "local" else Path(workdir),
         command_template=config.scheduler_cmd,
+        config_template=Path(config.scheduler_config_template) if config.scheduler_config_template else None,
         kube_scheduler_binary=binary,
         pod_selector=config.scheduler_pod_selector,
     )
