@@ -140,7 +140,11 @@ def _can_i(kubeconfig: Path, verb: str, resource: str, namespace: str | None) ->
     from harness.cluster.toolchain import Toolchain
 
     kubectl = Toolchain().ensure(["kubectl"])["kubectl"]
-    argv = [str(kubectl), "--kubeconfig", str(kubeconfig), "auth", "can-i", verb, resource, "--as", SERVICE_ACCOUNT]
+    base, _, sub = resource.partition("/")
+    if sub and not base.startswith("leases"):  # pods/binding is a subresource; leases/<name> names a Lease
+        argv = [str(kubectl), "--kubeconfig", str(kubeconfig), "auth", "can-i", verb, base, "--subresource", sub, "--as", SERVICE_ACCOUNT]
+    else:
+        argv = [str(kubectl), "--kubeconfig", str(kubeconfig), "auth", "can-i", verb, resource, "--as", SERVICE_ACCOUNT]
     argv += ["-n", namespace] if namespace else ["--all-namespaces"]
     result = subprocess.run(argv, capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() in ("yes", "no"), f"{' '.join(argv)}: {result.stdout} {result.stderr}"
@@ -150,7 +154,9 @@ def _can_i(kubeconfig: Path, verb: str, resource: str, namespace: str | None) ->
 @pytest.fixture(scope="module")
 def reference_rbac(it_kind: KindProvider, it_kube: Kube) -> Path:
     from harness.cluster import scheduler_image
+    from harness.contract.install import install_crd
 
+    install_crd(it_kube, timeouts=it_kind.timeouts)  # can-i maps resource names through discovery
     it_kube.apply_all(m for m in scheduler_image.manifests() if m["kind"] != "Deployment" and m["kind"] != "Service")
     return it_kind.kubeconfig
 
