@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.cluster.node_pools import NodeShape
 from harness.suite.features import Feature
 
 
@@ -26,6 +27,9 @@ class PoolSpec:
     cpu: str = "4800m"
     memory: str = "8Gi"
     pods: int = 110
+    #: Nodes that differ from the rest (cordoned, tainted, labelled); none by default.
+    #: The test body applies them with `harness.suite.pool_checks.shaped_pool(run)`.
+    shapes: tuple[NodeShape, ...] = ()
 
 
 @dataclass(frozen=True)
