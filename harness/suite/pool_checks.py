@@ -6,8 +6,9 @@ at every poll, what it still waits for.
 
 * shaped_pool(run) cordons, taints and labels the pool's nodes as the
   scenario's PoolSpec.shapes say, and puts them back afterwards;
-* pod_must_be_bound / pod_must_stay_pending are the plain-pod twins of the
-  task-pod checks;
+* pod_must_be_bound is the plain-pod twin of task_pod_must_be_bound;
+  pods_must_be_finished / pods_must_be_gone wait for fillers
+  that end on their own or that the scenario deleted;
 * LoadWatch samples pods (and records) while a scenario runs and remembers
   every node found holding more than its allocatable (section 7's formula:
   the requests of every non-terminal pod bound there, plus each Reserved
@@ -28,7 +29,7 @@ from harness.cluster.node_pools import shape_pool_nodes, unshape_pool_nodes
 from harness.contract import record as contract
 from harness.quantities import ZERO, Amount, node_allocatable, pod_request
 from harness.suite.run import PIPELINE_RUN_LABEL, PIPELINE_TASK_LABEL, ScenarioRun
-from harness.waits import NotYet, hold_for, wait_for
+from harness.waits import NotYet, wait_for
 
 Obj = dict[str, Any]
 
@@ -62,19 +63,6 @@ def pod_must_be_bound(run: ScenarioRun, name: str) -> Obj:
         return pod
 
     return wait_for(poll, what=f"plain pod {name} to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
-
-
-def pod_must_stay_pending(run: ScenarioRun, name: str) -> Obj:
-    """pod_must_stay_pending() asserts a plain pod is not bound over the whole `pod_stays_pending` window."""
-
-    def unbound() -> None:
-        run.scheduler.check_alive()
-        pod = run.pod(name)
-        if (pod.get("spec") or {}).get("nodeName"):
-            raise NotYet(f"{name} was bound: {_describe(pod)}")
-
-    hold_for(unbound, what=f"plain pod {name} staying unbound", duration="pod_stays_pending", timeouts=run.timeouts)
-    return run.pod(name)
 
 
 def pods_must_be_finished(run: ScenarioRun, names: tuple[str, ...]) -> None:
