@@ -1,11 +1,15 @@
 """burst: five PipelineRuns created at once into a pool that holds four of their reservations.
 
-Faults it exists to catch: a scheduler whose placements count only once its
-watch shows them (no assumed pods or claims; tests/mutants/faults.py:
-no_assume), or that otherwise races itself under load, so that several claims
-land in the same free room: a node holds more than its allocatable (pods plus
-reserved residuals, docs/contract.md section 7), or a group's pods end up on
-two nodes. Everything must also finish: the fifth run waits for a release.
+Fault it exists to catch: a scheduler that admits work by the pods it sees and
+not by the reservations (tests/mutants/faults.py: ignores_reservations, whose
+own scenario is peak_blocks_b). In the burst, a group between its parallel
+pair and its t3 has no pod running but still holds 2000m; the fifth run's pods
+fit into that room by pods alone, so a node holds more than its allocatable
+(pods plus reserved residuals, docs/contract.md section 7), which the load
+watch sees while it lasts. It also fails a group split across two nodes, and
+every run must finish: the fifth waits for a release. (A scheduler that does
+not assume its placements until its watch shows them survived it 10 of 10 on
+the local cluster: the watch is faster than Tekton's pod creation.)
 """
 
 from __future__ import annotations

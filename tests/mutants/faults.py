@@ -342,7 +342,7 @@ def apply_ignores_reservations() -> None:
     ClusterView.active_reservations = active_reservations  # type: ignore[method-assign]
 
 
-# === pool shapes (branch `pools`): node checks, pod limit, finished pods, the group's node, release, bursts ===
+# === pool shapes (branch `pools`): node checks, pod limit, finished pods, the group's node, release ===
 
 
 def without_check(checks: Sequence[Callable[..., Any]], dropped: Callable[..., Any]) -> tuple[Callable[..., Any], ...]:
@@ -496,17 +496,6 @@ def apply_no_release_when_done() -> None:
 
     releaser.release_decision = ignoring_reasons(releaser.release_decision, IGNORED_ENDS, "no_release_when_done")
 
-
-def apply_no_assume() -> None:
-    """The fault: a placement counts only once the informers show it (no assumed pods), so a burst of pods all see the same free node."""
-    from reference_scheduler.runtime.cluster_view import ClusterView
-
-    def assume(self: ClusterView, pod: Obj, node: str, group: GroupKey | None) -> None:
-        """Nothing remembered between the bind and the watch event."""
-
-    ClusterView.assume = assume  # type: ignore[method-assign]
-
-
 MUTANTS: dict[str, Mutant] = {
     m.name: m
     for m in (
@@ -575,6 +564,5 @@ MUTANTS: dict[str, Mutant] = {
             apply_spills_from_full_group_node,
         ),
         Mutant("no_release_when_done", "a group is never released when its tasks or its run are done", "sequential_reuse", apply_no_release_when_done),
-        Mutant("no_assume", "placements are not assumed between bind and watch event", "burst", apply_no_assume),
     )
 }
