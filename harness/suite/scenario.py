@@ -29,7 +29,7 @@ class PoolSpec:
     memory: str = "8Gi"
     pods: int = 110
     #: Nodes that differ from the rest (cordoned, tainted, labelled); none by default.
-    #: The test body applies them with `harness.suite.pool_checks.shaped_pool(run)`.
+    #: The runner applies them once the pool exists, before the test, and undoes them afterwards.
     shapes: tuple[NodeShape, ...] = ()
 
 

@@ -17,7 +17,7 @@ from harness.suite.checks import (
     task_must_hold_its_group,
 )
 from harness.suite.features import Feature
-from harness.suite.pool_checks import pod_must_be_bound, pods_must_be_finished
+from harness.suite.checks import pod_must_be_bound, pods_must_be_finished
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
 

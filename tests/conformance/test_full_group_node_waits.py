@@ -20,7 +20,7 @@ from harness.suite.checks import (
     task_pod_must_stay_pending,
 )
 from harness.suite.features import Feature
-from harness.suite.pool_checks import pods_must_be_gone
+from harness.suite.checks import pods_must_be_gone
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
 

@@ -23,7 +23,7 @@ from harness.suite.checks import (
     task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
-from harness.suite.pool_checks import pod_must_be_bound, shaped_pool
+from harness.suite.checks import pod_must_be_bound
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
 
@@ -73,33 +73,34 @@ PEAK_CPU = 1200
 
 
 def test_node_checks(run: ScenarioRun) -> None:
-    with shaped_pool(run) as nodes:
-        good = nodes[6]
-        for index, share in ((3, 3000 / 4800), (4, 3000 / 4800), (5, 3000 / 4800), (6, 1200 / 4800)):
-            run.apply("filler", name=f"filler-{index}", node=nodes[index], share=share)
-        for index in (3, 4, 5, 6):
-            pod_must_be_running(run, f"filler-{index}")
+    # The pool comes shaped (PoolSpec.shapes): cordoned, tainted and labelled-away nodes, then the good one.
+    nodes = run.node_names
+    good = nodes[6]
+    for index, share in ((3, 3000 / 4800), (4, 3000 / 4800), (5, 3000 / 4800), (6, 1200 / 4800)):
+        run.apply("filler", name=f"filler-{index}", node=nodes[index], share=share)
+    for index in (3, 4, 5, 6):
+        pod_must_be_running(run, f"filler-{index}")
 
-        run.apply("plain", share=1200 / 4800, lane="open")
-        plain = pod_must_be_bound(run, "plain")
-        assert plain["spec"]["nodeName"] == good, (
-            f"the plain pod landed on {plain['spec']['nodeName']}, which is cordoned, tainted or fails its nodeSelector: "
-            f"only {good} passes every node check"
-        )
+    run.apply("plain", share=1200 / 4800, lane="open")
+    plain = pod_must_be_bound(run, "plain")
+    assert plain["spec"]["nodeName"] == good, (
+        f"the plain pod landed on {plain['spec']['nodeName']}, which is cordoned, tainted or fails its nodeSelector: "
+        f"only {good} passes every node check"
+    )
 
-        run.apply("node_checks")
-        _, node, record = task_must_hold_its_group(run, "g", "first")
-        assert node == good, (
-            f"g's first pod opened its claim on {node}, which is cordoned, tainted or fails its required node affinity: "
-            f"only {good} passes every node check"
-        )
-        group_must_have(
-            run, record, "first", tasks={"first", "second"}, workspaces={"source"},
-            peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
-        )
-        first = run.task_pods("g", "first")[0]
-        run.release_pod(first["metadata"]["name"])
-        second = task_pod_must_be_bound(run, "g", "second")
-        assert second["spec"]["nodeName"] == good, f"g's second pod landed on {second['spec']['nodeName']}, not on its group's node {good}"
-        pipelinerun_must_succeed(run, "g")
-        group_must_be(run, "g", "second", state=State.RELEASED, node=good)
+    run.apply("node_checks")
+    _, node, record = task_must_hold_its_group(run, "g", "first")
+    assert node == good, (
+        f"g's first pod opened its claim on {node}, which is cordoned, tainted or fails its required node affinity: "
+        f"only {good} passes every node check"
+    )
+    group_must_have(
+        run, record, "first", tasks={"first", "second"}, workspaces={"source"},
+        peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
+    )
+    first = run.task_pods("g", "first")[0]
+    run.release_pod(first["metadata"]["name"])
+    second = task_pod_must_be_bound(run, "g", "second")
+    assert second["spec"]["nodeName"] == good, f"g's second pod landed on {second['spec']['nodeName']}, not on its group's node {good}"
+    pipelinerun_must_succeed(run, "g")
+    group_must_be(run, "g", "second", state=State.RELEASED, node=good)

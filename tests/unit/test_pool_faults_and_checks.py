@@ -1,4 +1,4 @@
-"""The pool scenarios' pure pieces: their mutants' faults, the load formula of harness.suite.pool_checks, node shapes."""
+"""The pool scenarios' pure pieces: their mutants' faults, node shapes (the load formula is the monitor's: test_monitor_invariants.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import pytest
 from harness.cluster.node_pools import NodePool, NodeShape, shape_pool_nodes, unshape_pool_nodes
 from harness.contract.record import Record
 from harness.quantities import Amount
-from harness.suite.pool_checks import node_loads
 from reference_scheduler.core import node_checks
 from reference_scheduler.core.headroom import NodeView, PodUsage
 from reference_scheduler.core.keys import GroupKey
@@ -80,25 +79,6 @@ def _record(state: str, node_name: str, peak: str) -> Record:
         "status": {"groups": [{"name": "source", "state": state, "node": node_name, "holders": ["x"], "claimGeneration": 1, "reservedAt": "2026-01-01T00:00:00Z", **released}],
                    "reservedGroups": 1 if state == "Reserved" else 0},
     })
-
-
-class TestNodeLoads:
-    NODES = {"n1": Amount(4800, 8 << 30), "n2": Amount(4800, 8 << 30)}
-
-    def test_the_contract_example_holds_the_peak_once(self) -> None:
-        # A Reserved on n1 with peak 3800m, its 200m pod running: 200 + (3800 - 200) = 3800m.
-        loads = node_loads(self.NODES, [_pod("a-small", "n1", "200m", run="a", task="small")], [_record("Reserved", "n1", "3800m")])
-        assert loads["n1"][0] == Amount(3800, 0)
-        assert loads["n2"][0] == Amount(0, 0)
-
-    def test_finished_pods_count_nothing_and_released_groups_hold_nothing(self) -> None:
-        pods = [_pod("done", "n1", "4000m", phase="Succeeded"), _pod("b", "n1", "1000m")]
-        assert node_loads(self.NODES, pods, [_record("Released", "n1", "3800m")])["n1"][0] == Amount(1000, 0)
-
-    def test_a_pod_in_a_reserved_groups_room_is_an_overcommit(self) -> None:
-        pods = [_pod("a-small", "n1", "200m", run="a", task="small"), _pod("b", "n1", "2000m", run="b", task="only")]
-        held = node_loads(self.NODES, pods, [_record("Reserved", "n1", "3800m")])["n1"][0]
-        assert held == Amount(5800, 0) and held.exceeds(self.NODES["n1"]) == ["cpu"]
 
 
 class FakeCore:
