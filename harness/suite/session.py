@@ -21,7 +21,7 @@ from harness.cluster.paths import REPO_ROOT
 from harness.cluster.toolchain import Toolchain
 from harness.contract.install import install_crd
 from harness.errors import HarnessError
-from harness.kube import Kube, present
+from harness.kube import Kube
 from harness.monitor.watcher import ContractMonitor
 from harness.quantities import cpu_millis, memory_bytes
 from harness.suite import manifests
