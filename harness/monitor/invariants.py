@@ -124,13 +124,14 @@ def residuals_on(world: World, node: str) -> Amount:
     return total
 
 
-def overcommitted(world: World, *, with_reservations: bool) -> list[Finding]:
-    """overcommitted() finds pool nodes whose pods (+ residuals of Reserved groups) exceed allocatable.
+def overcommitted(world: World, *, with_reservations: bool, nodes: Iterable[str] | None = None) -> list[Finding]:
+    """overcommitted() finds pool nodes (of `nodes`, default all) whose pods (+ residuals of Reserved groups) exceed allocatable.
 
     Finished pods do not count, as in kube-scheduler; pods of every scheduler do.
     """
     findings = []
-    for name, node in world.nodes.items():
+    wanted = set(world.nodes) if nodes is None else set(nodes) & set(world.nodes)
+    for name, node in ((n, world.nodes[n]) for n in sorted(wanted)):
         pods = _total(_live_on(world.pods.values(), name))
         held = residuals_on(world, name) if with_reservations else ZERO
         allocatable = node_allocatable(node)
@@ -294,3 +295,12 @@ def record_names_wrong_run(record: Record, record_created: str, pipeline_run: Ob
         f"{record.pipeline_run} of uid {uid}: spec.pipelineRun.uid and the ownerReference carry the PipelineRun's metadata.uid",
         (f"record {record.key}",),
     )
+
+
+def new_claims(before: Record | None, after: Record) -> set[str]:
+    """new_claims() is the nodes of the groups that went Pending -> Reserved between two states of a record."""
+    old = {s.name: s for s in before.statuses} if before is not None else {}
+    return {
+        str(s.node) for s in after.statuses
+        if s.state is State.RESERVED and s.node and (s.name not in old or old[s.name].state is not State.RESERVED)
+    }

@@ -162,7 +162,9 @@ def scenario_run(
             resize_floor_cpu_millis=cpu_millis(config.resize_floor_cpu),
         )
         # Started before the test applies its first fixture; asked by every check and once after the test.
-        monitor = ContractMonitor(kube, namespace, pool.selector, timeouts=config.timeouts, checks_records=run.checks_records)
+        monitor = ContractMonitor(
+            kube, namespace, pool.selector, timeouts=config.timeouts, checks_records=run.checks_records, scheduler_name=config.scheduler_name,
+        )
         with monitor, _Sampler(run) as sampler:
             run.monitor = monitor
             try:

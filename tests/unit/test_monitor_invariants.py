@@ -170,3 +170,9 @@ def test_a_record_with_another_runs_uid_is_wrong_unless_it_is_older_than_the_run
     assert finding is not None and finding.rule == rules.RECORD_WRONG_RUN
     assert rules.record_names_wrong_run(_record(), "2026-12-01T10:00:01Z", run) is None
     assert rules.record_names_wrong_run(_record(), "2026-12-01T10:00:06Z", _pipeline_run()) is None
+
+
+def test_new_claims_are_the_nodes_of_groups_that_just_went_reserved() -> None:
+    assert rules.new_claims(_record("Pending", generation=0), _record("Reserved", node="n2")) == {"n2"}
+    assert rules.new_claims(None, _record("Reserved", node="n1")) == {"n1"}
+    assert rules.new_claims(_record("Reserved", node="n1"), _record("Reserved", node="n1", holders=("p1", "p2"))) == set()
