@@ -603,24 +603,68 @@ def apply_no_owner_reference() -> None:
     records.record_manifest = manifest
 
 
+# --- wrong_run_uid ---------------------------------------------------------------
+
+
+def with_owner_uid_of(pipeline_run: Obj, pod: Mapping[str, Any]) -> Obj:
+    """with_owner_uid_of(run, pod): the PipelineRun as the faulty record writer sees it, with the uid of the pod's owner.
+
+    The fault: the record's `spec.pipelineRun.uid` (and its ownerReference's
+    uid) is read from the first pod's controller ownerReference, which is its
+    TaskRun, not the PipelineRun (docs/contract.md section 2, Identity).
+    """
+    owner = next((ref for ref in (pod.get("metadata") or {}).get("ownerReferences") or [] if ref.get("controller")), None)
+    if owner is None or not owner.get("uid"):
+        return pipeline_run
+    return {**pipeline_run, "metadata": {**pipeline_run["metadata"], "uid": owner["uid"]}}
+
+
+def apply_wrong_run_uid() -> None:
+    from reference_scheduler.runtime.cycle import Cycle
+
+    original = Cycle._create_record
+
+    def create_record(self: Cycle, pod: Obj, namespace: str, run_name: str) -> Obj | None:
+        get_pipeline_run = self._get_pipeline_run
+
+        def seen_through_the_pod(ns: str, name: str) -> Obj | None:
+            found = get_pipeline_run(ns, name)
+            return with_owner_uid_of(found, pod) if found is not None else None
+
+        self._get_pipeline_run = seen_through_the_pod
+        try:
+            return original(self, pod, namespace, run_name)
+        finally:
+            self._get_pipeline_run = get_pipeline_run
+
+    Cycle._create_record = create_record  # type: ignore[method-assign]
+
+
 # --- releases_foreign_records ----------------------------------------------------
 
 
-def owns_every_record(record: Mapping[str, Any], scheduler_name: str) -> bool:
-    """owns_every_record: every record counts as this scheduler's, whoever created it.
+def owns_records_beside_its_own(record: Mapping[str, Any], scheduler_name: str, records: Iterable[Mapping[str, Any]]) -> bool:
+    """owns_records_beside_its_own: a record counts as this scheduler's if it created it, or any record in the same namespace.
 
-    The fault: records annotated `rescon.dev/scheduler-name: other` are
-    released (and un-claimed on node loss) by this scheduler too, hiding the
-    other scheduler's faults (docs/contract.md section 2, Several schedulers).
+    The fault: records annotated `rescon.dev/scheduler-name: other` that sit
+    beside this scheduler's own are released (and un-claimed on node loss)
+    too, hiding the other scheduler's faults (docs/contract.md section 2,
+    Several schedulers). It stays in the namespaces where this scheduler
+    works, so running it on a shared cluster never touches other users' runs.
     """
-    return True
+    from reference_scheduler.runtime.records import created_by
+
+    if created_by(record) == scheduler_name:
+        return True
+    namespace = (record.get("metadata") or {}).get("namespace")
+    return any(created_by(r) == scheduler_name and (r.get("metadata") or {}).get("namespace") == namespace for r in records)
 
 
 def apply_releases_foreign_records() -> None:
     from reference_scheduler.runtime.releaser import Releaser
 
     def owns(self: Releaser, record: Obj) -> bool:
-        return owns_every_record(record, self._scheduler_name)
+        return owns_records_beside_its_own(record, self._scheduler_name, self._records.list())
 
     Releaser.owns = owns  # type: ignore[method-assign]
 
@@ -1080,6 +1124,7 @@ def apply_matrix_counted_once() -> None:
 #: The contract rules the mutants break: key -> where docs/contract.md states it, in a few words.
 #: A Mutant's `rule` is one of these keys; the kill table groups its rows by them.
 RULES: dict[str, str] = {
+    "2.identity": "section 2, Identity: spec.pipelineRun.uid is the PipelineRun's metadata.uid",
     "2.owner": "section 2, Owner: the record carries a controller ownerReference to its PipelineRun",
     "2.when": "section 2, When: the record exists before the first pod of a group is bound",
     "2.schedulers": "section 2, Several schedulers: each scheduler writes only the records it created",
@@ -1214,14 +1259,20 @@ MUTANTS: dict[str, Mutant] = {
             "2.when",
             pending=MONITOR,
         ),
+        Mutant(
+            "wrong_run_uid",
+            "the record's spec.pipelineRun.uid and ownerReference uid are the first pod's TaskRun's, not the PipelineRun's",
+            "colocation",
+            apply_wrong_run_uid,
+            "2.identity",
+        ),
         Mutant("no_owner_reference", "the record carries no ownerReference to its PipelineRun", "colocation", apply_no_owner_reference, "2.owner"),
         Mutant(
             "releases_foreign_records",
-            "records created by another schedulerName are released (and un-claimed on node loss) too",
-            "foreign_record_untouched",
+            "records of another schedulerName in the namespaces where it has records of its own are released (and un-claimed on node loss) too",
+            "foreign_records_untouched",
             apply_releases_foreign_records,
             "2.schedulers",
-            pending="a scenario that keeps a record of another schedulerName Reserved for a finished run (none yet: do not run this mutant on the shared cluster, it would release other users' records)",
         ),
         Mutant(
             "stale_rollback",

@@ -195,13 +195,38 @@ class TestNoOwnerReference:
         assert {**mutant, "metadata": {**mutant["metadata"], "ownerReferences": reference["metadata"]["ownerReferences"]}} == reference
 
 
-class TestReleasesForeignRecords:
-    def test_another_schedulers_record_counts_as_its_own(self) -> None:
-        from reference_scheduler.runtime.records import SCHEDULER_ANNOTATION, created_by
+class TestWrongRunUid:
+    RUN = {"metadata": {"name": "a", "namespace": "ci", "uid": "run-uid"}}
+    POD = {"metadata": {"ownerReferences": [{"kind": "TaskRun", "uid": "taskrun-uid", "controller": True}]}}
 
-        record = {"metadata": {"annotations": {SCHEDULER_ANNOTATION: "other"}}}
-        assert created_by(record) != "mine"
-        assert faults.owns_every_record(record, "mine")
+    def test_the_record_is_written_for_the_pods_taskrun(self) -> None:
+        from reference_scheduler.runtime.records import record_manifest
+
+        manifest = record_manifest(faults.with_owner_uid_of(self.RUN, self.POD), (), scheduler_name="s")
+        assert manifest["spec"]["pipelineRun"]["uid"] == "taskrun-uid"
+        assert manifest["metadata"]["ownerReferences"][0]["uid"] == "taskrun-uid"
+
+    def test_a_pod_without_an_owner_leaves_the_run_alone(self) -> None:
+        assert faults.with_owner_uid_of(self.RUN, {"metadata": {}}) == self.RUN
+
+
+class TestReleasesForeignRecords:
+    @staticmethod
+    def record(namespace: str, scheduler: str) -> dict[str, Any]:
+        from reference_scheduler.runtime.records import SCHEDULER_ANNOTATION
+
+        return {"metadata": {"namespace": namespace, "annotations": {SCHEDULER_ANNOTATION: scheduler}}}
+
+    def test_another_schedulers_record_beside_its_own_counts_as_its_own(self) -> None:
+        from reference_scheduler.runtime.records import created_by
+
+        other, mine = self.record("ns1", "other"), self.record("ns1", "mine")
+        assert created_by(other) != "mine"
+        assert faults.owns_records_beside_its_own(other, "mine", [other, mine])
+
+    def test_records_in_namespaces_it_never_wrote_are_left_alone(self) -> None:
+        other = self.record("ns2", "other")
+        assert not faults.owns_records_beside_its_own(other, "mine", [other, self.record("ns1", "mine")])
 
 
 class TestStaleRollback:
