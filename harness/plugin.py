@@ -170,6 +170,33 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.skip(reason=f"suite does not support {', '.join(missing)}"))
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """After a scenario's body, the contract monitor has the last word: its first violation fails the scenario.
+
+    A body that failed on its own is reported with the violation that came
+    first, when there is one, since that is the cause a reader needs.
+    """
+    run = getattr(item, "funcargs", {}).get("run")
+    assert_contract = getattr(run, "assert_contract", None)
+    try:
+        result = yield
+    except BaseException as err:
+        monitor = getattr(run, "monitor", None)
+        first = monitor.first_violation() if monitor is not None else None
+        if first is not None and first.describe() not in str(err):
+            from harness.monitor.watcher import ContractBroken
+
+            raise ContractBroken(f"{first.describe()}; then the scenario failed: {err}") from err
+        raise
+    monitor = getattr(run, "monitor", None)
+    if monitor is not None:
+        monitor.stop()
+    if assert_contract is not None:
+        assert_contract()
+    return result
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     outcome = yield

@@ -49,12 +49,18 @@ class TimeoutConfig:
     scheduler_restart: float = field(default=60.0, metadata={"kind": "knob"})
     #: Another session (a suite run, the integration tests, the benchmark) stops using the local cluster.
     cluster_lock: float = field(default=3600.0, metadata={"kind": "knob"})
+    #: The contract monitor has listed pods, nodes, PipelineRuns and records, before a scenario applies anything.
+    monitor_synced: float = field(default=30.0, metadata={"kind": "knob"})
 
     # --- scenario waits (conformance maximums) ---
     #: A task pod exists after its PipelineRun is created (Tekton's work, not the scheduler's).
     pod_created: float = field(default=60.0, metadata={"kind": "max"})
     #: A schedulable task pod is bound to a node.
     pod_scheduled: float = field(default=30.0, metadata={"kind": "max"})
+    #: The first pod after the scheduler under test was killed is bound: its successor may first wait out the
+    #: dead leader's lease. 90 s covers kube-scheduler's defaults (15 s lease) with room; a scheduler with a
+    #: longer lease sets `--rescon-timeout scheduler_failover=SECONDS` (its lease duration plus 30 s).
+    scheduler_failover: float = field(default=90.0, metadata={"kind": "max"})
     #: How long a pod that must not be scheduled is watched to stay Pending.
     pod_stays_pending: float = field(default=8.0, metadata={"kind": "max"})
     #: A bound task pod reports phase Running (KWOK starts it 0.2s after binding).
@@ -72,6 +78,9 @@ class TimeoutConfig:
     #: How long a group is watched to keep its claim (through a retry gap, beside a failed bind); longer than the
     #: reference's 1 s + 2 s bind retries, so a rollback that drops another holder's claim shows within it.
     group_stays: float = field(default=3.0, metadata={"kind": "max"})
+    #: The active label agrees with the status again after a status write that changed it (the monitor's
+    #: active-label-diverged rule; docs/contract.md section 9).
+    label_converges: float = field(default=10.0, metadata={"kind": "max"})
 
     def with_overrides(self, overrides: dict[str, float]) -> TimeoutConfig:
         """with_overrides({'pod_scheduled': 60}) returns a copy; an unknown name fails naming the known ones."""

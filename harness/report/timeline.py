@@ -69,6 +69,10 @@ CHAR_PX = 6.6  # a DejaVu Sans character at FONT_SIZE, on average
 LABEL_PAD_PX = 10
 
 
+#: The colour of the line marking a contract violation.
+VIOLATION_COLOUR = "#d62728"
+
+
 @dataclass(frozen=True)
 class PodInterval:
     """PodInterval is a stretch of time a pod spent on one node (or, with ``node`` None, waiting for one).
@@ -334,6 +338,7 @@ def render_timeline(
     *,
     title: str,
     until: float | None = None,
+    marks: Sequence[tuple[float, str]] = (),
 ) -> Path:
     """render_timeline draws the scenario's timeline as a PNG and returns its path.
 
@@ -343,7 +348,8 @@ def render_timeline(
     labelled with their name and filled by final phase; reservations are
     translucent bands across their lane labelled ``record/group peak=3800m``.
     Open intervals (``end`` None) run to ``until`` (default: the latest time
-    seen) with a dashed edge. Rows inside a lane are packed so that no two
+    seen) with a dashed edge. Each of ``marks`` (time, label) is a red
+    vertical line: where the contract monitor saw a rule broken. Rows inside a lane are packed so that no two
     labels overlap; a lane is at least 150 px tall and grows with its rows.
 
     It uses matplotlib's Agg canvas directly, with no pyplot state, so it is
@@ -356,7 +362,7 @@ def render_timeline(
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
 
-    times = [0.0] + [t for i in pods for t in (i.start, i.end) if t is not None]
+    times = [0.0] + [t for i in pods for t in (i.start, i.end) if t is not None] + [t for t, _ in marks]
     times += [t for b in bands for t in (b.start, b.end) if t is not None]
     t_end = until if until is not None else max(times)
     t_start = min(times)
@@ -501,6 +507,10 @@ def render_timeline(
                 clip_on=True,
             )
     ax.set_yticks(ticks, tick_labels)
+    for at, label in marks:
+        ax.axvline(at, color=VIOLATION_COLOUR, linewidth=1.6, zorder=7)
+        ax.text(at + 4 * seconds_per_px, 0.2, f"violated: {label}", color=VIOLATION_COLOUR, va="top", ha="left",
+                fontsize=FONT_SIZE + 1, zorder=8, clip_on=True)
     if not lanes:
         ax.set_yticks([])
         ax.text(0.5, 0.5, "no pods or nodes observed", transform=ax.transAxes, ha="center", va="center")
@@ -508,6 +518,8 @@ def render_timeline(
     handles = [Patch(facecolor=colour, edgecolor="#404040", label=phase) for phase, colour in PHASE_COLOURS.items()]
     handles.append(Patch(facecolor="#1f77b4", alpha=0.25, edgecolor="#1f77b4", label="reservation band"))
     handles.append(Patch(facecolor="white", edgecolor="#404040", linestyle="--", label="still open at end"))
+    if marks:
+        handles.append(Patch(facecolor=VIOLATION_COLOUR, edgecolor=VIOLATION_COLOUR, label="contract violated"))
     ax.legend(
         handles=handles,
         loc="lower left",

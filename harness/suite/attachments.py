@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import allure
 import yaml
@@ -34,12 +34,22 @@ def _final_objects(run: ScenarioRun) -> list[dict[str, Any]]:
     return objects
 
 
-def attach_scenario_artifacts(run: ScenarioRun, recorder: Any, cluster: Any, scheduler: Any, *, include_logs: bool, failed: bool) -> None:
-    """attach_scenario_artifacts() never raises: a missing picture must not fail a scenario."""
+def attach_scenario_artifacts(
+    run: ScenarioRun, recorder: Any, cluster: Any, scheduler: Any, *, include_logs: bool, failed: bool,
+    marks: Sequence[tuple[float, str]] = (),
+) -> None:
+    """attach_scenario_artifacts() never raises: a missing picture must not fail a scenario.
+
+    `marks` are the contract monitor's violations (time on the timeline, rule), drawn as red lines.
+    """
     try:
-        _attach_timeline(run, recorder)
+        _attach_timeline(run, recorder, marks)
     except Exception as err:  # noqa: BLE001
         allure.attach(f"timeline not rendered: {err}", "timeline (error)", allure.attachment_type.TEXT)
+    if run.monitor is not None:
+        lines = [v.describe() + (f"\n  objects: {', '.join(v.objects)}" if v.objects else "") for v in run.monitor.violations]
+        summary = f"{run.monitor.events_seen} events observed, {run.monitor.confirmations} fresh reads to confirm a finding"
+        allure.attach("\n".join(lines + [summary]) if lines else f"no violation; {summary}", "contract monitor", allure.attachment_type.TEXT)
     for name, text in run.rendered.items():
         allure.attach(text, f"manifest {name}", allure.attachment_type.YAML)
     try:
@@ -54,11 +64,11 @@ def attach_scenario_artifacts(run: ScenarioRun, recorder: Any, cluster: Any, sch
             allure.attach(tail(tekton_log, LOG_TAIL_LINES) or "(no log)", "tekton controller log tail", allure.attachment_type.TEXT)
 
 
-def _attach_timeline(run: ScenarioRun, recorder: Any) -> None:
+def _attach_timeline(run: ScenarioRun, recorder: Any, marks: Sequence[tuple[float, str]]) -> None:
     from harness.report.timeline import NodeCapacity, render_timeline
 
     nodes = [NodeCapacity(node, run.node_cpu_millis()) for node in run.node_names]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "timeline.png"
-        render_timeline(recorder.intervals(), recorder.bands(), nodes, path, title=f"{run.scenario.name} ({run.namespace})")
+        render_timeline(recorder.intervals(), recorder.bands(), nodes, path, title=f"{run.scenario.name} ({run.namespace})", marks=marks)
         allure.attach.file(str(path), "timeline", allure.attachment_type.PNG)  # type: ignore[no-untyped-call]

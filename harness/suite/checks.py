@@ -9,7 +9,7 @@ records (placement-only); the report says so.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from harness.contract import record as contract
 from harness.kube import json_object, present
@@ -17,7 +17,34 @@ from harness.quantities import cpu_millis as parse_cpu
 from harness.suite.run import ScenarioRun
 from harness.waits import NotYet, hold_for, wait_for
 
+T = TypeVar("T")
+
 Obj = dict[str, Any]
+
+
+
+def _wait_for(run: ScenarioRun, poll: Callable[[], T], **how: Any) -> T:
+    """_wait_for() is harness.waits.wait_for with the contract monitor asked first at every poll.
+
+    So a scenario fails on the monitor's first violation, not on whatever
+    its own check would time out on later.
+    """
+
+    def checked() -> T:
+        run.assert_contract()
+        return poll()
+
+    return wait_for(checked, **how)
+
+
+def _hold_for(run: ScenarioRun, check: Callable[[], None], **how: Any) -> None:
+    """_hold_for() is harness.waits.hold_for with the contract monitor asked first at every poll."""
+
+    def checked() -> None:
+        run.assert_contract()
+        check()
+
+    hold_for(checked, **how)
 
 
 def _describe(pod: Obj) -> str:
@@ -35,11 +62,15 @@ def task_pod_must_exist(run: ScenarioRun, pipeline_run: str, task: str, *, attem
             raise NotYet(f"{len(pods)} pod(s) of {pipeline_run}/{task} so far")
         return pods[attempt]
 
-    return wait_for(poll, what=f"attempt {attempt} of {pipeline_run}/{task} to have a pod", timeout="pod_created", timeouts=run.timeouts)
+    return _wait_for(run, poll, what=f"attempt {attempt} of {pipeline_run}/{task} to have a pod", timeout="pod_created", timeouts=run.timeouts)
 
 
-def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int = 0) -> Obj:
-    """task_pod_must_be_bound() waits for the pod of `attempt` to exist and have a node; it returns the pod."""
+def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int = 0, timeout: str = "pod_scheduled") -> Obj:
+    """task_pod_must_be_bound() waits for the pod of `attempt` to exist and have a node; it returns the pod.
+
+    `timeout` names the bound: `pod_scheduled`, or `scheduler_failover` for the
+    first pod after the scheduler was killed (its successor may first wait out a lease).
+    """
     task_pod_must_exist(run, pipeline_run, task, attempt=attempt)
     run.scheduler.check_alive()
 
@@ -49,7 +80,7 @@ def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, at
             raise NotYet(_describe(pod))
         return pod
 
-    return wait_for(poll, what=f"{pipeline_run}/{task} (attempt {attempt}) to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
+    return _wait_for(run, poll, what=f"{pipeline_run}/{task} (attempt {attempt}) to be bound", timeout=timeout, timeouts=run.timeouts)
 
 
 def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
@@ -62,7 +93,7 @@ def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str) -
         if (pod.get("spec") or {}).get("nodeName"):
             raise NotYet(f"{pipeline_run}/{task} was bound: {_describe(pod)}")
 
-    hold_for(unbound, what=f"{pipeline_run}/{task} staying unbound", duration="pod_stays_pending", timeouts=run.timeouts)
+    _hold_for(run, unbound, what=f"{pipeline_run}/{task} staying unbound", duration="pod_stays_pending", timeouts=run.timeouts)
     return run.task_pods(pipeline_run, task)[0]
 
 
@@ -73,7 +104,7 @@ def pod_must_be_running(run: ScenarioRun, pod_name: str) -> Obj:
             raise NotYet(f"{pod_name} is {(pod.get('status') or {}).get('phase')}")
         return pod
 
-    return wait_for(poll, what=f"{pod_name} to run", timeout="pod_scheduled", timeouts=run.timeouts)
+    return _wait_for(run, poll, what=f"{pod_name} to run", timeout="pod_scheduled", timeouts=run.timeouts)
 
 
 def pod_must_be_finished(run: ScenarioRun, pod_name: str) -> str:
@@ -86,10 +117,17 @@ def pod_must_be_finished(run: ScenarioRun, pod_name: str) -> str:
             raise NotYet(f"{pod_name} is {phase}")
         return phase
 
-    return wait_for(poll, what=f"{pod_name} to finish", timeout="taskrun_done", timeouts=run.timeouts)
+    return _wait_for(run, poll, what=f"{pod_name} to finish", timeout="taskrun_done", timeouts=run.timeouts)
 
 
 def pipelinerun_must_succeed(run: ScenarioRun, name: str) -> Obj:
+    """pipelinerun_must_succeed() waits for the PipelineRun to finish and asserts it succeeded."""
+    return pipelinerun_must_end_with(run, name, status="True")
+
+
+def pipelinerun_must_end_with(run: ScenarioRun, name: str, *, status: str, reason: str | None = None) -> Obj:
+    """pipelinerun_must_end_with(run, 'slow', status='False', reason='PipelineRunTimeout') waits for the end, then asserts how it ended."""
+
     def poll() -> Obj:
         obj = run.pipeline_run(name)
         condition = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Succeeded"), None)
@@ -98,9 +136,12 @@ def pipelinerun_must_succeed(run: ScenarioRun, name: str) -> Obj:
             raise NotYet(f"PipelineRun {name} is {reason}")
         return obj
 
-    obj = wait_for(poll, what=f"PipelineRun {name} to finish", timeout="pipelinerun_done", timeouts=run.timeouts)
+    obj = _wait_for(run, poll, what=f"PipelineRun {name} to finish", timeout="pipelinerun_done", timeouts=run.timeouts)
     condition = next(c for c in obj["status"]["conditions"] if c.get("type") == "Succeeded")
-    assert condition.get("status") == "True", f"PipelineRun {name} failed: {condition.get('reason')}: {condition.get('message')}"
+    ended = (condition.get("status"), condition.get("reason"))
+    assert ended[0] == status and (reason is None or ended[1] == reason), (
+        f"PipelineRun {name} ended {ended[0]} ({ended[1]}: {condition.get('message')}), expected {status}{f' ({reason})' if reason else ''}"
+    )
     return obj
 
 
@@ -138,7 +179,7 @@ def group_must_be(
         return record
 
     where = f" on {node}" if node else ""
-    return wait_for(poll, what=f"the group of {pipeline_run}/{task} to be {state.value}{where}", timeout="record_state", timeouts=run.timeouts)
+    return _wait_for(run, poll, what=f"the group of {pipeline_run}/{task} to be {state.value}{where}", timeout="record_state", timeouts=run.timeouts)
 
 
 def task_must_hold_its_group(run: ScenarioRun, pipeline_run: str, task: str) -> tuple[Obj, str, contract.Record | None]:
@@ -225,7 +266,7 @@ def binding_must_be_denied(run: ScenarioRun) -> None:
         raise NotYet(f"probe pod {name} could still be bound")
 
     try:
-        wait_for(poll, what="the binding fault to take effect", timeout="fault_active", timeouts=run.timeouts)
+        _wait_for(run, poll, what="the binding fault to take effect", timeout="fault_active", timeouts=run.timeouts)
     finally:
         run.kube.core.delete_collection_namespaced_pod(run.namespace, label_selector="rescon.dev/probe=binding", grace_period_seconds=0)
 
@@ -247,7 +288,23 @@ def taskrun_must_be_done(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
         found: Obj = items[0]
         return found
 
-    return wait_for(poll, what=f"the TaskRun of {pipeline_run}/{task} to finish", timeout="taskrun_done", timeouts=run.timeouts)
+    return _wait_for(run, poll, what=f"the TaskRun of {pipeline_run}/{task} to finish", timeout="taskrun_done", timeouts=run.timeouts)
+
+
+def pipelinerun_must_list_task(run: ScenarioRun, pipeline_run: str, task: str) -> None:
+    """pipelinerun_must_list_task() waits until the PipelineRun's status.childReferences names the task's TaskRun.
+
+    Tekton cancels only the TaskRuns it already lists there, so a scenario
+    that cancels waits for this first; otherwise it would judge a scheduler
+    on a run whose task Tekton never cancelled.
+    """
+
+    def poll() -> None:
+        children = (run.pipeline_run(pipeline_run).get("status") or {}).get("childReferences") or []
+        if not any(child.get("pipelineTaskName") == task for child in children):
+            raise NotYet(f"PipelineRun {pipeline_run} lists {[c.get('pipelineTaskName') for c in children]} in childReferences")
+
+    _wait_for(run, poll, what=f"PipelineRun {pipeline_run} to list the TaskRun of {task}", timeout="pod_created", timeouts=run.timeouts)
 
 
 def pod_requests_must_drop_to(run: ScenarioRun, pod_name: str, *, cpu_millis: int) -> Obj:
@@ -265,7 +322,7 @@ def pod_requests_must_drop_to(run: ScenarioRun, pod_name: str, *, cpu_millis: in
             raise NotYet(f"{pod_name} still requests {above} (floor {cpu_millis}m)")
         return pod
 
-    return wait_for(poll, what=f"{pod_name}'s requests to drop to {cpu_millis}m", timeout="resize_done", timeouts=run.timeouts)
+    return _wait_for(run, poll, what=f"{pod_name}'s requests to drop to {cpu_millis}m", timeout="resize_done", timeouts=run.timeouts)
 
 
 def claim_generation_of(record: contract.Record | None, task: str) -> int | None:
@@ -301,7 +358,7 @@ def group_must_stay(run: ScenarioRun, pipeline_run: str, task: str, *, node: str
         if missing:
             raise NotYet(f"group {group.name} lost its holder(s) {missing} (holders now {sorted(status.holders)})")
 
-    hold_for(check, what=f"the group of {pipeline_run}/{task} Reserved on {node}", duration="group_stays", timeouts=run.timeouts)
+    _hold_for(run, check, what=f"the group of {pipeline_run}/{task} Reserved on {node}", duration="group_stays", timeouts=run.timeouts)
 
 
 def group_must_be_released_or_gone(run: ScenarioRun, pipeline_run: str, task: str) -> None:
@@ -324,7 +381,7 @@ def group_must_be_released_or_gone(run: ScenarioRun, pipeline_run: str, task: st
         if status.state != contract.State.RELEASED:
             raise NotYet(f"group {group.name} is {status.state.value} on {status.node or 'no node'}")
 
-    wait_for(poll, what=f"the group of {pipeline_run}/{task} to be Released or its record gone", timeout="record_state", timeouts=run.timeouts)
+    _wait_for(run, poll, what=f"the group of {pipeline_run}/{task} to be Released or its record gone", timeout="record_state", timeouts=run.timeouts)
 
 
 def task_pod_must_not_exist(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int) -> None:
@@ -374,7 +431,7 @@ def pod_creation_must_be_denied(run: ScenarioRun) -> None:
         if refusal is None or "exceeded quota" not in refusal:
             raise NotYet(f"a probe pod was {'admitted' if refusal is None else 'refused for another reason: ' + refusal[:200]}")
 
-    wait_for(poll, what="the ResourceQuota to refuse new pods", timeout="fault_active", timeouts=run.timeouts)
+    _wait_for(run, poll, what="the ResourceQuota to refuse new pods", timeout="fault_active", timeouts=run.timeouts)
 
 
 def pod_creation_must_be_allowed(run: ScenarioRun) -> None:
@@ -387,4 +444,4 @@ def pod_creation_must_be_allowed(run: ScenarioRun) -> None:
         if refusal is not None:
             raise NotYet(f"a probe pod was refused: {refusal[:200]}")
 
-    wait_for(poll, what="new pods to be admitted again", timeout="fault_active", timeouts=run.timeouts)
+    _wait_for(run, poll, what="new pods to be admitted again", timeout="fault_active", timeouts=run.timeouts)

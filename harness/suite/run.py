@@ -16,6 +16,7 @@ import kubernetes
 from harness.cluster.node_pools import NodePool
 from harness.contract import record as contract
 from harness.kube import Kube, json_object
+from harness.monitor.watcher import ContractMonitor
 from harness.suite import manifests
 from harness.suite.features import Feature
 from harness.suite.scenario import Scenario
@@ -30,6 +31,8 @@ PIPELINE_RUN_LABEL = "tekton.dev/pipelineRun"
 PIPELINE_TASK_LABEL = "tekton.dev/pipelineTask"
 RELEASE_ANNOTATION = "sim.rescon.dev/release"
 NUDGE_ANNOTATION = "rescon.dev/nudge"
+#: The taint cordon(taint=True) puts on a node.
+CORDON_TAINT = {"key": "rescon.dev/cordoned", "value": "true", "effect": "NoSchedule"}
 
 
 @dataclass
@@ -47,6 +50,8 @@ class ScenarioRun:
     resize_floor_cpu_millis: int = 10
     rendered: dict[str, str] = field(default_factory=dict)
     applied: list[Obj] = field(default_factory=list)
+    #: The contract monitor watching this scenario (harness.monitor.watcher); None only in unit tests.
+    monitor: ContractMonitor | None = None
 
     # --- what the implementation claims ---
 
@@ -58,6 +63,11 @@ class ScenarioRun:
     @property
     def node_names(self) -> tuple[str, ...]:
         return self.pool.nodes
+
+    def assert_contract(self) -> None:
+        """assert_contract() fails the scenario with the contract monitor's first violation, if there is one."""
+        if self.monitor is not None:
+            self.monitor.raise_if_violated()
 
     # --- actions ---
 
@@ -112,6 +122,30 @@ class ScenarioRun:
             if (pod.get("spec") or {}).get("nodeName") == node:
                 self.kube.core.delete_namespaced_pod(pod["metadata"]["name"], self.namespace, grace_period_seconds=0)
 
+    def cordon(self, node: str, *, taint: bool) -> None:
+        """cordon() marks the node unschedulable as `kubectl cordon` does and, with taint, adds a NoSchedule taint too."""
+        body: Obj = {"spec": {"unschedulable": True}}
+        if taint:
+            body["spec"]["taints"] = [CORDON_TAINT]
+        self.kube.core.patch_node(node, body)
+
+    def uncordon(self, node: str) -> None:
+        """uncordon() undoes cordon(): schedulable again, without the suite's taint."""
+        self.kube.core.patch_node(node, {"spec": {"unschedulable": False, "taints": []}})
+
+    def create_foreign_record(self, manifest: Obj) -> Obj:
+        """create_foreign_record() publishes a record as another scheduler would: created, then its status written.
+
+        A status subresource drops `status` on create, so it takes two writes,
+        as it does for any scheduler.
+        """
+        api = (contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL)
+        created = json_object(self.kube.custom.create_namespaced_custom_object(*api, {k: v for k, v in manifest.items() if k != "status"}))
+        created["status"] = manifest.get("status") or {}
+        written = json_object(self.kube.custom.replace_namespaced_custom_object_status(*api, created["metadata"]["name"], created))
+        self.applied.append(written)
+        return written
+
     def restart_scheduler(self) -> None:
         """restart_scheduler() kills the scheduler under test as a crash would (SIGKILL, or its pods deleted) and brings it back."""
         killed = self.scheduler.kill(self.kube)
@@ -154,15 +188,19 @@ class ScenarioRun:
 
     def record(self, pipeline_run: str) -> contract.Record | None:
         """record() reads the PipelineRun's ReservationRecord, validated against the contract."""
+        obj = self.record_json(pipeline_run)
+        return None if obj is None else contract.Record.from_json(obj)
+
+    def record_json(self, pipeline_run: str) -> Obj | None:
+        """record_json() reads the PipelineRun's ReservationRecord as the API returns it (None when there is none)."""
         try:
-            obj = json_object(self.kube.custom.get_namespaced_custom_object(
+            return json_object(self.kube.custom.get_namespaced_custom_object(
                 contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL, pipeline_run
             ))
         except kubernetes.client.ApiException as err:
             if err.status == 404:
                 return None
             raise
-        return contract.Record.from_json(obj)
 
     def records(self) -> list[Obj]:
         listing = json_object(self.kube.custom.list_namespaced_custom_object(contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL))

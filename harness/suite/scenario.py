@@ -13,7 +13,8 @@ up; the test body only asserts. Each fixture is `fixtures/pipelines/<name>.yaml.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Mapping
 
 from harness.suite.features import Feature
 
@@ -40,3 +41,5 @@ class Scenario:
     #: PVCs the runner creates, bound, before the test (names as the fixtures refer to them via `pvcs`).
     #: Groups form only around PVC-backed workspaces (docs/contract.md).
     volumes: tuple[str, ...] = ()
+    #: Named values every fixture of the scenario may use (`{{ pipeline_timeout }}`), declared here as data.
+    values: Mapping[str, str] = field(default_factory=dict)

@@ -21,6 +21,7 @@ from harness.cluster.toolchain import Toolchain
 from harness.contract.install import install_crd
 from harness.errors import HarnessError
 from harness.kube import Kube, present
+from harness.monitor.watcher import ContractMonitor
 from harness.quantities import cpu_millis, memory_bytes
 from harness.suite import manifests
 from harness.suite.attachments import attach_scenario_artifacts
@@ -96,7 +97,7 @@ class _Sampler:
         self.recorder = TimelineRecorder()
         self._run = run
         self._stop = threading.Event()
-        self._start = time.monotonic()
+        self.started = time.monotonic()
         self._thread = threading.Thread(target=self._loop, name="timeline-sampler", daemon=True)
 
     def __enter__(self) -> _Sampler:
@@ -109,7 +110,7 @@ class _Sampler:
         self.sample()
 
     def sample(self) -> None:
-        t = time.monotonic() - self._start
+        t = time.monotonic() - self.started
         try:
             self.recorder.observe_pods(t, self._run.pods())
             self.recorder.observe_records(t, self._run.records())
@@ -150,18 +151,25 @@ def scenario_run(
             node_cpu_millis=cpu_millis(node["cpu"]),
             node_memory_bytes=memory_bytes(node["memory"]),
             pvcs=pvcs,
+            extra=dict(scenario.values),
         )
         run = ScenarioRun(
             scenario, kube, namespace, pool, context, config.timeouts, config.supported, scheduler,
             resize_floor_cpu_millis=cpu_millis(config.resize_floor_cpu),
         )
-        with _Sampler(run) as sampler:
+        # Started before the test applies its first fixture; asked by every check and once after the test.
+        monitor = ContractMonitor(kube, namespace, pool.selector, timeouts=config.timeouts, checks_records=run.checks_records)
+        with monitor, _Sampler(run) as sampler:
+            run.monitor = monitor
             try:
                 yield run
             finally:
                 sampler.sample()
         failed = getattr(request.node, "rescon_failed", False)
-        attach_scenario_artifacts(run, sampler.recorder, cluster, scheduler, include_logs=True, failed=failed)
+        attach_scenario_artifacts(
+            run, sampler.recorder, cluster, scheduler, include_logs=True, failed=failed,
+            marks=[(v.at + monitor.started - sampler.started, v.rule) for v in monitor.violations],
+        )
     finally:
         if run is not None:
             for doc in run.cluster_scoped_applied():

@@ -8,7 +8,13 @@ peak stays reserved, a leak that keeps B out of the node for good.
 from __future__ import annotations
 
 from harness.contract.record import State
-from harness.suite.checks import group_must_be, pipelinerun_must_succeed, task_pod_must_be_bound
+from harness.suite.checks import (
+    group_must_be,
+    pipelinerun_must_list_task,
+    pipelinerun_must_succeed,
+    task_pod_must_be_bound,
+    taskrun_must_be_done,
+)
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
@@ -28,8 +34,11 @@ def test_cancel_releases(run: ScenarioRun) -> None:
     small = task_pod_must_be_bound(run, "cancelled", "small")
     node = small["spec"]["nodeName"]
     group_must_be(run, "cancelled", "small", state=State.RESERVED, node=node)
+    # Tekton cancels only the TaskRuns it lists already: judge the scheduler only once Tekton has acted.
+    pipelinerun_must_list_task(run, "cancelled", "small")
 
     run.cancel("cancelled")
+    taskrun_must_be_done(run, "cancelled", "small")
     group_must_be(run, "cancelled", "small", state=State.RELEASED, node=node)
     run.apply("cancel_releases-b")
     b_pod = task_pod_must_be_bound(run, "b", "only")

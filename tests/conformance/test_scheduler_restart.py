@@ -38,7 +38,8 @@ def test_scheduler_restart(run: ScenarioRun) -> None:
     run.restart_scheduler()
     group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
     run.apply("scheduler_restart-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    # The first binding after the kill: the successor may first wait out a leader-election lease.
+    b_pod = task_pod_must_be_bound(run, "b", "only", timeout="scheduler_failover")
     assert b_pod["spec"]["nodeName"] == other, (
         f"B landed on {b_pod['spec']['nodeName']}, inside the peak A reserved before the restart: it should be on {other}"
     )

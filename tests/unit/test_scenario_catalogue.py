@@ -55,7 +55,7 @@ def test_every_fixture_exists_and_renders(path: Path, scenario: Scenario) -> Non
         node_cpu_millis=4800,
         node_memory_bytes=8 << 30,
         pvcs={name: name for name in scenario.volumes},
-        extra={"node": "p-1"},
+        extra={"node": "p-1", **scenario.values},
     )
     for fixture in scenario.fixtures:
         assert fixture_path(fixture).is_file(), f"{scenario.name}: missing {fixture_path(fixture)}"
@@ -64,7 +64,8 @@ def test_every_fixture_exists_and_renders(path: Path, scenario: Scenario) -> Non
         for doc in docs:
             if doc["kind"] == "PipelineRun":
                 pod_template = doc["spec"]["taskRunTemplate"]["podTemplate"]
-                assert pod_template["schedulerName"] == "tkn-scheduler"
+                # A fixture may stand for another scheduler's run only by the scenario's declared value.
+                assert pod_template["schedulerName"] in ("tkn-scheduler", scenario.values.get("other_scheduler"))
                 assert pod_template["nodeSelector"] == {"rescon.dev/pool": "p"}
 
 

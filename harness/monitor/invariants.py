@@ -1,0 +1,296 @@
+"""invariants: the contract's rules that must hold at every observed state, as pure functions over a snapshot.
+
+The contract monitor (harness.monitor.watcher) keeps a `World` from watches on
+pods, nodes, records and PipelineRuns, and after every event asks these
+functions what is broken. Each finding names its rule, so a failure reads
+
+    contract monitor: node-overcommitted at 4.2s: node pool-x-0 holds 5000m CPU, 0Mi
+    (pods 1400m CPU, 0Mi + residuals 3600m CPU, 0Mi) of 4800m CPU, 8192Mi allocatable
+
+The rule names are the strings users grep for; docs/coverage.md maps each to
+the contract sentence it enforces.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from harness.contract.record import Record, State
+from harness.monitor.expected_groups import ExpectedGroup, expected_groups, group_of
+from harness.quantities import ZERO, Amount, node_allocatable, pod_request
+
+Obj = Mapping[str, Any]
+
+PIPELINE_RUN_LABEL = "tekton.dev/pipelineRun"
+PIPELINE_TASK_LABEL = "tekton.dev/pipelineTask"
+TERMINAL_PHASES = ("Succeeded", "Failed")
+
+# Rule names (docs/coverage.md). Placement rules hold for every implementation.
+NODE_OVERCOMMITTED = "node-overcommitted"
+GROUP_SPLIT = "group-split"
+# Reservation-state rules, for implementations that publish records.
+POD_OFF_CLAIM_NODE = "pod-off-claim-node"
+BOUND_POD_NOT_HOLDER = "bound-pod-not-holder"
+RECORD_AFTER_BIND = "record-after-bind"
+CLAIM_CHANGED_NODE = "claim-changed-node"
+CLAIM_GENERATION_STEP = "claim-generation-step"
+RELEASED_NOT_FINAL = "released-not-final"
+RECORD_INVALID = "record-invalid"
+GROUPS_DIFFER = "groups-differ"
+RECORD_WRONG_RUN = "record-wrong-run"
+SPEC_CHANGED = "spec-changed"
+ACTIVE_LABEL_DIVERGED = "active-label-diverged"
+RELEASE_REASON_UNTRUE = "release-reason-untrue"
+
+PLACEMENT_RULES = (NODE_OVERCOMMITTED, GROUP_SPLIT)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """Finding is one broken rule: its name, what was seen, and the objects involved ("pod ns/name", "node n")."""
+
+    rule: str
+    message: str
+    objects: tuple[str, ...] = ()
+
+
+@dataclass
+class World:
+    """World is the last observed state of what the monitor watches, keyed as the API keys it."""
+
+    pods: dict[str, Obj] = field(default_factory=dict)  # by uid
+    nodes: dict[str, Obj] = field(default_factory=dict)  # by name, the scenario's pool
+    records: dict[tuple[str, str], Record] = field(default_factory=dict)  # by (namespace, name)
+    pipeline_runs: dict[tuple[str, str], Obj] = field(default_factory=dict)
+
+
+def _meta(obj: Obj) -> Obj:
+    return obj.get("metadata") or {}
+
+
+def node_of(pod: Obj) -> str | None:
+    return (pod.get("spec") or {}).get("nodeName") or None
+
+
+def is_terminal(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in TERMINAL_PHASES
+
+
+def task_of(pod: Obj) -> tuple[str, str, str] | None:
+    """task_of() is (namespace, PipelineRun, pipeline task) of a Tekton task pod, else None."""
+    labels = _meta(pod).get("labels") or {}
+    run, task = labels.get(PIPELINE_RUN_LABEL), labels.get(PIPELINE_TASK_LABEL)
+    if not run or not task:
+        return None
+    return str(_meta(pod).get("namespace")), str(run), str(task)
+
+
+def pod_key(pod: Obj) -> str:
+    return f"pod {_meta(pod).get('namespace')}/{_meta(pod).get('name')}"
+
+
+def group_pods(world: World, namespace: str, pipeline_run: str, tasks: Iterable[str]) -> list[Obj]:
+    """group_pods() are the pods Tekton made for these tasks of one PipelineRun (every attempt)."""
+    wanted = set(tasks)
+    found = []
+    for pod in world.pods.values():
+        owner = task_of(pod)
+        if owner is not None and owner[0] == namespace and owner[1] == pipeline_run and owner[2] in wanted:
+            found.append(pod)
+    return found
+
+
+def _live_on(pods: Iterable[Obj], node: str) -> list[Obj]:
+    return [p for p in pods if node_of(p) == node and not is_terminal(p)]
+
+
+def _total(pods: Iterable[Obj]) -> Amount:
+    total = ZERO
+    for pod in pods:
+        total = total + pod_request(pod)
+    return total
+
+
+def residuals_on(world: World, node: str) -> Amount:
+    """residuals_on() is section 7's Σ residual(H, N) over the Reserved groups H on the node."""
+    total = ZERO
+    for record in world.records.values():
+        for group, status in zip(record.groups, record.statuses):
+            if status.state is State.RESERVED and status.node == node:
+                peak = Amount(group.peak_cpu_millis, group.peak_memory_bytes)
+                running = _total(_live_on(group_pods(world, record.namespace, record.pipeline_run, group.tasks), node))
+                total = total + (peak - running).floor_zero()
+    return total
+
+
+def overcommitted(world: World, *, with_reservations: bool) -> list[Finding]:
+    """overcommitted() finds pool nodes whose pods (+ residuals of Reserved groups) exceed allocatable.
+
+    Finished pods do not count, as in kube-scheduler; pods of every scheduler do.
+    """
+    findings = []
+    for name, node in world.nodes.items():
+        pods = _total(_live_on(world.pods.values(), name))
+        held = residuals_on(world, name) if with_reservations else ZERO
+        allocatable = node_allocatable(node)
+        over = (pods + held).exceeds(allocatable)
+        if over:
+            findings.append(Finding(
+                NODE_OVERCOMMITTED,
+                f"node {name} holds {(pods + held).describe()} (pods {pods.describe()} + residuals {held.describe()}) "
+                f"of {allocatable.describe()} allocatable: too much {' and '.join(over)}",
+                (f"node {name}", *sorted(pod_key(p) for p in _live_on(world.pods.values(), name))),
+            ))
+    return findings
+
+
+def _groups_by_run(world: World) -> Iterable[tuple[tuple[str, str], ExpectedGroup]]:
+    for key, pipeline_run in world.pipeline_runs.items():
+        for group in expected_groups(pipeline_run) or ():
+            yield key, group
+
+
+def split_groups(world: World) -> list[Finding]:
+    """split_groups() finds groups whose pods are bound to two nodes that both still exist."""
+    findings = []
+    for (namespace, run), group in _groups_by_run(world):
+        pods = [p for p in group_pods(world, namespace, run, group.tasks) if node_of(p) in world.nodes]
+        nodes = sorted({str(node_of(p)) for p in pods})
+        if len(nodes) > 1:
+            placed = ", ".join(f"{_meta(p).get('name')} on {node_of(p)}" for p in sorted(pods, key=lambda p: str(_meta(p).get("name"))))
+            findings.append(Finding(
+                GROUP_SPLIT,
+                f"the group {sorted(group.tasks)} of {namespace}/{run} (workspaces {sorted(group.workspaces)}) is split: {placed}",
+                tuple(pod_key(p) for p in pods),
+            ))
+    return findings
+
+
+def claim_placement(world: World) -> list[Finding]:
+    """claim_placement() finds pods of a Reserved group bound off its node, and bound ones missing from holders.
+
+    Pods on nodes that no longer exist are left out: their claim was lost
+    with the node (section 10).
+    """
+    findings = []
+    for record in world.records.values():
+        for group, status in zip(record.groups, record.statuses):
+            if status.state is not State.RESERVED:
+                continue
+            for pod in group_pods(world, record.namespace, record.pipeline_run, group.tasks):
+                node = node_of(pod)
+                if node is None or node not in world.nodes:
+                    continue
+                name = _meta(pod).get("name")
+                if node != status.node:
+                    findings.append(Finding(
+                        POD_OFF_CLAIM_NODE,
+                        f"{name} of group {group.name} is bound to {node} while the group is Reserved on {status.node} "
+                        f"(record {record.key}, claimGeneration {status.claim_generation})",
+                        (pod_key(pod), f"record {record.key}"),
+                    ))
+                elif str(_meta(pod).get("uid")) not in status.holders:
+                    findings.append(Finding(
+                        BOUND_POD_NOT_HOLDER,
+                        f"{name} is bound to {node} under group {group.name}'s claim but is not among its holders "
+                        f"{sorted(status.holders)} (record {record.key}): a joining pod is added to holders before it binds",
+                        (pod_key(pod), f"record {record.key}"),
+                    ))
+    return findings
+
+
+def record_for_bound_pod(world: World, pod: Obj) -> Finding | None:
+    """record_for_bound_pod() is a finding when a group's pod is bound but the record has no such group.
+
+    Asked once, when the pod is first seen bound. A PipelineRun that is gone
+    or being deleted takes its record with it, so it is left out.
+    """
+    owner = task_of(pod)
+    if owner is None or node_of(pod) is None:
+        return None
+    namespace, run, task = owner
+    pipeline_run = world.pipeline_runs.get((namespace, run))
+    if pipeline_run is None or _meta(pipeline_run).get("deletionTimestamp"):
+        return None
+    groups = expected_groups(pipeline_run)
+    if not groups or group_of(groups, task) is None:
+        return None
+    record = world.records.get((namespace, run))
+    if record is not None and record.group_of_task(task) is not None:
+        return None
+    what = "no ReservationRecord" if record is None else f"record {record.key} has no group with task {task!r}"
+    return Finding(
+        RECORD_AFTER_BIND,
+        f"{_meta(pod).get('name')} (task {task}) is bound to {node_of(pod)} but {what}: the record is created before a group's first pod binds",
+        (pod_key(pod),),
+    )
+
+
+def record_transition(before: Record | None, after: Record) -> list[Finding]:
+    """record_transition() finds the state-machine breaks between two successive states of one record (section 5)."""
+    if before is None:
+        return []
+    findings = []
+    if before.groups != after.groups or before.pipeline_run_uid != after.pipeline_run_uid:
+        findings.append(Finding(SPEC_CHANGED, f"record {after.key} changed its spec: a record's spec is written once, at creation", (f"record {after.key}",)))
+    old = {s.name: s for s in before.statuses}
+    for status in after.statuses:
+        previous = old.get(status.name)
+        if previous is None:
+            continue
+        where = f"group {status.name} of record {after.key}"
+        objects = (f"record {after.key}",)
+        if previous.state is State.RELEASED and status.state is not State.RELEASED:
+            findings.append(Finding(RELEASED_NOT_FINAL, f"{where} went from Released back to {status.state.value}", objects))
+        claimed = previous.state is State.PENDING and status.state is State.RESERVED
+        step = status.claim_generation - previous.claim_generation
+        if claimed and step != 1:
+            findings.append(Finding(
+                CLAIM_GENERATION_STEP, f"{where} was claimed with claimGeneration {previous.claim_generation} -> {status.claim_generation}: a claim adds exactly one", objects,
+            ))
+        if not claimed and step != 0:
+            findings.append(Finding(
+                CLAIM_GENERATION_STEP,
+                f"{where} changed claimGeneration {previous.claim_generation} -> {status.claim_generation} going {previous.state.value} -> {status.state.value}: only a claim changes it",
+                objects,
+            ))
+        if previous.state is State.RESERVED and status.state is State.RESERVED and previous.node != status.node:
+            findings.append(Finding(CLAIM_CHANGED_NODE, f"{where} moved its claim from {previous.node} to {status.node}", objects))
+    return findings
+
+
+def groups_differ(record: Record, pipeline_run: Obj) -> Finding | None:
+    """groups_differ() compares the record's groups (tasks, workspaces) with those section 4 gives the PipelineRun."""
+    if _meta(pipeline_run).get("uid") != record.pipeline_run_uid:
+        return None
+    expected = expected_groups(pipeline_run)
+    if expected is None:
+        return None
+    want = sorted((sorted(g.tasks), sorted(g.workspaces)) for g in expected)
+    have = sorted((sorted(g.tasks), sorted(g.workspaces)) for g in record.groups)
+    if want == have:
+        return None
+    return Finding(
+        GROUPS_DIFFER,
+        f"record {record.key} declares groups (tasks, workspaces) {have}; the PipelineRun's are {want} (docs/contract.md section 4)",
+        (f"record {record.key}",),
+    )
+
+
+def record_names_wrong_run(record: Record, record_created: str, pipeline_run: Obj) -> Finding | None:
+    """record_names_wrong_run() is a finding when a record made for this PipelineRun carries another uid (section 2).
+
+    A record created before the PipelineRun belongs to an earlier run of the
+    same name that the garbage collector has not removed yet: that one is stale, not wrong.
+    """
+    uid = _meta(pipeline_run).get("uid")
+    run_created = str(_meta(pipeline_run).get("creationTimestamp") or "")
+    if not uid or uid == record.pipeline_run_uid or (record_created and run_created and record_created < run_created):
+        return None
+    return Finding(
+        RECORD_WRONG_RUN,
+        f"record {record.key} names PipelineRun uid {record.pipeline_run_uid}, but it was created for the PipelineRun "
+        f"{record.pipeline_run} of uid {uid}: spec.pipelineRun.uid and the ownerReference carry the PipelineRun's metadata.uid",
+        (f"record {record.key}",),
+    )

@@ -1,0 +1,445 @@
+"""watcher: the contract monitor, a watch on pods, nodes, records and PipelineRuns through a whole scenario.
+
+It starts before the scenario's first fixture is applied and stops after its
+last check. Every event updates a World (harness.monitor.invariants) and the
+rules are asked again; the first finding of each rule becomes a Violation,
+with its time, its objects and its message, and the scenario fails on it
+(`raise_if_violated`, called by every check's poll and once more at the end).
+
+Rules that relate two kinds of object (a pod and a record, say) are confirmed
+before they count: events of different watches arrive in no guaranteed order,
+so a pod may be seen bound before the record write that preceded its bind.
+A finding is confirmed by reading the API afresh, pods first and records
+after, so a record read always reflects every write made before the pods'
+read; a fault shows in that read too, a race between two streams does not.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Callable, Iterator, Mapping
+
+import kubernetes
+
+from harness.contract import record as contract
+from harness.kube import Kube, json_object
+from harness.monitor import invariants as rules
+from harness.monitor.release_truth import true_reasons
+from harness.timeouts import TimeoutConfig
+
+log = logging.getLogger("rescon.monitor")
+
+Obj = dict[str, Any]
+
+TEKTON = ("tekton.dev", "v1")
+#: The server-side timeout of one watch request; the watch is then resumed from its last resourceVersion.
+WATCH_SECONDS = 5
+#: How often the evaluator looks at time-bound rules (the active label) when no event comes.
+TICK_SECONDS = 0.25
+
+
+@dataclass(frozen=True)
+class Violation:
+    """Violation is a rule's first confirmed finding: when (seconds from the monitor's start), what, and which objects."""
+
+    rule: str
+    at: float
+    message: str
+    objects: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        return f"contract monitor: {self.rule} at {self.at:.1f}s: {self.message}"
+
+
+class ContractBroken(AssertionError):
+    """ContractBroken fails a scenario on the monitor's first violation; its message is the violation's."""
+
+
+@dataclass
+class _Event:
+    kind: str  # pods, nodes, records, pipelineruns
+    type: str  # ADDED, MODIFIED, DELETED, SYNC
+    obj: Obj | None = None
+    items: list[Obj] = field(default_factory=list)
+
+
+class ContractMonitor:
+    """ContractMonitor checks the contract's invariants at every observed state of one scenario.
+
+    with ContractMonitor(kube, namespace, pool_selector, timeouts=cfg, checks_records=True) as monitor:
+        ...  # the scenario
+        monitor.raise_if_violated()
+    """
+
+    def __init__(
+        self,
+        kube: Kube,
+        namespace: str,
+        pool_selector: Mapping[str, str],
+        *,
+        timeouts: TimeoutConfig,
+        checks_records: bool,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.kube = kube
+        self.namespace = namespace
+        self.pool_selector = ",".join(f"{k}={v}" for k, v in sorted(pool_selector.items()))
+        self.timeouts = timeouts
+        self.checks_records = checks_records
+        self._clock = clock
+        self.started = clock()
+        self.world = rules.World()
+        self.violations: list[Violation] = []
+        self.events_seen = 0
+        self.confirmations = 0
+        self._queue: queue.Queue[_Event] = queue.Queue()
+        self._stop = threading.Event()
+        self._synced: set[str] = set()
+        self._threads: list[threading.Thread] = []
+        self._evaluator = threading.Thread(target=self._evaluate_loop, name="contract-monitor", daemon=True)
+        self._bound_seen: set[str] = set()
+        self._groups_checked: set[tuple[str, str, str]] = set()
+        self._diverged_since: dict[tuple[str, str], float] = {}
+        self._created: dict[tuple[str, str], str] = {}
+        self._lock = threading.Lock()
+
+    # --- lifecycle ---
+
+    def __enter__(self) -> ContractMonitor:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """start() lists and watches everything, and returns once every kind has been listed."""
+        kinds = ["pods", "nodes", "pipelineruns"] + (["records"] if self.checks_records else [])
+        for kind in kinds:
+            thread = threading.Thread(target=self._watch_loop, args=(kind,), name=f"monitor-{kind}", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        self._evaluator.start()
+        deadline = self._clock() + self.timeouts.monitor_synced
+        while self._clock() < deadline:
+            with self._lock:
+                if self._synced >= set(kinds):
+                    return
+            time.sleep(0.05)
+        from harness.waits import WaitTimeout
+
+        raise WaitTimeout(f"timed out after {self.timeouts.monitor_synced:g}s (monitor_synced) listing {sorted(set(kinds) - self._synced)} for the contract monitor")
+
+    def stop(self) -> None:
+        """stop() evaluates every event received so far, then ends the evaluator (watch threads end on their own)."""
+        self._queue.put(_Event("stop", "STOP"))
+        self._evaluator.join(timeout=self.timeouts.monitor_synced)
+        self._stop.set()
+
+    # --- verdicts ---
+
+    def first_violation(self) -> Violation | None:
+        with self._lock:
+            return self.violations[0] if self.violations else None
+
+    def raise_if_violated(self) -> None:
+        """raise_if_violated() fails the scenario with the first violation, if any."""
+        first = self.first_violation()
+        if first is not None:
+            more = len(self.violations) - 1
+            raise ContractBroken(first.describe() + (f" (and {more} more rule(s) broken)" if more else ""))
+
+    # --- watches ---
+
+    def _list(self, kind: str) -> tuple[list[Obj], str]:
+        core, custom = self.kube.core, self.kube.custom
+        if kind == "pods":
+            data = _raw(core.list_pod_for_all_namespaces(_preload_content=False))
+        elif kind == "nodes":
+            data = _raw(core.list_node(label_selector=self.pool_selector, _preload_content=False))
+        elif kind == "records":
+            data = json_object(custom.list_namespaced_custom_object(contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL))
+        else:
+            data = json_object(custom.list_namespaced_custom_object(*TEKTON, self.namespace, "pipelineruns"))
+        return list(data.get("items") or []), str((data.get("metadata") or {}).get("resourceVersion") or "")
+
+    def _stream(self, kind: str, resource_version: str) -> Iterator[dict[str, Any]]:
+        watch: Any = kubernetes.watch.Watch()  # type: ignore[no-untyped-call]
+        common: dict[str, Any] = {"resource_version": resource_version, "timeout_seconds": WATCH_SECONDS, "allow_watch_bookmarks": True}
+        core, custom = self.kube.core, self.kube.custom
+        if kind == "pods":
+            return iter(watch.stream(core.list_pod_for_all_namespaces, **common))
+        if kind == "nodes":
+            return iter(watch.stream(core.list_node, label_selector=self.pool_selector, **common))
+        if kind == "records":
+            return iter(watch.stream(custom.list_namespaced_custom_object, contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL, **common))
+        return iter(watch.stream(custom.list_namespaced_custom_object, *TEKTON, self.namespace, "pipelineruns", **common))
+
+    def _watch_loop(self, kind: str) -> None:
+        resource_version = ""
+        while not self._stop.is_set():
+            try:
+                if not resource_version:
+                    items, resource_version = self._list(kind)
+                    self._queue.put(_Event(kind, "SYNC", items=items))
+                    with self._lock:
+                        self._synced.add(kind)
+                for event in self._stream(kind, resource_version):
+                    if self._stop.is_set():
+                        return
+                    raw = event.get("raw_object") or {}
+                    if event.get("type") == "ERROR":
+                        if raw.get("code") == 410:
+                            resource_version = ""  # too old: list again
+                        break
+                    resource_version = str((raw.get("metadata") or {}).get("resourceVersion") or resource_version)
+                    if event.get("type") != "BOOKMARK":
+                        self._queue.put(_Event(kind, str(event.get("type")), obj=raw))
+            except kubernetes.client.ApiException as err:
+                if err.status == 410:
+                    resource_version = ""
+                else:
+                    log.debug("monitor watch of %s: %s", kind, err)
+                    self._stop.wait(0.5)
+            except Exception as err:  # noqa: BLE001 - a dropped connection: resume the watch
+                log.debug("monitor watch of %s: %s", kind, err)
+                self._stop.wait(0.5)
+
+    # --- evaluation ---
+
+    def _now(self) -> float:
+        return self._clock() - self.started
+
+    def _evaluate_loop(self) -> None:
+        while True:
+            try:
+                event = self._queue.get(timeout=TICK_SECONDS)
+            except queue.Empty:
+                self._check_label_timers()
+                continue
+            if event.kind == "stop":
+                self._check_label_timers()
+                return
+            try:
+                self._apply(event)
+            except Exception as err:  # noqa: BLE001 - a monitor bug must not hang the suite; say so
+                log.warning("contract monitor could not evaluate a %s event: %s", event.kind, err)
+
+    def _report(self, finding: rules.Finding) -> None:
+        with self._lock:
+            if any(v.rule == finding.rule for v in self.violations):
+                return
+            violation = Violation(finding.rule, self._now(), finding.message, finding.objects)
+            self.violations.append(violation)
+        log.warning("%s", violation.describe())
+
+    def _has(self, rule: str) -> bool:
+        with self._lock:
+            return any(v.rule == rule for v in self.violations)
+
+    def _apply(self, event: _Event) -> None:
+        self.events_seen += 1
+        world = self.world
+        if event.kind == "pods":
+            self._apply_pods(event)
+        elif event.kind == "nodes":
+            _replace(world.nodes, event, key=lambda o: str(o["metadata"]["name"]))
+        elif event.kind == "pipelineruns":
+            _replace(world.pipeline_runs, event, key=_namespaced)
+            for key in list(world.pipeline_runs) if event.type == "SYNC" else [_namespaced(event.obj or {})]:
+                self._check_groups(key)
+        elif event.kind == "records":
+            self._apply_records(event)
+        self._check_world()
+
+    def _apply_pods(self, event: _Event) -> None:
+        pods = self.world.pods
+        items = event.items if event.type == "SYNC" else [event.obj or {}]
+        if event.type == "SYNC":
+            pods.clear()
+        for pod in items:
+            meta = pod.get("metadata") or {}
+            if meta.get("namespace") != self.namespace and not rules.node_of(pod):
+                continue
+            uid = str(meta.get("uid"))
+            if event.type == "DELETED":
+                pods.pop(uid, None)
+                continue
+            pods[uid] = pod
+            if rules.node_of(pod) and uid not in self._bound_seen:
+                self._bound_seen.add(uid)
+                self._check_first_bind(pod)
+
+    def _apply_records(self, event: _Event) -> None:
+        records = self.world.records
+        if event.type == "SYNC":
+            # A fresh list after a gap: compare the next states with these, not with states before the gap.
+            records.clear()
+        for obj in event.items if event.type == "SYNC" else [event.obj or {}]:
+            key = _namespaced(obj)
+            if event.type == "DELETED":
+                records.pop(key, None)
+                self._diverged_since.pop(key, None)
+                continue
+            try:
+                record = contract.Record.from_json(obj)
+            except contract.ContractViolation as err:
+                self._report(rules.Finding(rules.RECORD_INVALID, str(err), (f"record {key[0]}/{key[1]}",)))
+                continue
+            before = records.get(key)
+            records[key] = record
+            self._created[key] = str((obj.get("metadata") or {}).get("creationTimestamp") or "")
+            if event.type != "SYNC":
+                for finding in rules.record_transition(before, record):
+                    self._report(finding)
+                self._check_releases(before, record)
+            self._track_label(key, record)
+            self._check_groups(key)
+
+    def _check_world(self) -> None:
+        world = self.world
+        candidates = rules.overcommitted(world, with_reservations=self.checks_records) + rules.split_groups(world)
+        if self.checks_records:
+            candidates += rules.claim_placement(world)
+        pending = [f for f in candidates if not self._has(f.rule)]
+        if pending:
+            self._confirm(lambda fresh: rules.overcommitted(fresh, with_reservations=self.checks_records) + rules.split_groups(fresh)
+                          + (rules.claim_placement(fresh) if self.checks_records else []), {f.rule for f in pending})
+
+    def _check_first_bind(self, pod: Obj) -> None:
+        if not self.checks_records or self._has(rules.RECORD_AFTER_BIND):
+            return
+        owner = rules.task_of(pod)
+        record = self.world.records.get(owner[:2]) if owner else None
+        if owner is None or (record is not None and record.group_of_task(owner[2]) is not None):
+            return
+        # The PipelineRun or the record may simply not have reached this process yet: ask the API.
+        self._confirm(lambda fresh: [f for f in [rules.record_for_bound_pod(fresh, pod)] if f is not None], {rules.RECORD_AFTER_BIND})
+
+    def _check_groups(self, key: tuple[str, str]) -> None:
+        record, pipeline_run = self.world.records.get(key), self.world.pipeline_runs.get(key)
+        if record is None or pipeline_run is None:
+            return
+        wrong_run = rules.record_names_wrong_run(record, self._created.get(key, ""), pipeline_run)
+        if wrong_run is not None:
+            self._report(wrong_run)
+        if self._has(rules.GROUPS_DIFFER):
+            return
+        marker = (key[0], key[1], record.pipeline_run_uid)
+        if marker in self._groups_checked:
+            return
+        from harness.monitor.expected_groups import expected_groups
+
+        if expected_groups(pipeline_run) is None:
+            return
+        self._groups_checked.add(marker)
+        finding = rules.groups_differ(record, pipeline_run)
+        if finding is not None:
+            self._report(finding)
+
+    def _track_label(self, key: tuple[str, str], record: contract.Record) -> None:
+        if record.label_agrees:
+            self._diverged_since.pop(key, None)
+        else:
+            self._diverged_since.setdefault(key, self._now())
+        self._check_label_timers()
+
+    def _check_label_timers(self) -> None:
+        limit = self.timeouts.label_converges
+        for key, since in list(self._diverged_since.items()):
+            if self._now() - since > limit:
+                record = self.world.records.get(key)
+                active = record.is_active if record else False
+                self._report(rules.Finding(
+                    rules.ACTIVE_LABEL_DIVERGED,
+                    f"record {key[0]}/{key[1]} has had label {contract.ACTIVE_LABEL}={'true' if record and record.active_label else 'absent'} "
+                    f"while {'some' if active else 'no'} group is Reserved for {self._now() - since:.1f}s (label_converges {limit:g}s)",
+                    (f"record {key[0]}/{key[1]}",),
+                ))
+                self._diverged_since.pop(key, None)
+
+    def _check_releases(self, before: contract.Record | None, after: contract.Record) -> None:
+        if before is None or self._has(rules.RELEASE_REASON_UNTRUE):
+            return
+        old = {s.name: s for s in before.statuses}
+        for group, status in zip(after.groups, after.statuses):
+            previous = old.get(status.name)
+            if status.state is not contract.State.RELEASED or previous is None or previous.state is contract.State.RELEASED:
+                continue
+            if status.release_reason is None:
+                continue  # Record.from_json already refuses a Released group without a reason
+            found = self._true_reasons(after, group.tasks)
+            if status.release_reason not in found:
+                self._report(rules.Finding(
+                    rules.RELEASE_REASON_UNTRUE,
+                    f"group {group.name} of record {after.key} was Released with releaseReason {status.release_reason.value}, "
+                    f"which was not true; true then: {sorted(r.value for r in found) or 'none (releasing was premature)'}",
+                    (f"record {after.key}",),
+                ))
+
+    def _true_reasons(self, record: contract.Record, tasks: tuple[str, ...]) -> set[contract.ReleaseReason]:
+        custom = self.kube.custom
+        try:
+            pipeline_run: Obj | None = json_object(custom.get_namespaced_custom_object(*TEKTON, record.namespace, "pipelineruns", record.pipeline_run))
+        except kubernetes.client.ApiException as err:
+            if err.status != 404:
+                raise
+            pipeline_run = None
+        listing = json_object(custom.list_namespaced_custom_object(
+            *TEKTON, record.namespace, "taskruns", label_selector=f"{rules.PIPELINE_RUN_LABEL}={record.pipeline_run}"
+        ))
+        return true_reasons(pipeline_run, listing.get("items") or [], group_tasks=tasks, record_uid=record.pipeline_run_uid, now=datetime.now(UTC))
+
+    # --- confirmation by a fresh read ---
+
+    def _confirm(self, rule_check: Callable[[rules.World], list[rules.Finding]], wanted: set[str]) -> None:
+        self.confirmations += 1
+        fresh = self._fresh_world()
+        for finding in rule_check(fresh):
+            if finding.rule in wanted:
+                self._report(finding)
+
+    def _fresh_world(self) -> rules.World:
+        """_fresh_world() reads pods first, then nodes, PipelineRuns and records (see the module's docstring)."""
+        fresh = rules.World()
+        pods, _ = self._list("pods")
+        fresh.pods = {str(p["metadata"]["uid"]): p for p in pods if p["metadata"].get("namespace") == self.namespace or rules.node_of(p)}
+        nodes, _ = self._list("nodes")
+        fresh.nodes = {str(n["metadata"]["name"]): n for n in nodes}
+        runs, _ = self._list("pipelineruns")
+        fresh.pipeline_runs = {_namespaced(r): r for r in runs}
+        if self.checks_records:
+            for obj in self._list("records")[0]:
+                try:
+                    fresh.records[_namespaced(obj)] = contract.Record.from_json(obj)
+                except contract.ContractViolation:
+                    continue  # reported from the watch
+        return fresh
+
+
+def _raw(response: Any) -> Obj:
+    """_raw() is the JSON body of a call made with _preload_content=False (pods and nodes as plain dicts)."""
+    data: Obj = json.loads(response.data)
+    return data
+
+
+def _namespaced(obj: Mapping[str, Any]) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def _replace(store: dict[Any, Any], event: _Event, *, key: Callable[[Obj], Any]) -> None:
+    if event.type == "SYNC":
+        store.clear()
+        for item in event.items:
+            store[key(item)] = item
+    elif event.type == "DELETED":
+        store.pop(key(event.obj or {}), None)
+    elif event.obj is not None:
+        store[key(event.obj)] = event.obj

@@ -1,0 +1,86 @@
+"""foreign_records_untouched: a scheduler writes only the records it created, never another scheduler's.
+
+The fault it exists to catch: a releaser that releases every record whose
+PipelineRun is over, whoever made it (docs/contract.md section 2, "Several
+schedulers"): it would hide the other scheduler's faults and free room that
+scheduler still counts on. The suite publishes a record for a PipelineRun of
+another schedulerName, cancels that run, and runs one of the scheduler's own.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from harness.contract import record as contract
+from harness.contract.record import State
+from harness.suite.checks import (
+    group_must_be,
+    group_must_stay,
+    pipelinerun_must_list_task,
+    pipelinerun_must_succeed,
+    task_pod_must_be_bound,
+    task_pod_must_exist,
+    taskrun_must_be_done,
+)
+from harness.suite.features import Feature
+from harness.suite.run import ScenarioRun
+from harness.suite.scenario import Scenario
+
+SCENARIO = Scenario(
+    name="foreign_records_untouched",
+    description="Another scheduler's record (Reserved, its PipelineRun then cancelled) stays exactly as that scheduler wrote it while the scheduler under test runs and releases a group of its own",
+    features=(Feature.RESERVATION_RECORDS, Feature.RELEASE),
+    fixtures=("foreign_records_untouched-other", "foreign_records_untouched-mine"),
+    volumes=("other-source", "mine-source"),
+    # A schedulerName nobody serves here: the other scheduler's pods stay Pending.
+    values={"other_scheduler": "rescon-another-scheduler"},
+)
+OTHER_SCHEDULER = SCENARIO.values["other_scheduler"]
+
+
+def _foreign_record(run: ScenarioRun, pipeline_run: dict[str, Any], pod: dict[str, Any], node: str) -> dict[str, Any]:
+    name, uid = pipeline_run["metadata"]["name"], pipeline_run["metadata"]["uid"]
+    return {
+        "apiVersion": contract.API_VERSION,
+        "kind": contract.KIND,
+        "metadata": {
+            "name": name,
+            "labels": {contract.ACTIVE_LABEL: contract.ACTIVE_VALUE},
+            "annotations": {"rescon.dev/scheduler-name": OTHER_SCHEDULER},
+            "ownerReferences": [{"apiVersion": "tekton.dev/v1", "kind": "PipelineRun", "name": name, "uid": uid, "controller": True}],
+        },
+        "spec": {
+            "pipelineRun": {"name": name, "uid": uid},
+            "groups": [{"name": "source", "tasks": ["only"], "workspaces": ["source"], "peak": {"cpu": f"{run.node_cpu_millis() // 10}m", "memory": "0"}}],
+        },
+        "status": {
+            "reservedGroups": 1,
+            "groups": [{
+                "name": "source", "state": "Reserved", "node": node, "holders": [pod["metadata"]["uid"]],
+                "claimGeneration": 1, "reservedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+            }],
+        },
+    }
+
+
+def test_foreign_records_untouched(run: ScenarioRun) -> None:
+    run.apply("foreign_records_untouched-other")
+    pod = task_pod_must_exist(run, "other", "only")
+    pipelinerun_must_list_task(run, "other", "only")
+    written = run.create_foreign_record(_foreign_record(run, run.pipeline_run("other"), pod, run.node_names[0]))
+    run.cancel("other")
+    taskrun_must_be_done(run, "other", "only")
+
+    run.apply("foreign_records_untouched-mine")
+    mine = task_pod_must_be_bound(run, "mine", "only")
+    pipelinerun_must_succeed(run, "mine")
+    group_must_be(run, "mine", "only", state=State.RELEASED, node=mine["spec"]["nodeName"])
+
+    group_must_stay(run, "other", "only", node=run.node_names[0], holders=(pod,))
+    now = run.record_json("other")
+    assert now is not None, "another scheduler's record was deleted by the scheduler under test"
+    assert now["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"], (
+        f"another scheduler's record was written by the scheduler under test: {now.get('metadata', {}).get('managedFields', [{}])[-1].get('manager')} "
+        f"changed it to {now.get('status')}"
+    )

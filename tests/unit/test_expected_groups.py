@@ -1,0 +1,78 @@
+"""The suite's own reading of a PipelineRun's groups (docs/contract.md section 4)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.monitor.expected_groups import ExpectedGroup, co_locating_workspaces, expected_groups, group_of, workspaces_used
+
+pytestmark = pytest.mark.unit
+
+
+def _run(bindings: dict[str, str], tasks: list[dict[str, Any]], finally_: list[dict[str, Any]] | None = None, *, resolved: bool = True) -> dict[str, Any]:
+    spec = {"tasks": tasks, "finally": finally_ or []}
+    workspaces = [{"name": name, kind: {}} for name, kind in bindings.items()]
+    run: dict[str, Any] = {"spec": {"workspaces": workspaces}, "status": {}}
+    if resolved:
+        run["status"]["pipelineSpec"] = spec
+    else:
+        run["spec"]["pipelineSpec"] = spec
+    return run
+
+
+def _task(name: str, *workspaces: str) -> dict[str, Any]:
+    return {"name": name, "workspaces": [{"name": "w", "workspace": w} for w in workspaces]}
+
+
+def test_the_contract_example_joins_build_test_and_report_through_two_workspaces() -> None:
+    run = _run(
+        {"source": "persistentVolumeClaim", "cache": "volumeClaimTemplate"},
+        [_task("build", "source"), _task("test", "source", "cache"), _task("report", "cache")],
+    )
+    assert expected_groups(run) == (ExpectedGroup(frozenset({"build", "test", "report"}), frozenset({"cache", "source"})),)
+
+
+def test_emptydir_and_configmap_workspaces_group_nothing() -> None:
+    run = _run({"scratch": "emptyDir", "conf": "configMap", "source": "persistentVolumeClaim"}, [_task("a", "scratch", "conf"), _task("b", "source")])
+    assert expected_groups(run) == (ExpectedGroup(frozenset({"b"}), frozenset({"source"})),)
+    assert co_locating_workspaces(run) == {"source"}
+
+
+def test_finally_tasks_are_grouped_like_dag_tasks() -> None:
+    run = _run({"source": "persistentVolumeClaim"}, [_task("build", "source")], [_task("report", "source")])
+    assert expected_groups(run) == (ExpectedGroup(frozenset({"build", "report"}), frozenset({"source"})),)
+
+
+def test_a_lone_task_with_a_volume_is_a_group_of_its_own() -> None:
+    run = _run({"a": "persistentVolumeClaim", "b": "persistentVolumeClaim"}, [_task("x", "a"), _task("y", "b")])
+    groups = expected_groups(run)
+    assert groups == (ExpectedGroup(frozenset({"x"}), frozenset({"a"})), ExpectedGroup(frozenset({"y"}), frozenset({"b"})))
+    assert groups is not None and group_of(groups, "y") == groups[1] and group_of(groups, "z") is None
+
+
+def test_a_binding_without_workspace_uses_its_own_name() -> None:
+    assert workspaces_used({"workspaces": [{"name": "source"}]}) == {"source"}
+
+
+def test_the_embedded_spec_serves_until_tekton_resolves_it_and_nothing_before() -> None:
+    run = _run({"source": "persistentVolumeClaim"}, [_task("a", "source")], resolved=False)
+    assert expected_groups(run) == (ExpectedGroup(frozenset({"a"}), frozenset({"source"})),)
+    assert expected_groups({"spec": {"pipelineRef": {"name": "p"}}}) is None
+
+
+@given(st.lists(st.lists(st.sampled_from("abcdef"), max_size=3), min_size=1, max_size=8))
+def test_groups_partition_the_tasks_that_use_a_volume_and_never_share_a_workspace(uses: list[list[str]]) -> None:
+    run = _run({w: "persistentVolumeClaim" for w in "abcdef"}, [_task(f"t{i}", *ws) for i, ws in enumerate(uses)])
+    groups = expected_groups(run) or ()
+    grouped = [t for g in groups for t in g.tasks]
+    assert sorted(grouped) == sorted(f"t{i}" for i, ws in enumerate(uses) if ws)
+    all_workspaces = [w for g in groups for w in g.workspaces]
+    assert len(all_workspaces) == len(set(all_workspaces))
+    for i, ws in enumerate(uses):
+        if ws:
+            group = group_of(groups, f"t{i}")
+            assert group is not None and set(ws) <= group.workspaces
