@@ -1121,6 +1121,86 @@ def apply_matrix_counted_once() -> None:
     pipeline_graph.matrix_fan_out = single_combination
 
 
+# --- skipped_tasks_dropped ------------------------------------------------------
+
+
+def graph_without_guarded_tasks(graph: PipelineGraph, pipeline_spec: Mapping[str, Any]) -> PipelineGraph:
+    """graph_without_guarded_tasks: the pipeline with every `when`-guarded task requesting nothing.
+
+    The fault: a task that "may be skipped" is left out of the peak, so while
+    skipped_task_counts' A runs its 200m task its peak is 200m, not 3800m
+    (docs/contract.md section 6: skipped tasks still count).
+    """
+    guarded = {
+        str(task.get("name"))
+        for task in [*(pipeline_spec.get("tasks") or []), *(pipeline_spec.get("finally") or [])]
+        if task.get("when")
+    }
+    return PipelineGraph([dataclasses.replace(node, request=ZERO) if node.name in guarded else node for node in graph])
+
+
+def apply_skipped_tasks_dropped() -> None:
+    from reference_scheduler.runtime import planner
+
+    original = planner.build_pipeline_graph
+
+    def build(pipeline_spec: Mapping[str, Any], **kwargs: Any) -> PipelineGraph:
+        return graph_without_guarded_tasks(original(pipeline_spec, **kwargs), pipeline_spec)
+
+    planner.build_pipeline_graph = build
+
+
+# --- no_release_on_timeout -------------------------------------------------------
+
+#: The release reason no_release_on_timeout never acts on.
+IGNORED_TIMEOUT = frozenset({ReleaseReason.PIPELINE_RUN_TIMED_OUT.value})
+
+
+def apply_no_release_on_timeout() -> None:
+    from reference_scheduler.runtime import releaser
+
+    releaser.release_decision = ignoring_reasons(releaser.release_decision, IGNORED_TIMEOUT, "no_release_on_timeout")
+
+
+# --- cordon_drops_claim ----------------------------------------------------------
+
+
+def claim_on_cordoned_node(claim: GroupClaim, node: Mapping[str, Any] | None) -> GroupClaim:
+    """claim_on_cordoned_node: a Reserved claim whose node is cordoned goes back to Pending, as if the node were lost.
+
+    The fault: only deleting the Node object loses a claim; a cordoned,
+    tainted or NotReady node keeps it (docs/contract.md section 10).
+    """
+    if claim.state is not ClaimState.RESERVED or node is None or (node.get("spec") or {}).get("unschedulable") is not True:
+        return claim
+    return GroupClaim(ClaimState.PENDING, None, frozenset(), claim.claim_generation)
+
+
+def apply_cordon_drops_claim() -> None:
+    from reference_scheduler.runtime.records import claim_of, with_claim
+    from reference_scheduler.runtime.releaser import Releaser
+
+    original = Releaser.evaluate
+
+    def evaluate(self: Releaser, record: Obj) -> None:
+        namespace = record["metadata"].get("namespace") or ""
+        for entry in (record.get("status") or {}).get("groups") or []:
+            claim = claim_of(entry)
+            if claim.state is not ClaimState.RESERVED or claim.node is None:
+                continue
+            node = claim.node
+
+            def drop(current: Obj) -> Obj | None:
+                before = claim_of(current)
+                after = claim_on_cordoned_node(before, self._nodes.get("", node)) if before.node == node else before
+                return None if after == before else with_claim(current, after)
+
+            self._write(namespace, record["metadata"]["name"], str(entry.get("name")), drop)
+        original(self, record)
+
+    Releaser.evaluate = evaluate  # type: ignore[method-assign]
+
+
 #: The contract rules the mutants break: key -> where docs/contract.md states it, in a few words.
 #: A Mutant's `rule` is one of these keys; the kill table groups its rows by them.
 RULES: dict[str, str] = {
@@ -1137,6 +1217,7 @@ RULES: dict[str, str] = {
     "6.results": "section 6: using a task's results orders two tasks like runAfter",
     "6.memory": "section 6: the memory peak is the most the group's tasks request at once, no more",
     "6.request": "section 6, request(t): the effective request of Tekton's pod (sidecars, stepTemplate, task-level computeResources, LimitRange)",
+    "6.skipped": "section 6: skipped (when-guarded) tasks still count in the peak",
     "6.matrix": "section 6: a matrixed task counts once per combination",
     "7.residual": "section 7, Headroom: a Reserved group holds its residual, each pod and reservation counted once",
     "7.own_residual": "section 7, Headroom: a pod of a Reserved group may use its own group's residual",
@@ -1152,6 +1233,8 @@ RULES: dict[str, str] = {
     "8.run_over": "section 8, rule 2: the group is Released when the PipelineRun is cancelled or deleted",
     "8.reason": "section 8: releaseReason is one that was true at release",
     "9.label": "section 9: rescon.dev/active is \"true\" while any group is Reserved, absent otherwise",
+    "8.timeout": "section 8, rule 2: the group is Released when the PipelineRun times out",
+    "10.only_deletion": "section 10: only deleting the Node object loses a claim; a cordoned or tainted node keeps it",
     "10.node_loss": "section 10: a claim on a deleted node goes back to Pending, with no releaseReason",
 }
 
@@ -1324,7 +1407,6 @@ MUTANTS: dict[str, Mutant] = {
             "group_done_frees_room",
             apply_release_only_when_run_done,
             "8.tasks_done",
-            pending=SHAPES + " (a pipeline runs on after its group is done while another run needs the room)",
         ),
         Mutant(
             "retry_pending_is_done",
@@ -1373,6 +1455,27 @@ MUTANTS: dict[str, Mutant] = {
             pending=SHAPES,
         ),
         Mutant("ignores_limit_range", "the namespace's LimitRange defaults are not applied to the predicted pod", "limit_range", apply_ignores_limit_range, "6.request", pending=SHAPES),
+        Mutant(
+            "skipped_tasks_dropped",
+            "tasks guarded by a when expression request nothing in the peak",
+            "skipped_task_counts",
+            apply_skipped_tasks_dropped,
+            "6.skipped",
+        ),
+        Mutant(
+            "no_release_on_timeout",
+            "no release when the PipelineRun times out",
+            "timeout_releases",
+            apply_no_release_on_timeout,
+            "8.timeout",
+        ),
+        Mutant(
+            "cordon_drops_claim",
+            "a claim on a cordoned node goes back to Pending, as if the node had been deleted",
+            "cordon_keeps_claim",
+            apply_cordon_drops_claim,
+            "10.only_deletion",
+        ),
         Mutant("matrix_counted_once", "a matrixed task counts once, not once per combination", "matrix", apply_matrix_counted_once, "6.matrix", pending=SHAPES),
     )
 }

@@ -443,6 +443,43 @@ def test_each_prediction_mutant_leaves_out_exactly_its_input(
     assert one_task_graph(task_spec, **options) == mutant
 
 
+class TestSkippedTasksDropped:
+    PIPELINE = {
+        "tasks": [
+            {"name": "small", "taskSpec": step_spec("200m")},
+            {"name": "big", "runAfter": ["small"], "when": [{"input": "no", "operator": "in", "values": ["yes"]}], "taskSpec": step_spec("3800m")},
+        ]
+    }
+
+    def test_the_guarded_task_leaves_the_peak(self) -> None:
+        graph = build_pipeline_graph(self.PIPELINE, task_specs={})
+        assert group_peak(graph, ["small", "big"]) == Resources(cpu=3800)
+        assert group_peak(faults.graph_without_guarded_tasks(graph, self.PIPELINE), ["small", "big"]) == Resources(cpu=200)
+
+
+class TestNoReleaseOnTimeout:
+    TIMED_OUT = {"metadata": {"name": "a"}, "status": {"conditions": [{"type": "Succeeded", "status": "False", "reason": "PipelineRunTimeout"}]}}
+
+    def test_a_timed_out_run_holds(self) -> None:
+        decide = faults.ignoring_reasons(release_decision, faults.IGNORED_TIMEOUT, "no_release_on_timeout")
+        assert release_decision(["big"], self.TIMED_OUT, {}).reason == ReleaseReason.PIPELINE_RUN_TIMED_OUT
+        assert not decide(["big"], self.TIMED_OUT, {}).release
+
+    def test_a_cancelled_run_still_releases(self) -> None:
+        cancelled = {"metadata": {"name": "a"}, "spec": {"status": "Cancelled"}}
+        assert faults.ignoring_reasons(release_decision, faults.IGNORED_TIMEOUT, "no_release_on_timeout")(["big"], cancelled, {}).release
+
+
+class TestCordonDropsClaim:
+    CLAIM = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 1)
+
+    def test_a_cordoned_node_loses_the_claim(self) -> None:
+        assert faults.claim_on_cordoned_node(self.CLAIM, CORDONED) == GroupClaim(ClaimState.PENDING, None, frozenset(), 1)
+
+    def test_a_schedulable_node_keeps_it(self) -> None:
+        assert faults.claim_on_cordoned_node(self.CLAIM, {"metadata": {"name": "n1"}, "spec": {}}) == self.CLAIM
+
+
 def test_matrix_counted_once(keep: Keep) -> None:
     pipeline = {"tasks": [{"name": "t", "taskSpec": step_spec("500m"), "matrix": {"params": [{"name": "os", "value": ["a", "b", "c"]}]}}]}
     assert build_pipeline_graph(pipeline, task_specs={}).nodes["t"].concurrent_request == Resources(cpu=1500)
