@@ -13,16 +13,19 @@ PYTEST   := $(VENV)/bin/pytest
 RESCON   := $(VENV)/bin/rescon
 STAMP    := $(VENV)/.installed
 
-.PHONY: help venv tools unit lint integration e2e test cluster-up cluster-down clean bench mutants mutants-smoke
+.PHONY: help venv tools unit lint integration integration-kind e2e e2e-kind kind-node-image test cluster-up cluster-down clean bench mutants mutants-smoke soak
 
 help:
 	@echo "make e2e          full conformance suite vs the reference scheduler (CLUSTER=local|kind), reports in $(REPORTS)/"
 	@echo "make test         unit + integration + e2e on the local cluster (what CI runs)"
 	@echo "make unit         pure-logic tests, no cluster"
 	@echo "make integration  harness and cluster tests on the local cluster"
+	@echo "make e2e-kind     the suite on kind (Docker; the offline node image is built if missing), reports in $(REPORTS)/kind/"
+	@echo "make integration-kind  the simulation vocabulary on kind's real containers"
 	@echo "make tools        build the local cluster's programs into the per-user cache"
 	@echo "make cluster-up / cluster-down"
 	@echo "make mutants      the suite against every faulty variant of the reference; kill table in docs/mutants.md"
+	@echo "make soak N=10    the suite against the reference N times; flakes per scenario in docs/soak.md"
 	@echo "make bench        reference vs kube-scheduler on the local cluster (BENCH_SCALE=small|medium|large), docs/benchmarks.md"
 
 $(STAMP): pyproject.toml
@@ -52,6 +55,20 @@ e2e: venv tools
 		--report-output=$(REPORTS)/conformance-report.yaml \
 		--junitxml=$(REPORTS)/junit.xml --alluredir=$(REPORTS)/allure-results $(PYTEST_ARGS)
 
+# The suite on kind: real kubelets, containers and Tekton's own Deployments. Needs Docker; with no
+# registry, `rescon kind node-image` builds the node image first (cached per user).
+e2e-kind: venv tools
+	@mkdir -p $(REPORTS)/kind
+	$(PYTEST) tests/conformance --cluster=kind --timeout=1800 \
+		--report-output=$(REPORTS)/kind/conformance-report.yaml \
+		--junitxml=$(REPORTS)/kind/junit.xml --alluredir=$(REPORTS)/kind/allure-results $(PYTEST_ARGS)
+
+integration-kind: venv tools
+	RESCON_IT_KIND=1 $(PYTEST) tests/integration/test_kind_pipelines.py -m integration --timeout=1800 $(PYTEST_ARGS)
+
+kind-node-image: venv
+	$(RESCON) kind node-image
+
 test: unit lint integration mutants-smoke e2e
 
 # Every mutant of tests/mutants/ against the whole suite, then the kill table in docs/mutants.md;
@@ -63,6 +80,11 @@ mutants: venv tools
 # What `make test` runs: a few mutants against the scenarios that kill them in seconds.
 mutants-smoke: venv tools
 	$(PY) -m tests.mutants.kill_table --smoke
+
+# The whole suite against the reference N times back to back: flakes per scenario in docs/soak.md.
+N ?= 10
+soak: venv tools
+	$(PY) -m tests.soak --runs $(N)
 
 # Never in CI: it measures, on the shared local cluster, and rewrites docs/benchmarks.md.
 bench: venv tools

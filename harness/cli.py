@@ -6,6 +6,8 @@
     rescon cluster down          stop it and remove its processes and files
     rescon cluster status        one line per component
     rescon cluster nodes         the nodes and their allocatable resources
+    rescon kind node-image       build the offline kind node image (cached; prints its name)
+    rescon kind deploy-reference a kept kind cluster running the reference from reference_scheduler/deploy/
 
 Errors are one line naming the fix; the exit code is 2 for bad input, 1 for failures.
 """
@@ -58,6 +60,28 @@ def _cmd_cluster(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_kind(args: argparse.Namespace) -> int:
+    from harness.cluster.kind import KindProvider
+    from harness.cluster.node_image import NodeImageBuilder
+
+    if args.action == "node-image":
+        KindProvider().require_container_runtime()
+        print(NodeImageBuilder().ensure())
+        return 0
+    from harness.cluster import scheduler_image
+
+    provider = KindProvider(name=args.name, keep=True)
+    kube = provider.up()
+    scheduler_image.build()
+    scheduler_image.deploy(kube, kind_bin=provider.kind_binary(), cluster=provider.name, timeouts=provider.timeouts)
+    print(f"kind cluster {provider.name} runs the reference from {scheduler_image.DEPLOY_DIR}; run the suite against it with:")
+    print(
+        f"  pytest tests/conformance --cluster kind --kind-name {provider.name} --keep-cluster "
+        f"--scheduler external --scheduler-pod-selector {scheduler_image.POD_SELECTOR}"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rescon", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -76,6 +100,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="Tekton's feature-flags coschedule mode (default: disabled)",
     )
     cluster.set_defaults(func=_cmd_cluster)
+
+    kind = commands.add_parser("kind", help="the kind provider's images")
+    kind.add_argument(
+        "action",
+        choices=["node-image", "deploy-reference"],
+        help="node-image: build the offline node image (no registry needed); deploy-reference: a kept cluster running the reference in-cluster",
+    )
+    kind.add_argument("--name", default="rescon-ref", help="deploy-reference: the kind cluster's name (default: rescon-ref)")
+    kind.set_defaults(func=_cmd_kind)
     return parser
 
 

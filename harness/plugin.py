@@ -24,19 +24,27 @@ from harness.suite.scheduler_under_test import MODES, default_features
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig, parse_override
 
 CLUSTERS = ("local", "kind", "existing")
+#: Report metadata when the command line gives none: never the reference's name for another scheduler.
+DEFAULT_ORGANIZATION = {"reference": "reservation-conformance", "kube-scheduler": "kubernetes"}
+DEFAULT_PROJECT = {"reference": "reference-scheduler", "kube-scheduler": "kube-scheduler"}
 COSCHEDULE_MODES = ("disabled", "workspaces", "pipelineruns", "isolate-pipelinerun")
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
     group = parser.getgroup("rescon", "reservation-conformance")
+    kind_will_define = _pytest_kind_will_load(pluginmanager)
     group.addoption("--scheduler-name", default="tkn-scheduler", help="the schedulerName under test (default: tkn-scheduler)")
     group.addoption("--scheduler", default="reference", choices=MODES, help="what serves that name (default: reference)")
-    group.addoption("--scheduler-cmd", default=None, help="with --scheduler command: the launch command, with {kubeconfig} and {scheduler_name}")
+    group.addoption("--scheduler-cmd", default=None, help="with --scheduler command: the launch command, with {kubeconfig}, {scheduler_name} and {config}")
+    group.addoption(
+        "--scheduler-config-template", default=None, metavar="FILE",
+        help="a jinja2 config file (a KubeSchedulerConfiguration, say) rendered per launch with scheduler_name, kubeconfig, port and lease_name; its path is {config} in --scheduler-cmd",
+    )
     group.addoption("--scheduler-pod-selector", default=None, help="with --scheduler external: label selector of the scheduler's pods, deleted to restart it (Restart)")
     group.addoption("--cluster", default="local", choices=CLUSTERS, help="local (default), kind or existing")
     # pytest-kind (the kind provider's library) defines --kubeconfig and --keep-cluster with the
     # same meaning; whichever plugin loads first owns them.
-    _add_shared(group, "--kubeconfig", default=None, help="kubeconfig of an existing cluster")
+    _add_shared(group, "--kubeconfig", kind_will_define, default=None, help="kubeconfig of an existing cluster")
     group.addoption("--context", default=None, help="kubeconfig context of an existing cluster")
     group.addoption("--coschedule", default="disabled", choices=COSCHEDULE_MODES, help="Tekton's coschedule mode on local/kind (baselines)")
     group.addoption("--supported-features", default=None, help="comma-separated features the implementation supports")
@@ -44,12 +52,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--all-features", action="store_true", help="test every feature")
     group.addoption("--resize-floor-cpu", default="10m", help="the CPU request the Resize feature lowers lingering pods to (default 10m)")
     group.addoption("--report-output", default=None, help="write the ConformanceReport YAML here")
-    group.addoption("--implementation-organization", default="reservation-conformance")
-    group.addoption("--implementation-project", default="reference-scheduler")
+    group.addoption("--implementation-organization", default=None, help="report metadata (default: ours for the reference and kube-scheduler, else 'unspecified')")
+    group.addoption("--implementation-project", default=None, help="report metadata (default: the reference, kube-scheduler, or the schedulerName)")
     group.addoption("--implementation-url", default="")
     group.addoption("--implementation-version", default="dev")
     group.addoption("--implementation-contact", default="")
-    _add_shared(group, "--keep-cluster", action="store_true", help="do not tear the cluster down at the end")
+    _add_shared(group, "--keep-cluster", kind_will_define, action="store_true", help="do not tear the cluster down at the end")
     group.addoption("--timeout-override", "--rescon-timeout", dest="rescon_timeouts", action="append", default=[], metavar="NAME=SECONDS", help="override one named timeout (repeatable)")
 
 
@@ -61,7 +69,26 @@ def _option_or_none(config: pytest.Config, name: str) -> Any:
         return None
 
 
-def _add_shared(group: Any, name: str, **kwargs: Any) -> None:
+#: pytest-kind's entry-point name; it defines --kubeconfig and --keep-cluster too.
+PYTEST_KIND = "pytest-kind"
+
+
+def _pytest_kind_will_load(pluginmanager: pytest.PytestPluginManager) -> bool:
+    """True when pytest-kind is installed, not disabled (`-p no:pytest-kind`) and not registered yet.
+
+    Whichever plugin registers first defines the shared options; pytest-kind
+    cannot share them, so when it is still to come we leave them to it.
+    """
+    import importlib.util
+
+    if pluginmanager.has_plugin(PYTEST_KIND) or pluginmanager.is_blocked(PYTEST_KIND):
+        return False
+    return importlib.util.find_spec("pytest_kind") is not None
+
+
+def _add_shared(group: Any, name: str, kind_will_define: bool, **kwargs: Any) -> None:
+    if kind_will_define:
+        return
     try:
         group.addoption(name, **kwargs)
     except ValueError:
@@ -87,6 +114,7 @@ class SuiteConfig:
     resize_floor_cpu: str = "10m"
     kind_bin: str | None = None
     scheduler_pod_selector: str | None = None
+    scheduler_config_template: str | None = None
 
     @classmethod
     def from_pytest(cls, config: pytest.Config) -> SuiteConfig:
@@ -111,8 +139,8 @@ class SuiteConfig:
             supported=supported,
             report_output=Path(report) if report else None,
             implementation={
-                "organization": option("--implementation-organization"),
-                "project": option("--implementation-project") if mode != "kube-scheduler" else "kube-scheduler",
+                "organization": option("--implementation-organization") or DEFAULT_ORGANIZATION.get(mode, "unspecified"),
+                "project": option("--implementation-project") or DEFAULT_PROJECT.get(mode, option("--scheduler-name")),
                 "url": option("--implementation-url"),
                 "version": option("--implementation-version"),
                 "contact": [c for c in (option("--implementation-contact") or "").split(",") if c],
@@ -122,6 +150,7 @@ class SuiteConfig:
             resize_floor_cpu=option("--resize-floor-cpu"),
             kind_bin=_option_or_none(config, "kind_bin"),
             scheduler_pod_selector=option("--scheduler-pod-selector"),
+            scheduler_config_template=option("--scheduler-config-template"),
         )
 
 
@@ -208,9 +237,33 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     previous = state.outcomes.get(scenario.name)
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         message = _failure_message(report) if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
-        state.outcomes[scenario.name] = Outcome(scenario, report.outcome, report.duration, message)
+        state.outcomes[scenario.name] = Outcome(scenario, verdict_of(report, call), report.duration, message)
+        if report.failed:
+            item.rescon_failed = True  # type: ignore[attr-defined]
     elif report.when == "teardown" and report.failed and previous is not None and previous.outcome == "passed":
         state.outcomes[scenario.name] = Outcome(scenario, "failed", previous.duration, _failure_message(report))
+
+
+def verdict_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
+    """verdict_of() is passed, failed, skipped, or error: a failure that says nothing about the scheduler.
+
+    Setup failures are errors (the cluster, the pool, a scheduler that never
+    started), and so is a harness error in the body (a fixture that does not
+    render, an API the suite cannot use). A timeout, a broken hold, an
+    assertion, the monitor's violation and a scheduler that died while being
+    judged are verdicts.
+    """
+    if not report.failed:
+        return report.outcome
+    if report.when == "setup":
+        return "error"
+    from harness.suite.scheduler_under_test import SchedulerDied
+    from harness.waits import Broken, WaitTimeout
+
+    error = call.excinfo.value if call.excinfo is not None else None
+    if isinstance(error, HarnessError) and not isinstance(error, (WaitTimeout, Broken, SchedulerDied)):
+        return "error"
+    return "failed"
 
 
 def _failure_message(report: pytest.TestReport) -> str:

@@ -80,7 +80,7 @@ class TimeoutConfig:
     group_stays: float = field(default=3.0, metadata={"kind": "max"})
     #: The active label agrees with the status again after a status write that changed it (the monitor's
     #: active-label-diverged rule; docs/contract.md section 9).
-    label_converges: float = field(default=10.0, metadata={"kind": "max"})
+    label_converges: float = field(default=5.0, metadata={"kind": "max"})
 
     def with_overrides(self, overrides: dict[str, float]) -> TimeoutConfig:
         """with_overrides({'pod_scheduled': 60}) returns a copy; an unknown name fails naming the known ones."""

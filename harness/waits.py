@@ -29,8 +29,12 @@ class NotYet(Exception):
     """NotYet is raised by a poll whose condition does not hold yet; its message says why."""
 
 
-class WaitTimeout(HarnessError):
-    """A bounded wait ran out; the message names the timeout and the last reason."""
+class WaitTimeout(HarnessError, AssertionError):
+    """A bounded wait ran out; the message names the timeout and the last reason.
+
+    Also an AssertionError: in a scenario, running out of time is a verdict on
+    the scheduler, and reports (Allure's "failed", not "broken") say so.
+    """
 
 
 def wait_for(
@@ -71,7 +75,7 @@ def wait_for(
         ) from None
 
 
-class Broken(HarnessError):
+class Broken(HarnessError, AssertionError):
     """A condition that had to keep holding stopped holding; the message says when and why."""
 
 

@@ -18,6 +18,7 @@ import contextlib
 import fcntl
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import IO, Callable, Iterator
@@ -56,7 +57,8 @@ def _try_lock(handle: IO[str]) -> bool:
 
 
 def _default_say(line: str) -> None:
-    print(f"rescon: {line}", file=sys.stderr, flush=True)
+    # The real stderr: pytest captures sys.stderr during fixtures, and a wait must be seen while it lasts.
+    print(f"rescon: {line}", file=sys.__stderr__ or sys.stderr, flush=True)
 
 
 @contextlib.contextmanager
@@ -95,9 +97,18 @@ def _acquire(handle: IO[str], path: Path, *, timeouts: TimeoutConfig, purpose: s
         return
     say(f"the local cluster is in use ({holder_of(path)}); {purpose} waits for it (at most {timeouts.cluster_lock:g}s, cluster_lock)")
     last_said = [time.monotonic()]
+    # A blocked flock is granted by the kernel the moment the holder lets go, before a holder that runs
+    # suite after suite (a kill table) can start its next one; polling with LOCK_NB would keep losing that race.
+    acquired = threading.Event()
+
+    def block() -> None:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        acquired.set()
+
+    threading.Thread(target=block, name="cluster-lock", daemon=True).start()
 
     def poll() -> None:
-        if _try_lock(handle):
+        if acquired.is_set():
             return
         holder = holder_of(path)
         if time.monotonic() - last_said[0] >= PROGRESS_SECONDS:

@@ -1,26 +1,53 @@
-"""The `kind` cluster: Kubernetes v1.37 in Docker, with Tekton's real Deployments from its pinned release.
+"""The `kind` cluster: Kubernetes v1.37 in Docker, with Tekton's real Deployments and real containers.
 
-pytest-kind's KindCluster drives the kind binary. Its own kind download is
-too old for v1.37 node images (and needs network), so the provider always
-hands it a kind binary: `--kind-bin`, else `kind` on PATH. The cluster shape
-(one control plane, two workers offered as pool slots) is kind-config.yaml at
-the repository root; the Tekton manifest is pinned by URL and sha256
-(harness.cluster.tekton_release) and gets the local cluster's feature flags.
+pytest-kind's KindCluster drives the kind binary. Its own kind download is too
+old for v1.37 node images (and needs network), so the provider always hands it
+a kind binary: `--kind-bin`, else `kind` on PATH, else kind built from its Go
+module into the per-user cache. The cluster shape (one control plane, two
+workers offered as pool slots) is kind-config.yaml at the repository root; the
+provider adds only what this host and image need (node_image.kind_config_patches).
+
+The node image (`--kind-node-image`):
+- `auto` (default): the stock image if Docker has it, else the offline image if it
+  is built or can be built here (Go and mmdebstrap present), else the stock image
+  (kind pulls it);
+- `stock`: kind v0.33.0's own image for v1.37, pinned by digest (needs a registry);
+- `offline`: built here with no registry (harness.cluster.node_image; `rescon kind node-image`);
+- any other value: that image.
+
+Tekton: rendered from the pinned module with the offline image's local Tekton
+images, or `--tekton-manifest URL_OR_PATH --tekton-manifest-sha256 HEX`
+(harness.cluster.tekton_release). A stock node image has no local Tekton
+images, so it needs --tekton-manifest.
+
+The offline image has no CNI daemon: the provider gives each node a ptp CNI
+config for its podCIDR and routes to the other nodes' podCIDRs (network()). A
+scenario that deletes a worker's Node (node_loss) gets it back before the next
+one: restore_nodes() restarts that node's kubelet, which registers it again
+with its kind labels, then re-routes.
 
 The provider deletes the kind cluster at the end only if it created it and
-`keep` is off: a cluster that already existed under the name is reused as is.
+`keep` is off. A cluster that already exists under the name is reused only if
+this provider made it (with --keep-cluster) from the same image and config;
+any other is refused, in one line naming the fix.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import re
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from harness.cluster import namespaces, slot_pools, tekton, tekton_release, volumes
+import yaml
+
+from harness.cluster import namespaces, node_image, slot_pools, tekton, tekton_release, volumes
 from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import REPO_ROOT, cache_root
 from harness.errors import HarnessError
@@ -33,16 +60,24 @@ if TYPE_CHECKING:
 
 KIND_CONFIG = REPO_ROOT / "kind-config.yaml"
 
-#: The node image: Kubernetes v1.37, the minor the local cluster runs (a unit test checks).
-#: kind tags node images `kindest/node:vX.Y.Z`, and each kind release's notes list the images
-#: built for it as `kindest/node:vX.Y.Z@sha256:<digest>`. When bumping, check that the kind
-#: you use lists this version, and prefer its exact `@sha256:` line: an image built for
-#: another kind release may not boot.
-NODE_IMAGE = "kindest/node:v1.37.2"
+#: The stock node image: the one kind v0.33.0's source names for Kubernetes v1.37
+#: (pkg/apis/config/defaults/image.go), pinned by digest. kind publishes v1.37.0 for
+#: v0.33.0, not v1.37.2; the offline image runs v1.37.2, the local cluster's version.
+NODE_IMAGE = "kindest/node:v1.37.0@sha256:a1ed56cfb0e7b93589bdf97c8cd566405a265939e3620fc4f5de89adff580ae5"
+#: The oldest kind whose release lists a v1.37 node image.
+MINIMUM_KIND = (0, 33, 0)
 
 DEFAULT_NAME = "rescon"
 #: Seconds a quick kind or docker query may take (`kind get clusters`, `docker info`).
 QUERY_SECONDS = 30.0
+#: Seconds `kind create cluster` may take; creating 3 nodes here takes about 30 s.
+CREATE_SECONDS = 600.0
+#: The CNI config the provider writes on offline-image nodes.
+CNI_CONFIG_PATH = "/etc/cni/net.d/10-rescon-ptp.conflist"
+#: The label kind puts on its node containers.
+KIND_CLUSTER_LABEL = "io.x-k8s.kind.cluster"
+
+NODE_IMAGE_CHOICES = ("auto", "stock", "offline")
 
 
 def resolve_kind_bin(explicit: str | Path | None, *, which: Any = shutil.which) -> Path:
@@ -60,9 +95,62 @@ def resolve_kind_bin(explicit: str | Path | None, *, which: Any = shutil.which) 
     return Path(found)
 
 
+def parse_kind_version(text: str) -> tuple[int, int, int]:
+    """parse_kind_version('kind v0.33.0 go1.26.8 linux/amd64') == (0, 33, 0)."""
+    match = re.search(r"v(\d+)\.(\d+)\.(\d+)", text)
+    if not match:
+        raise HarnessError(f"cannot read kind's version from {text.strip()[:80]!r}: pass --kind-bin with kind >= v0.33.0")
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3)))
+
+
+def check_kind_version(version: tuple[int, int, int], path: Path) -> None:
+    if version < MINIMUM_KIND:
+        found = ".".join(map(str, version))
+        raise HarnessError(f"{path} is kind v{found}, too old for Kubernetes v1.37 nodes: install kind >= v0.33.0 or pass --kind-bin")
+
+
 def container_runtime() -> str:
     """container_runtime() is the program kind drives: docker, or $KIND_EXPERIMENTAL_PROVIDER (podman, nerdctl)."""
     return os.environ.get("KIND_EXPERIMENTAL_PROVIDER") or "docker"
+
+
+def cluster_config(base: Mapping[str, Any], patches: Mapping[str, Any]) -> dict[str, Any]:
+    """cluster_config() is kind-config.yaml with the patches: lists append, mappings merge, others replace."""
+    merged: dict[str, Any] = json.loads(json.dumps(base))
+    for key, value in patches.items():
+        if isinstance(value, list):
+            merged[key] = [*(merged.get(key) or []), *value]
+        elif isinstance(value, dict):
+            merged[key] = {**(merged.get(key) or {}), **value}
+        else:
+            merged[key] = value
+    return merged
+
+
+def ptp_conflist(pod_cidr: str) -> dict[str, Any]:
+    """ptp_conflist('10.244.1.0/24') is the node's CNI config: a veth per pod, addresses from its podCIDR."""
+    return {
+        "cniVersion": "1.0.0",
+        "name": "rescon-ptp",
+        "plugins": [
+            {
+                "type": "ptp",
+                "ipMasq": False,
+                "ipam": {"type": "host-local", "ranges": [[{"subnet": pod_cidr}]], "routes": [{"dst": "0.0.0.0/0"}]},
+                "mtu": 1500,
+            },
+            {"type": "portmap", "capabilities": {"portMappings": True}},
+        ],
+    }
+
+
+def routes_for(node: str, nodes: Mapping[str, tuple[str, str]]) -> list[tuple[str, str]]:
+    """routes_for('w1', {'w1': ('10.244.1.0/24', '172.18.0.3'), 'w2': ('10.244.2.0/24', '172.18.0.4')}) == [('10.244.2.0/24', '172.18.0.4')]."""
+    return sorted((cidr, ip) for name, (cidr, ip) in nodes.items() if name != node)
+
+
+#: Options the pytest plugin (harness.cluster.kind_options) stores for the session's KindProvider.
+SESSION_OPTIONS: dict[str, Any] = {}
 
 
 @dataclass
@@ -74,11 +162,16 @@ class KindProvider:
     kind_bin: str | Path | None = None
     keep: bool = False
     timeouts: TimeoutConfig = DEFAULT_TIMEOUTS
-    image: str = NODE_IMAGE
+    image: str = "auto"
     config_file: Path = KIND_CONFIG
+    tekton_manifest: str | None = None
+    tekton_manifest_sha256: str | None = None
     kind: str = field(default="kind", init=False)
     exclusive_pools: bool = field(default=False, init=False)
     created_cluster: bool = field(default=False, init=False)
+    offline: bool = field(default=False, init=False)
+    node_image_name: str = field(default="", init=False)
+    worker_labels: dict[str, dict[str, str]] = field(default_factory=dict, init=False)
 
     @classmethod
     def from_options(
@@ -87,11 +180,30 @@ class KindProvider:
         coschedule: str,
         timeouts: TimeoutConfig = DEFAULT_TIMEOUTS,
         kind_bin: str | Path | None = None,
-        name: str = DEFAULT_NAME,
+        name: str | None = None,
         keep: bool = False,
+        image: str | None = None,
+        tekton_manifest: str | None = None,
+        tekton_manifest_sha256: str | None = None,
     ) -> KindProvider:
         tekton.feature_flags(coschedule)  # validates the mode before anything starts
-        return cls(name=name, coschedule=coschedule, kind_bin=kind_bin, keep=keep, timeouts=timeouts)
+        options = SESSION_OPTIONS
+        manifest = tekton_manifest or options.get("tekton_manifest")
+        digest = tekton_manifest_sha256 or options.get("tekton_manifest_sha256")
+        if manifest:
+            digest = tekton_release.check_sha256(digest, manifest=manifest)
+        elif digest:
+            raise HarnessError("--tekton-manifest-sha256 needs --tekton-manifest URL_OR_PATH: pass both, or neither")
+        return cls(
+            name=name or options.get("name") or DEFAULT_NAME,
+            coschedule=coschedule,
+            kind_bin=kind_bin,
+            keep=keep,
+            timeouts=timeouts,
+            image=image or options.get("node_image") or "auto",
+            tekton_manifest=manifest,
+            tekton_manifest_sha256=digest,
+        )
 
     @property
     def workdir(self) -> Path:
@@ -102,6 +214,11 @@ class KindProvider:
         """kubeconfig is the cluster's own file; kind is never allowed to write the user's ~/.kube/config."""
         return self.workdir / "kubeconfig.yaml"
 
+    @property
+    def marker(self) -> Path:
+        """marker records the image and config of a cluster this provider created (reuse needs a match)."""
+        return self.workdir / "created-by-rescon.json"
+
     def logs_dir(self) -> Path | None:
         return None
 
@@ -109,36 +226,120 @@ class KindProvider:
 
     def up(self) -> Kube:
         """up() returns a client of the kind cluster once its nodes are Ready and Tekton reconciles."""
-        kind_path = resolve_kind_bin(self.kind_bin)
         self.require_container_runtime()
-        self.create_cluster(kind_path)
+        kind_path = self.kind_binary()
+        self.node_image_name, self.offline = self.choose_node_image()
+        config = self.write_config()
+        self.create_cluster(kind_path, config)
         kube = Kube.connect(self.kubeconfig, reachable_within=self.timeouts.api_reachable)
+        self.remember_workers(kube)
+        if self.offline:
+            self.network(kube)
         self._wait_nodes_ready(kube)
-        content = tekton_release.fetch(timeouts=self.timeouts)
-        tekton_release.install(kube, tekton_release.release_manifests(content, coschedule=self.coschedule), timeouts=self.timeouts)
+        tekton_release.install(kube, self.tekton_manifests(), timeouts=self.timeouts)
         return kube
 
     def down(self) -> None:
         """down() deletes the kind cluster if up() created it (and keep is off); idempotent."""
         if not self.created_cluster or self.keep:
             return
-        self.kind_cluster(resolve_kind_bin(self.kind_bin)).delete()  # type: ignore[no-untyped-call]
+        self.kind_cluster(self.kind_binary()).delete()  # type: ignore[no-untyped-call]
+        self.marker.unlink(missing_ok=True)
         self.created_cluster = False
 
-    def create_cluster(self, kind_path: Path) -> KindCluster:
-        """create_cluster() runs `kind create cluster` with our image, config and kubeconfig, unless it exists.
+    def kind_binary(self) -> Path:
+        """kind_binary() is --kind-bin, else kind on PATH, else kind built from its module; checked to know v1.37."""
+        try:
+            path = resolve_kind_bin(self.kind_bin)
+        except HarnessError:
+            if self.kind_bin or shutil.which("go") is None:
+                raise
+            from harness.cluster import go_builds
 
-        pytest-kind runs kind without a time limit (pulling the node image is the
-        slow part); the session's --timeout bounds it, and every wait after it
-        has its own named timeout.
-        """
+            path = go_builds.GoBuilder().ensure(go_builds.builds()["kind"]) / "kind"
+        result = self._run([str(path), "version"], what=f"{path} version")
+        check_kind_version(parse_kind_version(result.stdout), path)
+        return path
+
+    def choose_node_image(self) -> tuple[str, bool]:
+        """choose_node_image() is (image, whether it is the offline one), building the offline image if it is chosen and missing."""
+        if self.image == "stock":
+            return NODE_IMAGE, False
+        if self.image not in NODE_IMAGE_CHOICES:
+            if not self._image_present(self.image):
+                raise HarnessError(f"node image {self.image} is not in {container_runtime()}: load or build it, or pass --kind-node-image auto")
+            return self.image, self.image.startswith(node_image.REPOSITORY + ":")
+        if self.image == "auto" and self._image_present(NODE_IMAGE):
+            return NODE_IMAGE, False
+        can_build = all(shutil.which(tool) for tool in ("go", "mmdebstrap", "gcc", "busybox"))
+        if self.image == "offline" or can_build:
+            builder = node_image.NodeImageBuilder()
+            if self.image == "auto" and not can_build and not builder.exists():
+                return NODE_IMAGE, False
+            try:
+                return builder.ensure(), True
+            except HarnessError as err:
+                raise HarnessError(f"the offline node image cannot be built: {err}") from err
+        return NODE_IMAGE, False
+
+    def write_config(self) -> Path:
+        """write_config() is kind-config.yaml with this host's and image's patches, in the cluster's workdir."""
         if not self.config_file.is_file():
             raise HarnessError(f"{self.config_file} is missing: restore kind-config.yaml at the repository root")
-        existed = self.name in self.existing_clusters(kind_path)
+        base = yaml.safe_load(self.config_file.read_text())
+        patches = node_image.kind_config_patches(
+            offline_image=self.offline,
+            cgroup_v1=node_image.host_cgroup_v1(),
+            has_sys_resource=node_image.host_has_capability(node_image.CAP_SYS_RESOURCE),
+        )
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        path = self.workdir / "kind-config.yaml"
+        partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+        partial.write_text(yaml.safe_dump(cluster_config(base, patches), sort_keys=False))
+        partial.rename(path)
+        return path
+
+    def tekton_manifests(self) -> list[dict[str, Any]]:
+        if self.tekton_manifest:
+            assert self.tekton_manifest_sha256 is not None
+            content = tekton_release.fetch(self.tekton_manifest, self.tekton_manifest_sha256, timeouts=self.timeouts)
+            return tekton_release.release_manifests(content, coschedule=self.coschedule)
+        if not self.offline:
+            raise HarnessError(
+                f"the stock node image {NODE_IMAGE.split('@')[0]} has no local Tekton images: pass --tekton-manifest URL_OR_PATH "
+                "--tekton-manifest-sha256 HEX (e.g. Tekton's release.yaml), or --kind-node-image offline"
+            )
+        from harness.cluster.toolchain import Toolchain
+
+        version = tekton.version()
+        config_dir = tekton.module_dir(Toolchain()) / "config"
+        documents = [doc for _, doc in tekton_release.module_documents(config_dir)]
+        from harness.cluster import go_builds
+
+        images = {command: node_image.tekton_image(command, version) for command in go_builds.TEKTON_COMMANDS}
+        return tekton_release.render_module(documents, images=images, shell_image=node_image.BUSYBOX_IMAGE, version=version, coschedule=self.coschedule)
+
+    def create_cluster(self, kind_path: Path, config: Path) -> KindCluster:
+        """create_cluster() runs `kind create cluster` with our image, config and kubeconfig, or reuses our own kept cluster."""
+        identity = self._identity(config)
+        if self.name in self.existing_clusters(kind_path):
+            recorded = json.loads(self.marker.read_text()) if self.marker.is_file() else None
+            if recorded != identity or not self.kubeconfig.is_file():
+                raise HarnessError(
+                    f"a kind cluster named {self.name} already exists and this suite did not make it with this image and config: "
+                    f"delete it with 'kind delete cluster --name {self.name}', or pass --kind-name OTHER"
+                )
+            return self.kind_cluster(kind_path)
         cluster = self.kind_cluster(kind_path)
-        cluster.create(config_file=self.config_file)
-        self.created_cluster = self.created_cluster or not existed
+        started = time.monotonic()
+        cluster.create(config_file=config)
+        self.created_cluster = True
+        self.marker.write_text(json.dumps(identity))
+        print(f"kind: cluster {self.name} created in {time.monotonic() - started:.0f}s from {self.node_image_name}", flush=True)
         return cluster
+
+    def _identity(self, config: Path) -> dict[str, str]:
+        return {"image": self.node_image_name, "config": hashlib.sha256(config.read_bytes()).hexdigest()}
 
     def kind_cluster(self, kind_path: Path) -> KindCluster:
         try:
@@ -146,7 +347,7 @@ class KindProvider:
         except ImportError as err:
             raise HarnessError("pytest-kind is not installed: run pip install -e '.[kind]' (make venv does)") from err
         self.workdir.mkdir(parents=True, exist_ok=True)
-        return KindCluster(self.name, kubeconfig=self.kubeconfig, image=self.image, kind_path=kind_path)
+        return KindCluster(self.name, kubeconfig=self.kubeconfig, image=self.node_image_name or NODE_IMAGE, kind_path=kind_path)
 
     def existing_clusters(self, kind_path: Path) -> list[str]:
         """existing_clusters() is `kind get clusters`, bounded."""
@@ -163,6 +364,77 @@ class KindProvider:
             reason = (result.stderr.strip().splitlines() or ["no output"])[-1][:200]
             raise HarnessError(f"{runtime} is not running ({reason}): start it, or run the suite with --cluster local")
 
+    # --- nodes: the offline image's network, and workers a scenario deleted ---
+
+    def node_containers(self) -> dict[str, str]:
+        """node_containers() maps each kind node (container) name to its role."""
+        runtime = container_runtime()
+        result = self._run(
+            [runtime, "ps", "--filter", f"label={KIND_CLUSTER_LABEL}={self.name}", "--format", '{{.Names}} {{.Label "io.x-k8s.kind.role"}}'],
+            what=f"{runtime} ps",
+        )
+        return dict(line.split(" ", 1) for line in result.stdout.splitlines() if " " in line)
+
+    def remember_workers(self, kube: Kube) -> None:
+        """remember_workers() notes each slot worker's kind labels, to check a restored worker against."""
+        for node in kube.core.list_node(label_selector=slot_pools.POOL_SLOT_LABEL).items:
+            labels = present(node.metadata).labels or {}
+            self.worker_labels[present(node.metadata).name or ""] = {slot_pools.POOL_SLOT_LABEL: labels[slot_pools.POOL_SLOT_LABEL]}
+
+    def network(self, kube: Kube) -> None:
+        """network() writes each node's CNI config and its routes to the other nodes' podCIDRs (offline image only)."""
+        runtime = container_runtime()
+
+        def addressed() -> dict[str, tuple[str, str]]:
+            found: dict[str, tuple[str, str]] = {}
+            for node in kube.core.list_node().items:
+                name = present(node.metadata).name or ""
+                cidr = node.spec.pod_cidr if node.spec else None
+                ips = [a.address for a in ((node.status.addresses if node.status else None) or []) if a.type == "InternalIP"]
+                if not cidr or not ips:
+                    raise NotYet(f"node {name} has no podCIDR or InternalIP yet")
+                found[name] = (cidr, ips[0])
+            if set(found) != set(self.node_containers()):
+                raise NotYet(f"nodes {sorted(found)} are not yet all of kind's {sorted(self.node_containers())}")
+            return found
+
+        nodes = wait_for(addressed, what="every kind node's podCIDR", timeout="nodes_ready", timeouts=self.timeouts)
+        for name, (cidr, _) in nodes.items():
+            script = f"mkdir -p /etc/cni/net.d && cat > {CNI_CONFIG_PATH}.tmp && mv {CNI_CONFIG_PATH}.tmp {CNI_CONFIG_PATH}"
+            for dst, via in routes_for(name, nodes):
+                script += f" && ip route replace {dst} via {via}"
+            result = subprocess.run(
+                [runtime, "exec", "-i", name, "sh", "-c", script], input=json.dumps(ptp_conflist(cidr)), capture_output=True, text=True, timeout=QUERY_SECONDS
+            )
+            if result.returncode != 0:
+                raise HarnessError(f"writing the CNI config on kind node {name} failed ({result.stderr.strip()[-200:]}): is the node running?")
+
+    def restore_nodes(self, kube: Kube) -> None:
+        """restore_nodes() brings back every worker whose Node object is gone (node_loss), with its kind labels, Ready."""
+        present_nodes = {present(n.metadata).name for n in kube.core.list_node().items}
+        lost = [name for name in self.worker_labels if name not in present_nodes]
+        if not lost:
+            return
+        runtime = container_runtime()
+        for name in lost:
+            self._run([runtime, "exec", name, "systemctl", "restart", "kubelet"], what=f"restarting the kubelet of {name}")
+
+        def back() -> None:
+            for name in lost:
+                try:
+                    node = kube.core.read_node(name)
+                except Exception as err:  # noqa: BLE001 - a 404 until the kubelet registers again
+                    raise NotYet(f"node {name} has not registered again yet") from err
+                labels = present(node.metadata).labels or {}
+                missing = {k: v for k, v in self.worker_labels[name].items() if labels.get(k) != v}
+                if missing:
+                    raise HarnessError(f"node {name} registered again without its kind labels {missing}: recreate the cluster")
+
+        wait_for(back, what=f"lost worker(s) {', '.join(lost)} to register again", timeout="nodes_ready", timeouts=self.timeouts)
+        if self.offline:
+            self.network(kube)
+        self._wait_nodes_ready(kube)
+
     # --- node pools: kind's workers, by their pool-slot labels ---
 
     def add_node_pool(
@@ -177,10 +449,12 @@ class KindProvider:
         labels: Mapping[str, str] | None = None,
         taints: Sequence[Mapping[str, Any]] = (),
     ) -> NodePool:
-        return slot_pools.claim_slot_pool(kube, name, count=count, labels=labels, taints=taints)
+        self.restore_nodes(kube)
+        return slot_pools.claim_slot_pool(kube, name, count=count, labels=labels, taints=taints, timeouts=self.timeouts)
 
     def remove_node_pool(self, kube: Kube, pool: NodePool) -> None:
         slot_pools.release_slot_pool(kube, pool)
+        self.restore_nodes(kube)
 
     # --- test namespaces: made for one scenario, deleted with their volumes ---
 
@@ -192,6 +466,10 @@ class KindProvider:
         volumes.delete_test_volumes(kube, name)
 
     # --- helpers ---
+
+    def _image_present(self, image: str) -> bool:
+        runtime = container_runtime()
+        return self._run([runtime, "image", "inspect", image], what=f"{runtime} image inspect", check=False).returncode == 0
 
     def _wait_nodes_ready(self, kube: Kube) -> None:
         def all_ready() -> None:
@@ -210,6 +488,8 @@ class KindProvider:
             result = subprocess.run(argv, capture_output=True, text=True, timeout=QUERY_SECONDS)
         except subprocess.TimeoutExpired as err:
             raise HarnessError(f"{what} took longer than {QUERY_SECONDS:g}s: is {container_runtime()} responding?") from err
+        except OSError as err:
+            raise HarnessError(f"{what} could not run ({err}): check the path") from err
         if check and result.returncode != 0:
             reason = (result.stderr.strip().splitlines() or ["no output"])[-1][:200]
             raise HarnessError(f"{what} failed ({reason}): is {container_runtime()} running?")

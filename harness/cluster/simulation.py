@@ -22,6 +22,7 @@ report their `resources`, as a kubelet that supports in-place resize does
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 PREFIX = "sim.rescon.dev/"
@@ -47,8 +48,11 @@ PODINFO_DIR = "/etc/podinfo"
 #: The step script that plays the same vocabulary with real containers (kind, existing clusters).
 #: On KWOK nothing runs and the Stages below play it instead.
 STEP_SCRIPT = r"""#!/bin/sh
-ann() { sed -n "s/^$1=\"\(.*\)\"$/\1/p" /etc/podinfo/annotations; }
-seconds() { case "$1" in "") echo 1;; *ms) echo 1;; *s) echo "${1%s}";; *m) echo $(( ${1%m} * 60 ));; *) echo 1;; esac; }
+# ann NAME: the value of this pod's annotation NAME. Annotation names contain '/', so the sed
+# delimiter is '|', which neither a name nor the downward API's key="value" lines use.
+ann() { sed -n "s|^$1=\"\(.*\)\"$|\1|p" /etc/podinfo/annotations; }
+# seconds DURATION: "3s" -> 3, "2m" -> 120, "1500ms" -> 1.500 (busybox sleep takes fractions); default 1.
+seconds() { case "$1" in "") echo "${2:-1}";; *ms) v=${1%ms}; printf '%d.%03d\n' $((v / 1000)) $((v % 1000));; *s) echo "${1%s}";; *m) echo $(( ${1%m} * 60 ));; *h) echo $(( ${1%h} * 3600 ));; *) echo "${2:-1}";; esac; }
 if [ "$(ann sim.rescon.dev/hold)" = "true" ]; then
   until [ "$(ann sim.rescon.dev/release)" = "true" ]; do sleep 1; done
 else
@@ -61,13 +65,22 @@ code=$(echo "$codes" | tr ',' '\n' | sed -n "$((attempt + 1))p")
 exit "$code"
 """
 
+#: The lingering sidecar's script on real containers: it runs for sim.rescon.dev/linger-for (default 1h).
+LINGER_SCRIPT = "\n".join(line for line in STEP_SCRIPT.splitlines() if line.startswith(("#!", "ann()", "seconds()"))) + (
+    '\nexec sleep "$(seconds "$(ann sim.rescon.dev/linger-for)" 3600)"\n'
+)
+
 #: The image real steps run in; any image with a POSIX shell, sed and tr.
 STEP_IMAGE = "busybox:1.37"
 
 
+def _requests(cpu: str | None, memory: str | None) -> dict[str, str]:
+    return {**({"cpu": cpu} if cpu else {}), **({"memory": memory} if memory else {})}
+
+
 def sim_task_spec(
     *,
-    cpu: str,
+    cpu: str | None,
     memory: str | None = None,
     run_for: str | None = None,
     hold: bool = False,
@@ -75,11 +88,29 @@ def sim_task_spec(
     linger: bool = False,
     linger_for: str | None = None,
     sidecar_cpu: str | None = None,
+    sidecar_memory: str | None = None,
+    extra_steps: Sequence[Mapping[str, str]] = (),
+    step_template: Mapping[str, str] | None = None,
+    params: Sequence[str] = (),
+    results: Sequence[str] = (),
     workspaces: tuple[str, ...] = ("w",),
 ) -> dict[str, Any]:
     """sim_task_spec(cpu='480m', run_for='2s') is an embedded taskSpec that plays the vocabulary.
 
     Fixtures use it as `taskSpec: {{ sim_task_spec(cpu=cpu(0.1), hold=True) | tojson }}`.
+
+    The first step, `work`, requests `cpu` and `memory`; with neither (cpu=None)
+    it has no computeResources, so a stepTemplate, a task-level request or a
+    LimitRange decides. Optional shapes, each absent unless asked for:
+
+    * extra_steps: one more step per requests map (`{}`: no computeResources),
+      named `work-2`, `work-3`...; each runs `true`, so on kind only `work` plays
+      the timing;
+    * step_template: the requests of `stepTemplate.computeResources`;
+    * sidecar_cpu / sidecar_memory: a sidecar `helper` with those requests that
+      ends with the steps (with linger=True the sidecar is `linger` instead);
+    * params, results: string params and results declared by the Task (a matrix
+      needs its params declared; a result nobody writes is simply missing).
     """
     annotations: dict[str, str] = {}
     if run_for:
@@ -92,30 +123,48 @@ def sim_task_spec(
         annotations[LINGER] = "true"
     if linger_for:
         annotations[LINGER_FOR] = linger_for
-    requests = {"cpu": cpu, **({"memory": memory} if memory else {})}
+    work: dict[str, Any] = {"name": "work", "image": STEP_IMAGE, "script": STEP_SCRIPT}
+    requests = _requests(cpu, memory)
+    if requests:
+        work["computeResources"] = {"requests": requests}
+    work["volumeMounts"] = [{"name": "podinfo", "mountPath": PODINFO_DIR}]
+    steps = [work]
+    for index, step_requests in enumerate(extra_steps, start=2):
+        step: dict[str, Any] = {"name": f"work-{index}", "image": STEP_IMAGE, "command": ["true"]}
+        if step_requests:
+            step["computeResources"] = {"requests": dict(step_requests)}
+        steps.append(step)
     spec: dict[str, Any] = {
         "metadata": {"annotations": annotations},
         "workspaces": [{"name": w} for w in workspaces],
         "volumes": [
             {"name": "podinfo", "downwardAPI": {"items": [{"path": "annotations", "fieldRef": {"fieldPath": "metadata.annotations"}}]}}
         ],
-        "steps": [
-            {
-                "name": "work",
-                "image": STEP_IMAGE,
-                "script": STEP_SCRIPT,
-                "computeResources": {"requests": requests},
-                "volumeMounts": [{"name": "podinfo", "mountPath": PODINFO_DIR}],
-            }
-        ],
     }
+    if params:
+        spec["params"] = [{"name": name, "type": "string"} for name in params]
+    if results:
+        spec["results"] = [{"name": name, "type": "string"} for name in results]
+    if step_template:
+        spec["stepTemplate"] = {"computeResources": {"requests": dict(step_template)}}
+    spec["steps"] = steps
     if linger:
         spec["sidecars"] = [
             {
                 "name": "linger",
                 "image": STEP_IMAGE,
-                "command": ["sleep", "3600"],
+                "script": LINGER_SCRIPT,
                 "computeResources": {"requests": {"cpu": sidecar_cpu or "10m"}},
+                "volumeMounts": [{"name": "podinfo", "mountPath": PODINFO_DIR}],
+            }
+        ]
+    elif sidecar_cpu or sidecar_memory:
+        spec["sidecars"] = [
+            {
+                "name": "helper",
+                "image": STEP_IMAGE,
+                "command": ["sleep", "3600"],
+                "computeResources": {"requests": _requests(sidecar_cpu, sidecar_memory)},
             }
         ]
     return spec

@@ -4,22 +4,34 @@ A cluster offers nodes to the suite by labelling them `rescon.dev/pool-slot=<n>`
 (kind-config.yaml does it for kind's two workers). A pool claims free slot
 nodes by adding the pool label `rescon.dev/pool=<pool>`, so `pool.selector`
 targets them exactly as on the local cluster; removing the pool removes the
-label again and leaves the nodes as they were. Sizes are the nodes' own
-allocatable, which is why scenarios size pods as fractions of it.
+label again and leaves the nodes as they were.
 
-`choose_slots()` decides (pure); `claim_slot_pool()` and `release_slot_pool()` do the I/O.
+A pool's size is what the suite may use of its nodes: their allocatable less
+the requests of the pods the suite did not create (daemons such as a CNI's or
+CoreDNS), so a scenario's fractions and hand-computed headroom hold on any
+cluster. A slot is handed out only once no pod of an earlier scenario (a test
+namespace's) is left on it: a pod still terminating there would hold room the
+next scenario counts on.
+
+`choose_slots()` and `usable_size()` decide (pure); `claim_slot_pool()` and
+`release_slot_pool()` do the I/O.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
 import kubernetes
 
+from harness.cluster.namespaces import TEST_NAMESPACE_LABEL
 from harness.cluster.node_pools import POOL_LABEL, NodePool
 from harness.errors import HarnessError
-from harness.kube import Kube, present
+from harness.kube import Kube, json_object, present
+from harness.quantities import ZERO, Amount, amount_of, pod_request
+from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
+from harness.waits import NotYet, wait_for
 
 POOL_SLOT_LABEL = "rescon.dev/pool-slot"
 
@@ -78,6 +90,51 @@ def choose_slots(nodes: Iterable[SlotNode], count: int, pool: str) -> list[SlotN
     return free[:count]
 
 
+Pod = Mapping[str, Any]
+
+
+def is_terminal(pod: Pod) -> bool:
+    return ((pod.get("status") or {}).get("phase")) in ("Succeeded", "Failed")
+
+
+def foreign_requests(pods: Iterable[Pod], test_namespaces: set[str]) -> Amount:
+    """foreign_requests() adds up the requests of the live pods the suite did not create.
+
+    Example: CoreDNS (100m, 70Mi) and a scenario's pod on a node -> Amount(100, 70Mi):
+    the scenario's pod is in a test namespace, and terminal pods hold nothing.
+    """
+    total = ZERO
+    for pod in pods:
+        if pod["metadata"]["namespace"] not in test_namespaces and not is_terminal(pod):
+            total = total + pod_request(pod)
+    return total
+
+
+def usable_size(nodes: Sequence[SlotNode], daemons: Mapping[str, Amount]) -> Amount:
+    """usable_size() is the least, over the pool's nodes, of allocatable less daemons' requests.
+
+    Example: workers of 4000m with daemons of 100m and 0m -> 3900m: a fixture sized
+    for 3900m fits on both, and a headroom the scenario computes from it is exact.
+    """
+    sizes = [(amount_of(n.allocatable) - daemons.get(n.name, ZERO)).floor_zero() for n in nodes]
+    return Amount(min(s.cpu for s in sizes), min(s.memory for s in sizes))
+
+
+def leftover_pods(pods: Iterable[Pod], test_namespaces: set[str]) -> list[str]:
+    """leftover_pods() names the pods of test namespaces still on a node (terminating ones too)."""
+    return sorted(f"{p['metadata']['namespace']}/{p['metadata']['name']}" for p in pods if p["metadata"]["namespace"] in test_namespaces)
+
+
+def _pods_on(kube: Kube, node: str) -> list[Pod]:
+    response: Any = kube.core.list_pod_for_all_namespaces(field_selector=f"spec.nodeName={node}", _preload_content=False)
+    listing = json_object(json.loads(response.data))
+    return list(listing.get("items") or [])
+
+
+def _test_namespaces(kube: Kube) -> set[str]:
+    return {present(n.metadata).name or "" for n in kube.core.list_namespace(label_selector=f"{TEST_NAMESPACE_LABEL}=true").items}
+
+
 def claim_slot_pool(
     kube: Kube,
     name: str,
@@ -85,14 +142,31 @@ def claim_slot_pool(
     count: int,
     labels: Mapping[str, str] | None = None,
     taints: Sequence[Mapping[str, Any]] = (),
+    timeouts: TimeoutConfig = DEFAULT_TIMEOUTS,
+    current_namespace: str | None = None,
 ) -> NodePool:
-    """claim_slot_pool(kube, 'peak', count=2) labels two free slot nodes `rescon.dev/pool=peak`."""
+    """claim_slot_pool(kube, 'peak', count=2) labels two free slot nodes `rescon.dev/pool=peak`.
+
+    It waits (timeout namespace_deleted) until the chosen nodes hold no pod of
+    an earlier scenario, then sizes the pool by what the daemons leave.
+    """
     if taints:
         raise HarnessError(
             f"node pool {name!r} asks for taints, which the suite only puts on nodes it makes: run this scenario with --cluster local"
         )
     offered = [slot_node(n) for n in kube.core.list_node(label_selector=POOL_SLOT_LABEL).items]
     chosen = choose_slots(offered, count, name)
+
+    def previous_pods_gone() -> None:
+        earlier = _test_namespaces(kube) - {current_namespace}
+        left = [pod for node in chosen for pod in leftover_pods(_pods_on(kube, node.name), earlier)]
+        if left:
+            raise NotYet(f"{len(left)} pod(s) of earlier scenarios are still on the pool's nodes: {', '.join(left[:5])}")
+
+    wait_for(previous_pods_gone, what=f"the nodes of pool {name!r} to be free of earlier scenarios' pods", timeout="namespace_deleted", timeouts=timeouts)
+    tests = _test_namespaces(kube)
+    daemons = {node.name: foreign_requests(_pods_on(kube, node.name), tests) for node in chosen}
+    size = usable_size(chosen, daemons)
     extra = dict(labels or {})
     for node in chosen:
         kube.core.patch_node(node.name, {"metadata": {"labels": {**extra, POOL_LABEL: name}}})
@@ -100,8 +174,8 @@ def claim_slot_pool(
     return NodePool(
         name,
         tuple(n.name for n in chosen),
-        cpu=first.get("cpu", "0"),
-        memory=first.get("memory", "0"),
+        cpu=f"{size.cpu}m",
+        memory=str(size.memory),
         pods=int(first.get("pods", "0")),
         labels=extra,
     )

@@ -1,22 +1,30 @@
-"""Tekton Pipelines from its published release manifest, pinned by URL and sha256 (kind; install hint for existing).
+"""Tekton Pipelines' in-cluster install for kind: rendered from the pinned module, or a release manifest the user pins.
 
-The local cluster runs Tekton from the pinned Go module; kind runs the real
-Deployments from `release.yaml` of the same version. The file is fetched once
-into the per-user cache and checked against RELEASE_SHA256 every time it is
-used: a manifest that does not match is refused, never applied, so a moved tag
-or a tampered download cannot change what the suite tests against.
+Default: the pinned module's own `config/` directory (the one the local cluster
+reads, in the Go module cache), with every `ko://github.com/tektoncd/pipeline/cmd/<x>`
+reference replaced by the locally built image of that command
+(harness.cluster.node_image.tekton_image) and the "devel" version labels by the
+version. Nothing is downloaded and no digest is needed: the module's content
+is already checked by the Go module cache against go.sum.
 
-The feature flags are the local cluster's (harness.cluster.tekton.feature_flags),
-so a scenario sees the same Tekton behaviour on both providers.
+Option: `--tekton-manifest URL_OR_PATH --tekton-manifest-sha256 HEX`, e.g.
+Tekton's published `release.yaml` for an online cluster. The file is read (or
+downloaded once into the per-user cache, keyed by its digest) and refused unless
+its sha256 is the one given: a moved tag or a tampered download cannot change what
+the suite tests against.
+
+Either way the feature flags are the local cluster's (harness.cluster.tekton.feature_flags),
+so a scenario sees the same Tekton behaviour on every provider.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import urllib.request
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import kubernetes
 import yaml
@@ -30,52 +38,117 @@ from harness.waits import NotYet, wait_for
 
 #: The Tekton Pipelines release; it must equal the version tools/tekton/go.mod pins (a unit test checks).
 TEKTON_VERSION = "v1.15.0"
+#: Where Tekton publishes that release's manifest (for docs and --tekton-manifest; its digest is the user's to pin).
 RELEASE_URL = f"https://github.com/tektoncd/pipeline/releases/download/{TEKTON_VERSION}/release.yaml"
 
-#: PLACEHOLDER_SHA256 marks a digest nobody has filled in yet.
-PLACEHOLDER_SHA256 = "0" * 64
-#: The sha256 of RELEASE_URL's content. It is a PLACEHOLDER: the first time this runs with
-#: network, the install refuses the download and prints its digest; compare that digest with
-#: the one published for the release (or `sha256sum` of a copy fetched by other means),
-#: then write it here. Fill it again whenever TEKTON_VERSION changes.
-RELEASE_SHA256 = PLACEHOLDER_SHA256
+KO_PREFIX = "ko://github.com/tektoncd/pipeline/cmd/"
+#: The controller's flag naming the image that writes step scripts; upstream's default is a digest
+#: reference to a registry image, so the render points it at the steps' busybox.
+SHELL_IMAGE_FLAG = "-shell-image"
 
 Manifest = dict[str, Any]
 Opener = Callable[..., Any]
 
-
-def cached_release_path() -> Path:
-    return cache_root() / "manifests" / f"tekton-pipeline-{TEKTON_VERSION}-release.yaml"
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 
-def verify(content: bytes, *, expected: str = RELEASE_SHA256, source: str = RELEASE_URL) -> None:
-    """verify() refuses content whose sha256 is not `expected`, saying what to do about it."""
+# --- the pinned module's config/, rendered ---
+
+
+def module_documents(config_dir: Path) -> list[tuple[str, Manifest]]:
+    """module_documents() are (relative path, object) for every manifest under config/, in path order."""
+    found = []
+    for path in sorted(config_dir.rglob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text()):
+            if isinstance(doc, dict) and doc.get("kind"):
+                found.append((str(path.relative_to(config_dir)), doc))
+    return found
+
+
+def render_module(
+    documents: Iterable[Manifest], *, images: Mapping[str, str], shell_image: str, version: str, coschedule: str
+) -> list[Manifest]:
+    """render_module() turns the module's config/ objects into an installable release.
+
+    Example: `image: ko://github.com/tektoncd/pipeline/cmd/controller` becomes
+    `image: <images['controller']>`; `app.kubernetes.io/version: devel` becomes the version.
+    A ko:// reference with no image in `images` is an error naming the command.
+    """
+    missing: set[str] = set()
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {key: walk(value) for key, value in node.items()}
+        if isinstance(node, list):
+            rendered = [walk(item) for item in node]
+            for index, item in enumerate(rendered[:-1]):
+                if item == SHELL_IMAGE_FLAG:
+                    rendered[index + 1] = shell_image
+            return rendered
+        if isinstance(node, str):
+            if node.startswith(KO_PREFIX):
+                command = node.removeprefix(KO_PREFIX)
+                if command not in images:
+                    missing.add(command)
+                    return node
+                return images[command]
+            if node == "devel":
+                return version
+        return node
+
+    rendered = [walk(doc) for doc in documents]
+    if missing:
+        raise HarnessError(f"the Tekton module's config/ names commands with no local image: {', '.join(sorted(missing))}")
+    return with_feature_flags(rendered, coschedule=coschedule, source="the pinned Tekton module's config/")
+
+
+# --- a release manifest the user pins ---
+
+
+def cached_manifest_path(sha256: str) -> Path:
+    return cache_root() / "manifests" / f"tekton-{sha256[:16]}.yaml"
+
+
+def verify(content: bytes, *, expected: str, source: str) -> None:
+    """verify() refuses content whose sha256 is not `expected`, in one line naming the fix."""
     actual = hashlib.sha256(content).hexdigest()
-    if expected == PLACEHOLDER_SHA256:
-        raise HarnessError(
-            f"RELEASE_SHA256 in harness/cluster/tekton_release.py is still a placeholder; {source} has sha256 {actual}: "
-            "check it against the published release and write it there"
-        )
     if actual != expected:
         raise HarnessError(
-            f"{source} has sha256 {actual}, not the pinned {expected}: refusing to install it "
-            f"(delete {cached_release_path()} if it is a bad download; update RELEASE_SHA256 only for a new pin)"
+            f"{source} has sha256 {actual}, not {expected} (--tekton-manifest-sha256): "
+            "pass the digest published with that manifest, or drop --tekton-manifest to install Tekton from the pinned module"
         )
 
 
-def fetch(*, timeouts: TimeoutConfig, expected: str = RELEASE_SHA256, url: str = RELEASE_URL, opener: Opener = urllib.request.urlopen) -> bytes:
-    """fetch() returns the verified release manifest, from the cache or downloaded into it.
+def check_sha256(text: str | None, *, manifest: str) -> str:
+    """check_sha256() is the lower-case digest, or a one-line error when it is missing or malformed."""
+    if not text:
+        raise HarnessError(f"--tekton-manifest {manifest} needs --tekton-manifest-sha256 HEX: pass the manifest's sha256 (sha256sum prints it)")
+    digest = text.strip().lower()
+    if not _SHA256.match(digest):
+        raise HarnessError(f"--tekton-manifest-sha256 {text!r} is not 64 hex digits: pass the manifest's sha256 (sha256sum prints it)")
+    return digest
 
-    Only verified content is cached, and it is written under a temporary
-    name first, so the cache never holds a partial or unverified file.
+
+def fetch(source: str, sha256: str, *, timeouts: TimeoutConfig, opener: Opener = urllib.request.urlopen) -> bytes:
+    """fetch() is the verified manifest: a local file, or a URL downloaded once into the cache.
+
+    Only verified content is cached, written under a temporary name first, so the
+    cache never holds a partial or unverified file.
     """
-    cached = cached_release_path()
+    if "://" not in source:
+        path = Path(source).expanduser()
+        if not path.is_file():
+            raise HarnessError(f"--tekton-manifest {source} is not a file: pass a path or an https:// URL")
+        content = path.read_bytes()
+        verify(content, expected=sha256, source=source)
+        return content
+    cached = cached_manifest_path(sha256)
     if cached.is_file():
         content = cached.read_bytes()
-        verify(content, expected=expected, source=str(cached))
+        verify(content, expected=sha256, source=str(cached))
         return content
-    content = _download(url, timeouts=timeouts, opener=opener)
-    verify(content, expected=expected, source=url)
+    content = _download(source, timeouts=timeouts, opener=opener)
+    verify(content, expected=sha256, source=source)
     cached.parent.mkdir(parents=True, exist_ok=True)
     partial = cached.with_name(f".{cached.name}.partial-{os.getpid()}")
     partial.write_bytes(content)
@@ -88,21 +161,20 @@ def _download(url: str, *, timeouts: TimeoutConfig, opener: Opener) -> bytes:
         with opener(url, timeout=timeouts.manifest_download) as response:
             return bytes(response.read())
     except OSError as err:  # URLError, timeouts and refused connections are all OSErrors
-        raise HarnessError(
-            f"cannot download {url} ({err}): check the network, or put the file at {cached_release_path()}"
-        ) from err
+        raise HarnessError(f"cannot download {url} ({err}): check the network, or pass a local copy as --tekton-manifest PATH") from err
 
 
 def release_manifests(content: bytes, *, coschedule: str) -> list[Manifest]:
-    """release_manifests() are the release's objects in apply order, with the harness's feature flags.
-
-    Namespaces first, then CRDs, then the rest in file order: each later
-    object may live in, or be an instance of, an earlier one.
-    """
+    """release_manifests() are a release file's objects in apply order, with the harness's feature flags."""
     documents = [doc for doc in yaml.safe_load_all(content) if isinstance(doc, dict) and doc.get("kind")]
+    return with_feature_flags(documents, coschedule=coschedule, source="the --tekton-manifest file")
+
+
+def with_feature_flags(documents: list[Manifest], *, coschedule: str, source: str) -> list[Manifest]:
+    """with_feature_flags() sets the harness's flags and sorts: Namespaces, then CRDs, then the rest in order."""
     flags = [doc for doc in documents if doc["kind"] == "ConfigMap" and doc["metadata"]["name"] == "feature-flags"]
     if len(flags) != 1:
-        raise HarnessError(f"the Tekton release has {len(flags)} feature-flags ConfigMaps, not 1: is RELEASE_URL a Tekton Pipelines release?")
+        raise HarnessError(f"{source} has {len(flags)} feature-flags ConfigMaps, not 1: is it Tekton Pipelines?")
     flags[0]["data"] = {**(flags[0].get("data") or {}), **tekton.feature_flags(coschedule)}
 
     def rank(doc: Manifest) -> int:
@@ -154,5 +226,5 @@ def _wait_available(kube: Kube, names: list[tuple[str, str]], *, timeouts: Timeo
         what="Tekton's Deployments",
         timeout="tekton_ready",
         timeouts=timeouts,
-        hint=f"kubectl -n {tekton.NAMESPACE} get pods (image pulls need network)",
+        hint=f"kubectl -n {tekton.NAMESPACE} get pods (a stock node image pulls Tekton's images: it needs network)",
     )

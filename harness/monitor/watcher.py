@@ -230,6 +230,8 @@ class ContractMonitor:
                 self._apply(event)
             except Exception as err:  # noqa: BLE001 - a monitor bug must not hang the suite; say so
                 log.warning("contract monitor could not evaluate a %s event: %s", event.kind, err)
+            # Time-bound rules too: with a steady stream of events (node heartbeats) the queue is never idle.
+            self._check_label_timers()
 
     def _report(self, finding: rules.Finding) -> None:
         with self._lock:

@@ -15,9 +15,9 @@ outcome. Example, as ``write_report`` writes it::
     mode: reservation-state
     profiles:
     - name: Reservation
-      summary: Core tests succeeded. Extended tests partially succeeded (1 of 2 failed).
+      summary: Core tests succeeded. Extended tests failed (1 of 2 failed).
       core: {result: success, statistics: {Passed: 5, Failed: 0, Skipped: 0}, failedTests: [], skippedTests: []}
-      extended: {result: partial, statistics: {Passed: 1, Failed: 1, Skipped: 1},
+      extended: {result: failure, statistics: {Passed: 1, Failed: 1, Skipped: 1},
                  supportedFeatures: [Retries], unsupportedFeatures: [Resize], failedTests: [retry-same-node],
                  skippedTests: [resize-grow]}
     tests:
@@ -28,11 +28,12 @@ outcome. Example, as ``write_report`` writes it::
 Everything here is pure: ``build_report`` decides, ``write_report`` and
 ``read_report`` only move the result to and from a file.
 
-Why the result rules differ from Gateway API's: there a skipped test makes a
-profile "partial". Here skips are already explained by the features an
-implementation declares (``unsupportedFeatures``), so a result speaks only of
-the scenarios that ran: all passed is success, some failed is partial, every
-one failed is failure, and none ran is skipped.
+The result rule is Gateway API's for failures: one failed scenario makes a
+profile a ``failure``, however many passed, since a reader must never take a
+scheduler that breaks the contract for one that nearly keeps it. Skips are
+already explained by the features an implementation declares
+(``unsupportedFeatures``), so they do not make a result "partial": all that
+ran passed is success, and none ran is skipped.
 """
 
 from __future__ import annotations
@@ -75,15 +76,20 @@ class Outcome(enum.StrEnum):
     PASSED = "passed"
     FAILED = "failed"
     SKIPPED = "skipped"
+    #: Not a verdict: the scenario could not judge (the scheduler never started, a fixture is broken, the cluster failed).
+    ERROR = "error"
 
 
 class Result(enum.StrEnum):
     """Result is a profile level's verdict over its scenarios; ``result_of`` computes it."""
 
     SUCCESS = "success"
+    #: Never written any more (a failed scenario is a failure); still read from older reports.
     PARTIAL = "partial"
     FAILURE = "failure"
     SKIPPED = "skipped"
+    #: Some scenario hit a setup error: the level has no verdict, and certainly no success.
+    ERROR = "error"
 
 
 class Mode(enum.StrEnum):
@@ -231,35 +237,35 @@ class Statistics:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    errors: int = 0
 
     @property
     def ran(self) -> int:
-        """ran is how many scenarios ran to a verdict (skips excluded)."""
+        """ran is how many scenarios ran to a verdict (skips and setup errors excluded)."""
         return self.passed + self.failed
 
     def to_dict(self) -> dict[str, int]:
-        """to_dict is the ``statistics:`` mapping, with Gateway API's capitalised keys."""
-        return {"Passed": self.passed, "Failed": self.failed, "Skipped": self.skipped}
+        """to_dict is the ``statistics:`` mapping, with Gateway API's capitalised keys (and our Errors)."""
+        return {"Passed": self.passed, "Failed": self.failed, "Skipped": self.skipped, "Errors": self.errors}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Statistics:
-        """from_dict reads a mapping written by ``to_dict``."""
-        return cls(passed=int(data["Passed"]), failed=int(data["Failed"]), skipped=int(data["Skipped"]))
+        """from_dict reads a mapping written by ``to_dict`` (older reports have no Errors)."""
+        return cls(passed=int(data["Passed"]), failed=int(data["Failed"]), skipped=int(data["Skipped"]), errors=int(data.get("Errors", 0)))
 
 
 def result_of(statistics: Statistics) -> Result:
     """result_of is the verdict over the scenarios that ran; skips do not count.
 
-    Example: 3 passed, 1 failed is ``partial``; 0 passed, 2 failed is
-    ``failure``; 0 passed, 0 failed, 4 skipped is ``skipped``.
+    Example: 3 passed, 1 failed is ``failure``; 3 passed, 2 skipped is
+    ``success``; 0 passed, 0 failed, 4 skipped is ``skipped``; any setup
+    error is ``error``, whatever else happened.
     """
+    if statistics.errors:
+        return Result.ERROR
     if statistics.ran == 0:
         return Result.SKIPPED
-    if statistics.failed == 0:
-        return Result.SUCCESS
-    if statistics.passed == 0:
-        return Result.FAILURE
-    return Result.PARTIAL
+    return Result.SUCCESS if statistics.failed == 0 else Result.FAILURE
 
 
 @dataclass(frozen=True)
@@ -272,7 +278,7 @@ class Status:
     skipped_tests: tuple[str, ...] = ()
 
     def summary(self) -> str:
-        """summary says the result in words, e.g. "partially succeeded (1 of 4 failed, 2 skipped)"."""
+        """summary says the result in words, e.g. "failed (1 of 4 failed, 2 skipped)"."""
         s = self.statistics
         skipped = f", {s.skipped} skipped" if s.skipped else ""
         match self.result:
@@ -284,6 +290,8 @@ class Status:
                 return f"failed ({s.failed} of {s.ran} failed{skipped})"
             case Result.SKIPPED:
                 return f"were skipped ({s.skipped} skipped)" if s.skipped else "were not run"
+            case Result.ERROR:
+                return f"could not be judged ({s.errors} setup error(s), {s.failed} of {s.ran} judged failed)"
 
     def _base_dict(self) -> dict[str, Any]:
         return {"result": str(self.result), "statistics": self.statistics.to_dict()}
@@ -399,7 +407,11 @@ class ConformanceReport:
         raise KeyError(f"no profile {name!r} in the report: it has {', '.join(p.name for p in self.profiles)}")
 
     def to_dict(self) -> dict[str, Any]:
-        """to_dict is the whole document, keys in the order a reader expects."""
+        """to_dict is the whole document, keys in the order a reader expects.
+
+        A placement-only report says so beside its mode (``modeNote``), so
+        that no reader takes its results for reservation-state checks.
+        """
         return {
             "apiVersion": API_VERSION,
             "kind": KIND,
@@ -407,6 +419,7 @@ class ConformanceReport:
             "implementation": self.implementation.to_dict(),
             "suite": self.suite.to_dict(),
             "mode": str(self.mode),
+            **({"modeNote": PLACEMENT_ONLY_NOTE} if self.mode is Mode.PLACEMENT_ONLY else {}),
             "profiles": [p.to_dict() for p in self.profiles],
             "tests": [t.to_dict() for t in self.tests],
             "wallTimeSeconds": self.wall_time_seconds,
@@ -452,6 +465,7 @@ class _Level:
     passed: int = 0
     failed: int = 0
     skipped: int = 0
+    errors: int = 0
     failed_tests: list[str] = dataclasses.field(default_factory=list)
     skipped_tests: list[str] = dataclasses.field(default_factory=list)
 
@@ -465,9 +479,12 @@ class _Level:
             case Outcome.SKIPPED:
                 self.skipped += 1
                 self.skipped_tests.append(outcome.name)
+            case Outcome.ERROR:
+                self.errors += 1
+                self.failed_tests.append(outcome.name)
 
     def statistics(self) -> Statistics:
-        return Statistics(passed=self.passed, failed=self.failed, skipped=self.skipped)
+        return Statistics(passed=self.passed, failed=self.failed, skipped=self.skipped, errors=self.errors)
 
 
 def build_report(
@@ -598,7 +615,8 @@ def summary_lines(report: ConformanceReport) -> list[str]:
     for p in report.profiles:
         for level_name, level in (("core", p.core), ("extended", p.extended)):
             s = level.statistics
-            line = f"{p.name} {level_name}: {level.result} (Passed {s.passed}, Failed {s.failed}, Skipped {s.skipped})"
+            line = f"{p.name} {level_name}: {level.result} (Passed {s.passed}, Failed {s.failed}, Skipped {s.skipped}"
+            line += f", Errors {s.errors})" if s.errors else ")"
             if isinstance(level, ExtendedStatus) and level.unsupported_features:
                 line += f"; unsupported: {', '.join(level.unsupported_features)}"
             lines.append(line)

@@ -15,7 +15,7 @@ from harness.contract import record as contract
 from harness.kube import json_object, present
 from harness.quantities import cpu_millis as parse_cpu
 from harness.suite.run import ScenarioRun
-from harness.waits import NotYet, hold_for, wait_for
+from harness.waits import NotYet, WaitTimeout, hold_for, wait_for
 
 T = TypeVar("T")
 
@@ -48,9 +48,14 @@ def _hold_for(run: ScenarioRun, check: Callable[[], None], **how: Any) -> None:
 
 
 def _describe(pod: Obj) -> str:
+    """_describe() is "a-big-pod is Pending on no node (Unschedulable: 0/2 nodes are available: ...)"."""
     node = (pod.get("spec") or {}).get("nodeName") or "no node"
     phase = (pod.get("status") or {}).get("phase") or "no phase"
-    return f"{pod['metadata']['name']} is {phase} on {node}"
+    described = f"{pod['metadata']['name']} is {phase} on {node}"
+    scheduled = next((c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "PodScheduled"), None)
+    if scheduled is not None and scheduled.get("status") != "True":
+        described += f" ({scheduled.get('reason') or 'no reason'}: {(scheduled.get('message') or 'no message')[:300]})"
+    return described
 
 
 def task_pod_must_exist(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int = 0) -> Obj:
@@ -179,7 +184,16 @@ def group_must_be(
         return record
 
     where = f" on {node}" if node else ""
-    return _wait_for(run, poll, what=f"the group of {pipeline_run}/{task} to be {state.value}{where}", timeout="record_state", timeouts=run.timeouts)
+    try:
+        return _wait_for(run, poll, what=f"the group of {pipeline_run}/{task} to be {state.value}{where}", timeout="record_state", timeouts=run.timeouts)
+    except WaitTimeout as err:
+        if not run.records():
+            raise WaitTimeout(f"{err}; {NO_RECORDS_HINT}") from None
+        raise
+
+
+#: Said when a scenario found no ReservationRecord at all in its namespace.
+NO_RECORDS_HINT = "no ReservationRecord was ever published here: if your scheduler does not publish them, pass --exempt-features ReservationRecords"
 
 
 def task_must_hold_its_group(run: ScenarioRun, pipeline_run: str, task: str) -> tuple[Obj, str, contract.Record | None]:
@@ -445,3 +459,34 @@ def pod_creation_must_be_allowed(run: ScenarioRun) -> None:
             raise NotYet(f"a probe pod was refused: {refusal[:200]}")
 
     _wait_for(run, poll, what="new pods to be admitted again", timeout="fault_active", timeouts=run.timeouts)
+
+
+def b_must_land_beside_the_filler(run: ScenarioRun, prefix: str, *, a_node: str, why: str) -> Obj:
+    """b_must_land_beside_the_filler() is the middle of the peak scenarios: B must go to the node A did not take.
+
+    It pins `<prefix>-filler` to the other node, so that a scheduler that
+    under-counts A's peak finds A's node the emptier one, applies `<prefix>-b`
+    and asserts that B's pod binds beside the filler; `why` says what B would
+    break on A's node. Returns B's pod.
+    """
+    other = next(n for n in run.node_names if n != a_node)
+    run.apply(f"{prefix}-filler", node=other)
+    run.apply(f"{prefix}-b")
+    b_pod = task_pod_must_be_bound(run, "b", "only")
+    assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, {why}: it should be on {other}"
+    return b_pod
+
+
+def group_must_end_on_its_node(run: ScenarioRun, pipeline_run: str, *, held: Obj, next_task: str, node: str, others: tuple[Obj, ...] = ()) -> None:
+    """group_must_end_on_its_node() releases the held task, asserts the group's next task lands on `node`, and lets every run finish.
+
+    `others` are held pods of other PipelineRuns (each the `only` task of its run), released once the group is done.
+    """
+    run.release_pod(held["metadata"]["name"])
+    following = task_pod_must_be_bound(run, pipeline_run, next_task)
+    assert following["spec"]["nodeName"] == node, f"{pipeline_run}'s {next_task} ran on {following['spec']['nodeName']}, not on its group's node {node}"
+    for pod in others:
+        run.release_pod(pod["metadata"]["name"])
+    pipelinerun_must_succeed(run, pipeline_run)
+    for pod in others:
+        pipelinerun_must_succeed(run, pod["metadata"]["labels"]["tekton.dev/pipelineRun"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import shlex
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +55,18 @@ def kube_scheduler_config(*, kubeconfig: Path, scheduler_name: str) -> dict[str,
     }
 
 
+class SchedulerDied(HarnessError, AssertionError):
+    """The scheduler the suite started died after it had been running a while: a verdict on it."""
+
+
+class SchedulerFailedToStart(HarnessError):
+    """The scheduler the suite started exited within LAUNCH_SECONDS of its start: a setup error, not a verdict."""
+
+
+#: A scheduler that exits this soon after its start never started: its death is a setup error.
+LAUNCH_SECONDS = 15.0
+
+
 @dataclass
 class SchedulerUnderTest:
     """SchedulerUnderTest starts, watches and stops the scheduler the suite runs against."""
@@ -66,6 +79,9 @@ class SchedulerUnderTest:
     kube_scheduler_binary: Path | None = None
     #: external only: the label selector of the scheduler's pods, which kill() deletes (--scheduler-pod-selector).
     pod_selector: str | None = None
+    #: command only: a jinja2 file rendered per launch; its path fills {config} in the command.
+    config_template: Path | None = None
+    started_at: float | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -101,14 +117,42 @@ class SchedulerUnderTest:
             config.write_text(yaml.safe_dump(kube_scheduler_config(kubeconfig=self.kubeconfig, scheduler_name=self.scheduler_name)))
             return [str(self.kube_scheduler_binary), "--config", str(config), "--secure-port", str(free_port()), "--bind-address", "127.0.0.1"]
         assert self.command_template is not None
+        rendered = self.render_config() if self.config_template is not None else None
+        if rendered is None and "{config}" in self.command_template:
+            raise HarnessError("--scheduler-cmd uses {config} but no --scheduler-config-template was given: pass the template file")
         try:
-            text = self.command_template.format(kubeconfig=self.kubeconfig, scheduler_name=self.scheduler_name)
+            text = self.command_template.format(kubeconfig=self.kubeconfig, scheduler_name=self.scheduler_name, config=rendered or "")
         except (KeyError, IndexError) as err:
-            raise HarnessError(f"--scheduler-cmd has an unknown placeholder {err}: use {{kubeconfig}} and {{scheduler_name}}") from err
+            raise HarnessError(f"--scheduler-cmd has an unknown placeholder {err}: use {{kubeconfig}}, {{scheduler_name}} and {{config}}") from err
         argv = shlex.split(text)
         if not argv:
             raise HarnessError("--scheduler-cmd is empty: give the command that starts your scheduler")
         return argv
+
+    def render_config(self) -> Path:
+        """render_config() writes the config template for this launch and returns its path.
+
+        The template sees scheduler_name, kubeconfig, a free port, and a
+        lease_name of its own (leader election on, it never contends with
+        another scheduler's lease); unknown names fail naming the template.
+        """
+        import jinja2
+
+        assert self.config_template is not None
+        if not self.config_template.is_file():
+            raise HarnessError(f"--scheduler-config-template {self.config_template} does not exist: pass the path of your config template")
+        environment = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False)
+        try:
+            text = environment.from_string(self.config_template.read_text(encoding="utf-8")).render(
+                scheduler_name=self.scheduler_name, kubeconfig=str(self.kubeconfig), port=free_port(),
+                lease_name=f"{self.scheduler_name}-under-test",
+            )
+        except jinja2.TemplateError as err:
+            raise HarnessError(f"--scheduler-config-template {self.config_template.name}: {err}: use scheduler_name, kubeconfig, port, lease_name") from err
+        target = self.workdir / f"{PROCESS_NAME}-{self.scheduler_name}.config"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        return target
 
     def start(self) -> None:
         if not self.started_by_suite:
@@ -117,14 +161,29 @@ class SchedulerUnderTest:
         executable = argv[0] if os.path.isabs(argv[0]) else _which(argv[0])
         self.process.stop(grace_seconds=5)
         self.process.start([executable, *argv[1:]], env=dict(os.environ), cwd=self.workdir)
+        self.started_at = time.monotonic()
 
     def check_alive(self) -> None:
-        """check_alive() fails at once, with the log tail, if a scheduler the suite started has died."""
-        if self.started_by_suite and not self.process.alive():
-            raise HarnessError(
-                f"the scheduler under test ({self.mode}) is not running: read {self.process.log_file}",
-                detail=tail(self.process.log_file, 30),
+        """check_alive() fails at once, naming its last log line, if a scheduler the suite started has died.
+
+        Within LAUNCH_SECONDS of its start that is SchedulerFailedToStart (a
+        setup error); later it is SchedulerDied (a verdict).
+        """
+        if not self.started_by_suite or self.process.alive():
+            return
+        log_tail = tail(self.process.log_file, 30)
+        last = next((line.strip() for line in reversed(log_tail.splitlines()) if line.strip()), "it wrote nothing")
+        lived = time.monotonic() - self.started_at if self.started_at is not None else None
+        if lived is not None and lived < LAUNCH_SECONDS:
+            raise SchedulerFailedToStart(
+                f"the scheduler under test ({self.mode}) exited {lived:.1f}s after its start, saying {last[:300]!r}: "
+                f"fix its command or configuration (log: {self.process.log_file})",
+                detail=log_tail,
             )
+        raise SchedulerDied(
+            f"the scheduler under test ({self.mode}) died while being tested; its last line was {last[:300]!r} (log: {self.process.log_file})",
+            detail=log_tail,
+        )
 
     def kill(self, kube: Kube | None = None) -> list[str]:
         """kill() ends it as a crash would, for restart scenarios, and returns the uids of the pods it deleted.

@@ -81,6 +81,7 @@ def start_scheduler(cluster: Any, kube: Kube, config: SuiteConfig) -> SchedulerU
         kubeconfig=kube.kubeconfig,
         workdir=Path(workdir).parent if config.cluster == "local" else Path(workdir),
         command_template=config.scheduler_cmd,
+        config_template=Path(config.scheduler_config_template) if config.scheduler_config_template else None,
         kube_scheduler_binary=binary,
         pod_selector=config.scheduler_pod_selector,
     )
@@ -142,14 +143,14 @@ def scenario_run(
             memory=scenario.pool.memory,
             pods=scenario.pool.pods,
         )
-        node = present(present(kube.core.read_node(pool.nodes[0]).status).allocatable)
+        # The pool's size, not the node's allocatable: on shared workers it leaves out the daemons' requests.
         pvcs = {name: make_bound_pvc(kube, namespace, name) for name in scenario.volumes}
         context = manifests.RenderContext(
             namespace=namespace,
             scheduler_name=config.scheduler_name,
             pool_selector=pool.selector,
-            node_cpu_millis=cpu_millis(node["cpu"]),
-            node_memory_bytes=memory_bytes(node["memory"]),
+            node_cpu_millis=cpu_millis(pool.cpu),
+            node_memory_bytes=memory_bytes(pool.memory),
             pvcs=pvcs,
             extra=dict(scenario.values),
         )

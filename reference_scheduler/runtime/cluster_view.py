@@ -16,7 +16,7 @@ from typing import Any
 from reference_scheduler.core.headroom import ActiveReservation, NodeView, PodUsage
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import allocatable_pods
-from reference_scheduler.core.pod_requests import pod_effective_request
+from reference_scheduler.core.pod_requests import pod_admitted_request
 from reference_scheduler.core.resources import InvalidQuantity, Resources
 from reference_scheduler.runtime.informer import Informer
 from reference_scheduler.runtime.records import spec_group_of_task
@@ -131,11 +131,11 @@ class ClusterView:
         meta = pod.get("metadata") or {}
         version = meta.get("resourceVersion") or ""
         if not version:
-            return pod_effective_request(pod.get("spec") or {})  # no version to tell two states apart
+            return pod_admitted_request(pod)  # no version to tell two states apart
         key = (meta.get("uid") or "", version)
         cached = self._request_cache.get(key)
         if cached is None:
-            cached = pod_effective_request(pod.get("spec") or {})
+            cached = pod_admitted_request(pod)
             if len(self._request_cache) > 50_000:
                 self._request_cache.clear()
             self._request_cache[key] = cached
@@ -271,6 +271,11 @@ class ClusterView:
             self._unindex(uid)
             if kind != "DELETED":
                 self._index(pod)
+        if kind == "DELETED":
+            # A pod deleted before a node_views() saw it bound would otherwise stay assumed
+            # on its node until ASSUME_TTL_SECONDS, holding room that is already free.
+            with self._lock:
+                self._assumed.pop(uid, None)
 
     def _on_record(self, kind: str, record: Obj, old: Obj | None) -> None:
         # A pod's group comes from its run's record: when the record appears, goes, or its

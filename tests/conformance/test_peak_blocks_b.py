@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
+    b_must_land_beside_the_filler,
     group_must_be,
+    group_must_end_on_its_node,
     group_must_have,
-    pipelinerun_must_succeed,
     task_must_hold_its_group,
-    task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
@@ -30,20 +30,8 @@ def test_peak_blocks_b(run: ScenarioRun) -> None:
     small, a_node, record = task_must_hold_its_group(run, "a", "small")
     group_must_have(run, record, "small", tasks={"small", "big"}, workspaces={"source"}, peak_cpu_millis=run.node_cpu_millis() * 3800 // 4800, peak_memory_bytes=0)
 
-    other = next(n for n in run.node_names if n != a_node)
-    run.apply("peak_blocks_b-filler", node=other)
-    run.apply("peak_blocks_b-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
-    assert b_pod["spec"]["nodeName"] == other, (
-        f"B landed on {b_pod['spec']['nodeName']}, inside the peak A reserved there: it should be on {other}"
-    )
+    b_pod = b_must_land_beside_the_filler(run, "peak_blocks_b", a_node=a_node, why="inside the peak A reserved there")
     # A is still only running its small task, and still holds its whole peak.
     group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
-
-    run.release_pod(small["metadata"]["name"])
-    big = task_pod_must_be_bound(run, "a", "big")
-    assert big["spec"]["nodeName"] == a_node, f"A's big task ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
-    run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "a")
-    pipelinerun_must_succeed(run, "b")
+    group_must_end_on_its_node(run, "a", held=small, next_task="big", node=a_node, others=(b_pod,))
     group_must_be(run, "a", "big", state=State.RELEASED, node=a_node)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
+    b_must_land_beside_the_filler,
     group_must_be,
     group_must_have,
     pipelinerun_must_succeed,
     task_must_hold_its_group,
-    task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
@@ -40,13 +40,7 @@ def test_skipped_task_counts(run: ScenarioRun) -> None:
         peak_cpu_millis=run.node_cpu_millis() * 3800 // 4800, peak_memory_bytes=0,
     )
 
-    other = next(n for n in run.node_names if n != a_node)
-    run.apply("skipped_task_counts-filler", node=other)
-    run.apply("skipped_task_counts-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
-    assert b_pod["spec"]["nodeName"] == other, (
-        f"B landed on {b_pod['spec']['nodeName']}, inside the room A's skippable task may still need: it should be on {other}"
-    )
+    b_pod = b_must_land_beside_the_filler(run, "skipped_task_counts", a_node=a_node, why="inside the room A's skippable task may still need")
 
     run.release_pod(small["metadata"]["name"])
     finished = pipelinerun_must_succeed(run, "a")

@@ -78,3 +78,17 @@ def test_waiting_says_who_holds_it(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     finally:
         other.close()
     assert said and "in use (pid 1: somebody's bench); my suite waits" in said[0]
+
+
+def test_a_waiting_session_gets_the_lock_as_soon_as_the_holder_lets_go(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv(cluster_lock.HELD_ENV, raising=False)
+    env = {k: v for k, v in os.environ.items() if k != cluster_lock.HELD_ENV}
+    waiting = CONTENDER.replace("cluster_lock=0.5", "cluster_lock=60")
+    with cluster_lock.local_cluster_lock(timeouts=DEFAULT_TIMEOUTS, purpose="first suite", say=lambda line: None):
+        contender = subprocess.Popen([sys.executable, "-c", waiting], env=env, stdout=subprocess.PIPE, text=True)
+        # Give it time to start waiting: it must not get the lock while we hold it.
+        with pytest.raises(subprocess.TimeoutExpired):
+            contender.wait(timeout=1.5)
+    out, _ = contender.communicate(timeout=30)
+    assert out.strip() == "acquired"

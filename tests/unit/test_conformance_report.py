@@ -70,8 +70,8 @@ def report_of(
     [
         pytest.param(3, 0, 0, Result.SUCCESS, id="all-passed-is-success"),
         pytest.param(3, 0, 2, Result.SUCCESS, id="skips-do-not-lower-success"),
-        pytest.param(2, 1, 0, Result.PARTIAL, id="some-failed-is-partial"),
-        pytest.param(1, 4, 1, Result.PARTIAL, id="one-passed-among-failures-is-partial"),
+        pytest.param(2, 1, 0, Result.FAILURE, id="one-failed-is-failure-as-in-gateway-api"),
+        pytest.param(9, 1, 1, Result.FAILURE, id="nine-passed-do-not-make-one-failure-partial"),
         pytest.param(0, 2, 0, Result.FAILURE, id="none-passed-is-failure"),
         pytest.param(0, 1, 3, Result.FAILURE, id="skips-do-not-rescue-failure"),
         pytest.param(0, 0, 4, Result.SKIPPED, id="only-skips-is-skipped"),
@@ -86,7 +86,7 @@ def test_result_of(passed: int, failed: int, skipped: int, result: Result) -> No
     ("outcomes", "core_result", "extended_result"),
     [
         pytest.param(["passed", "passed"], Result.SUCCESS, Result.SKIPPED, id="core-only-success"),
-        pytest.param(["passed", "failed"], Result.PARTIAL, Result.SKIPPED, id="core-only-partial"),
+        pytest.param(["passed", "failed"], Result.FAILURE, Result.SKIPPED, id="core-one-failed"),
         pytest.param(["failed", "skipped"], Result.FAILURE, Result.SKIPPED, id="core-only-failure"),
         pytest.param(["skipped"], Result.SKIPPED, Result.SKIPPED, id="nothing-ran"),
     ],
@@ -109,11 +109,11 @@ def test_scenarios_sort_into_core_and_extended() -> None:
     profile = report.profile(PROFILE_NAME)
     assert profile.core.statistics == Statistics(passed=1, failed=1, skipped=0)
     assert profile.core.failed_tests == ("placement-fit",)
-    assert profile.core.result is Result.PARTIAL
+    assert profile.core.result is Result.FAILURE
     assert profile.extended.statistics == Statistics(passed=1, failed=1, skipped=1)
     assert profile.extended.failed_tests == ("retry-timeout",)
     assert profile.extended.skipped_tests == ("matrix-fanout",)
-    assert profile.extended.result is Result.PARTIAL
+    assert profile.extended.result is Result.FAILURE
     # Core features are not repeated as extended support.
     assert profile.extended.supported_features == ("Matrix", "Retries")
     assert profile.extended.unsupported_features == ()
@@ -185,6 +185,7 @@ def test_yaml_has_the_required_keys(tmp_path: Path) -> None:
         "implementation",
         "suite",
         "mode",
+        "modeNote",
         "profiles",
         "tests",
         "wallTimeSeconds",
@@ -203,7 +204,7 @@ def test_yaml_has_the_required_keys(tmp_path: Path) -> None:
         "failedTests",
         "skippedTests",
     }
-    assert profile["core"]["statistics"] == {"Passed": 1, "Failed": 0, "Skipped": 0}
+    assert profile["core"]["statistics"] == {"Passed": 1, "Failed": 0, "Skipped": 0, "Errors": 0}
     assert profile["summary"] == "Core tests succeeded (1 passed). Extended tests were not run."
     (test,) = doc["tests"]
     assert set(test) == {"name", "description", "features", "outcome", "duration_seconds", "message"}
@@ -228,7 +229,35 @@ def test_summary_lines() -> None:
     assert lines[1].split()[:3] == ["FAILED", "12.30s", "placement-fit"]
     assert lines[1].endswith("pod stayed Pending")
     assert lines[2].startswith("SKIPPED") and "resize-grow" in lines[2]
-    assert lines[3] == "Reservation core: partial (Passed 1, Failed 1, Skipped 0)"
+    assert lines[3] == "Reservation core: failure (Passed 1, Failed 1, Skipped 0)"
     assert lines[4] == "Reservation extended: skipped (Passed 0, Failed 0, Skipped 1); unsupported: Resize"
     assert lines[5] == PLACEMENT_ONLY_NOTE
     assert len(lines) == 6
+
+
+@pytest.mark.parametrize(
+    ("statistics", "result"),
+    [
+        pytest.param(Statistics(passed=5, errors=1), Result.ERROR, id="one-setup-error-means-no-success"),
+        pytest.param(Statistics(passed=0, failed=3, errors=1), Result.ERROR, id="errors-outrank-failures"),
+        pytest.param(Statistics(skipped=2, errors=2), Result.ERROR, id="errors-outrank-skips"),
+    ],
+)
+def test_a_setup_error_is_never_a_verdict(statistics: Statistics, result: Result) -> None:
+    assert result_of(statistics) is result
+
+
+def test_setup_errors_are_counted_apart_and_named() -> None:
+    report = report_of(outcome("a", "passed"), outcome("b", "error", message="the scheduler under test exited at start"))
+    core = report.profile().core
+    assert core.statistics == Statistics(passed=1, failed=0, skipped=0, errors=1)
+    assert core.result is Result.ERROR and core.failed_tests == ("b",)
+    assert "Reservation core: error (Passed 1, Failed 0, Skipped 0, Errors 1)" in summary_lines(report)
+    assert Statistics.from_dict(core.statistics.to_dict()) == core.statistics
+    assert Statistics.from_dict({"Passed": 1, "Failed": 0, "Skipped": 0}).errors == 0
+
+
+def test_a_placement_only_report_says_so_in_the_yaml_and_a_full_one_does_not() -> None:
+    placement = report_of(outcome("reserve-basic", "passed"), mode=Mode.PLACEMENT_ONLY).to_dict()
+    assert placement["mode"] == "placement-only" and placement["modeNote"] == PLACEMENT_ONLY_NOTE
+    assert "modeNote" not in report_of(outcome("reserve-basic", "passed")).to_dict()

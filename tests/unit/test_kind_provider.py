@@ -119,40 +119,64 @@ def recorder(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Recorder:
     return recorder
 
 
+def _provider(**kwargs: Any) -> tuple[KindProvider, Path]:
+    provider = KindProvider(name="rescon-unit", **kwargs)
+    provider.node_image_name = NODE_IMAGE
+    return provider, provider.write_config()
+
+
 def test_create_passes_our_image_config_and_kubeconfig(recorder: Recorder, tmp_path: Path) -> None:
     kind_bin = _executable(tmp_path / "kind")
-    provider = KindProvider(name="rescon-unit")
-    provider.create_cluster(kind_bin)
+    provider, config = _provider()
+    provider.create_cluster(kind_bin, config)
     create = next(call for call in recorder.calls if call[1:3] == ["create", "cluster"])
     assert create[0] == str(kind_bin)
     assert "--name=rescon-unit" in create
     assert f"--kubeconfig={provider.kubeconfig}" in create
     assert f"--image={NODE_IMAGE}" in create
-    assert create[create.index("--config") + 1] == str(KIND_CONFIG)
+    assert create[create.index("--config") + 1] == str(config)
+    written = yaml.safe_load(config.read_text())
+    assert written["nodes"] == yaml.safe_load(KIND_CONFIG.read_text())["nodes"]
     assert provider.kubeconfig.is_relative_to(tmp_path / "cache")  # never ~/.kube/config
     assert provider.created_cluster
 
 
-def test_down_deletes_only_a_cluster_up_created(recorder: Recorder, tmp_path: Path) -> None:
+def test_an_occupied_cluster_name_is_refused_in_one_line(recorder: Recorder, tmp_path: Path) -> None:
     kind_bin = _executable(tmp_path / "kind")
-    made = KindProvider(name="rescon-unit", kind_bin=kind_bin)
-    made.create_cluster(kind_bin)
+    recorder.clusters.append("rescon-unit")
+    provider, config = _provider()
+    with pytest.raises(HarnessError, match=r"kind cluster named rescon-unit already exists .*kind delete cluster --name rescon-unit.*--kind-name"):
+        provider.create_cluster(kind_bin, config)
+    assert not [call for call in recorder.calls if call[1:3] == ["create", "cluster"]]
+
+
+def test_down_deletes_only_a_cluster_up_created(recorder: Recorder, tmp_path: Path) -> None:
+    kind_bin = _executable(tmp_path / "kind", 'echo "kind v0.33.0 go1.26.8 linux/amd64"')
+    kept, config = _provider(kind_bin=kind_bin, keep=True)
+    kept.create_cluster(kind_bin, config)
+    kept.down()
+    assert not [call for call in recorder.calls if call[1:3] == ["delete", "cluster"]]
+
+    recorder.calls.clear()
+    recorder.clusters.append("rescon-unit")  # the kept cluster, reused: same image and config
+    reused, config = _provider(kind_bin=kind_bin)
+    reused.create_cluster(kind_bin, config)
+    reused.down()
+    assert not [call for call in recorder.calls if call[1:3] in (["create", "cluster"], ["delete", "cluster"])]
+
+    recorder.clusters.clear()
+    made, config = _provider(kind_bin=kind_bin)
+    made.create_cluster(kind_bin, config)
+    made.kind_binary = lambda: kind_bin  # type: ignore[method-assign]
     made.down()
     deletes = [call for call in recorder.calls if call[1:3] == ["delete", "cluster"]]
     assert deletes == [[str(kind_bin), "delete", "cluster", "--name=rescon-unit", f"--kubeconfig={made.kubeconfig}"]]
 
-    recorder.calls.clear()
-    recorder.clusters.append("rescon-unit")
-    reused = KindProvider(name="rescon-unit", kind_bin=kind_bin)
-    reused.create_cluster(kind_bin)
-    reused.down()
-    assert not [call for call in recorder.calls if call[1:3] in (["create", "cluster"], ["delete", "cluster"])]
-
 
 def test_keep_leaves_a_created_cluster(recorder: Recorder, tmp_path: Path) -> None:
     kind_bin = _executable(tmp_path / "kind")
-    provider = KindProvider(name="rescon-unit", kind_bin=kind_bin, keep=True)
-    provider.create_cluster(kind_bin)
+    provider, config = _provider(kind_bin=kind_bin, keep=True)
+    provider.create_cluster(kind_bin, config)
     provider.down()
     assert not [call for call in recorder.calls if call[1:3] == ["delete", "cluster"]]
 
@@ -196,15 +220,20 @@ def _sha(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
 
-def test_verify_accepts_only_the_pinned_digest() -> None:
-    tekton_release.verify(RELEASE, expected=_sha(RELEASE))
-    with pytest.raises(HarnessError, match=r"has sha256 [0-9a-f]{64}, not the pinned .*refusing to install it"):
-        tekton_release.verify(RELEASE + b"\n# tampered\n", expected=_sha(RELEASE))
+def test_verify_accepts_only_the_given_digest() -> None:
+    tekton_release.verify(RELEASE, expected=_sha(RELEASE), source="release.yaml")
+    with pytest.raises(HarnessError, match=r"release.yaml has sha256 [0-9a-f]{64}, not [0-9a-f]{64} \(--tekton-manifest-sha256\): pass the digest"):
+        tekton_release.verify(RELEASE + b"\n# tampered\n", expected=_sha(RELEASE), source="release.yaml")
 
 
-def test_a_placeholder_digest_is_refused_with_the_actual_one() -> None:
-    with pytest.raises(HarnessError, match=rf"still a placeholder; .* has sha256 {_sha(RELEASE)}: check it against the published release"):
-        tekton_release.verify(RELEASE, expected=tekton_release.PLACEHOLDER_SHA256)
+def test_a_manifest_needs_a_well_formed_digest() -> None:
+    with pytest.raises(HarnessError, match=r"needs --tekton-manifest-sha256 HEX"):
+        tekton_release.check_sha256(None, manifest="release.yaml")
+    with pytest.raises(HarnessError, match=r"is not 64 hex digits"):
+        tekton_release.check_sha256("abc", manifest="release.yaml")
+    assert tekton_release.check_sha256("A" * 64, manifest="release.yaml") == "a" * 64
+    with pytest.raises(HarnessError, match=r"--tekton-manifest-sha256 needs --tekton-manifest"):
+        KindProvider.from_options(coschedule="disabled", tekton_manifest_sha256="a" * 64)
 
 
 class FakeResponse(io.BytesIO):
@@ -215,6 +244,9 @@ class FakeResponse(io.BytesIO):
         self.close()
 
 
+URL = "https://example.invalid/release.yaml"
+
+
 def test_fetch_caches_only_verified_content(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
     opened: list[tuple[str, float]] = []
@@ -223,34 +255,44 @@ def test_fetch_caches_only_verified_content(monkeypatch: pytest.MonkeyPatch, tmp
         opened.append((url, timeout))
         return FakeResponse(RELEASE)
 
-    with pytest.raises(HarnessError, match="refusing to install it"):
-        tekton_release.fetch(timeouts=DEFAULT_TIMEOUTS, expected="f" * 64, opener=opener)
-    assert not tekton_release.cached_release_path().exists()
+    with pytest.raises(HarnessError, match="not f{64}"):
+        tekton_release.fetch(URL, "f" * 64, timeouts=DEFAULT_TIMEOUTS, opener=opener)
+    assert not tekton_release.cached_manifest_path("f" * 64).exists()
 
-    assert tekton_release.fetch(timeouts=DEFAULT_TIMEOUTS, expected=_sha(RELEASE), opener=opener) == RELEASE
-    assert opened == [(tekton_release.RELEASE_URL, DEFAULT_TIMEOUTS.manifest_download)] * 2
-    assert tekton_release.fetch(timeouts=DEFAULT_TIMEOUTS, expected=_sha(RELEASE), opener=opener) == RELEASE
+    assert tekton_release.fetch(URL, _sha(RELEASE), timeouts=DEFAULT_TIMEOUTS, opener=opener) == RELEASE
+    assert opened == [(URL, DEFAULT_TIMEOUTS.manifest_download)] * 2
+    assert tekton_release.fetch(URL, _sha(RELEASE), timeouts=DEFAULT_TIMEOUTS, opener=opener) == RELEASE
     assert len(opened) == 2  # the third came from the cache
-    assert list(tekton_release.cached_release_path().parent.glob(".*partial*")) == []
+    assert list(tekton_release.cached_manifest_path(_sha(RELEASE)).parent.glob(".*partial*")) == []
+
+
+def test_a_local_manifest_is_verified_too(tmp_path: Path) -> None:
+    path = tmp_path / "release.yaml"
+    path.write_bytes(RELEASE)
+    assert tekton_release.fetch(str(path), _sha(RELEASE), timeouts=DEFAULT_TIMEOUTS) == RELEASE
+    with pytest.raises(HarnessError, match=r"has sha256 .* not 0{64}"):
+        tekton_release.fetch(str(path), "0" * 64, timeouts=DEFAULT_TIMEOUTS)
+    with pytest.raises(HarnessError, match=r"is not a file: pass a path or an https:// URL"):
+        tekton_release.fetch(str(tmp_path / "absent.yaml"), _sha(RELEASE), timeouts=DEFAULT_TIMEOUTS)
 
 
 def test_a_tampered_cache_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
-    cached = tekton_release.cached_release_path()
+    cached = tekton_release.cached_manifest_path(_sha(RELEASE))
     cached.parent.mkdir(parents=True)
     cached.write_bytes(RELEASE + b"# edited\n")
-    with pytest.raises(HarnessError, match=rf"{cached} has sha256 .*delete {cached}"):
-        tekton_release.fetch(timeouts=DEFAULT_TIMEOUTS, expected=_sha(RELEASE), opener=lambda *a, **k: pytest.fail("no download"))
+    with pytest.raises(HarnessError, match=rf"{cached} has sha256 "):
+        tekton_release.fetch(URL, _sha(RELEASE), timeouts=DEFAULT_TIMEOUTS, opener=lambda *a, **k: pytest.fail("no download"))
 
 
-def test_an_offline_download_names_where_to_put_the_file(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_an_offline_download_names_the_local_alternative(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
 
     def offline(url: str, *, timeout: float) -> FakeResponse:
         raise OSError("Network is unreachable")
 
-    with pytest.raises(HarnessError, match=r"cannot download .*Network is unreachable.*put the file at"):
-        tekton_release.fetch(timeouts=DEFAULT_TIMEOUTS, expected=_sha(RELEASE), opener=offline)
+    with pytest.raises(HarnessError, match=r"cannot download .*Network is unreachable.*--tekton-manifest PATH"):
+        tekton_release.fetch(URL, _sha(RELEASE), timeouts=DEFAULT_TIMEOUTS, opener=offline)
 
 
 @pytest.mark.parametrize("mode", tekton.COSCHEDULE_MODES)
@@ -268,6 +310,7 @@ def test_a_manifest_without_feature_flags_is_not_tekton() -> None:
         tekton_release.release_manifests(b"apiVersion: v1\nkind: Namespace\nmetadata: {name: x}\n", coschedule="disabled")
 
 
-def test_the_module_pins_a_digest_slot() -> None:
-    assert len(tekton_release.RELEASE_SHA256) == 64
-    assert kind.NODE_IMAGE.startswith("kindest/node:v1.37.")
+def test_no_placeholder_digest_remains() -> None:
+    assert not hasattr(tekton_release, "RELEASE_SHA256") and not hasattr(tekton_release, "PLACEHOLDER_SHA256")
+    tag, _, digest = kind.NODE_IMAGE.partition("@sha256:")
+    assert tag.startswith("kindest/node:v1.37.") and len(digest) == 64 and digest != "0" * 64

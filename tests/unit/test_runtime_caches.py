@@ -171,6 +171,18 @@ def test_assumed_pods_count_until_the_cache_shows_them_bound() -> None:
     assert view.node_of("uid-p") == "n2"
 
 
+def test_an_assumed_pod_deleted_before_it_was_seen_bound_stops_counting() -> None:
+    # Bound, confirmed and deleted between two cycles (a 1 s task on real kubelets): the
+    # assumption must go with the pod, not linger for ASSUME_TTL_SECONDS.
+    view, pods, _ = _view_with([])
+    view.node_views()
+    _event(pods, "MODIFIED", _bound_pod("p", "n2"))
+    view.assume(_bound_pod("p", "n2"), "n2", None)
+    _event(pods, "DELETED", _bound_pod("p", "n2"))
+    assert view.node_views()["n2"].pods == ()
+    assert view.node_of("uid-p") is None
+
+
 def test_memoised_cycle_decides_as_a_fresh_one_through_binds_and_releases() -> None:
     """Between attempts pods get bound and finish; a long-lived Cycle (with its per-node memo and
     the incremental view) must choose exactly what a Cycle built from scratch chooses."""

@@ -1,0 +1,61 @@
+"""memory_decides: a memory-bound group, where memory and not CPU decides where B may go.
+
+The fault it exists to catch: reserving CPU only (or predicting no memory), so
+that the memory a group's later task needs is handed to another run. CPU is
+plentiful on both nodes throughout; only memory rules A's node out for B.
+"""
+
+from __future__ import annotations
+
+from harness.contract.record import State
+from harness.suite.checks import (
+    group_must_be,
+    group_must_have,
+    pipelinerun_must_succeed,
+    task_must_hold_its_group,
+    task_pod_must_be_bound,
+)
+from harness.suite.features import Feature
+from harness.suite.run import ScenarioRun
+from harness.suite.scenario import Scenario
+
+SCENARIO = Scenario(
+    name="memory_decides",
+    description="A's group reserves 0.7 of a node's memory (little CPU); B (0.4 memory) fits beside A's running pod but not beside A's memory peak, so it goes to the other node",
+    features=(Feature.PEAK_RESERVATION,),
+    fixtures=("memory_decides-a", "memory_decides-filler", "memory_decides-b"),
+    volumes=("a-source", "b-source"),
+)
+
+
+# Peak, by hand (fractions of one node, as cpu()/memory() render them):
+#   small (0.02 CPU, 0.05 memory) then big (0.05 CPU, 0.7 memory): a chain, never both at once,
+#   so the peak is the larger per resource: CPU 0.05 (big), memory 0.7 (big).
+#   On a 4800m / 8Gi node: 240m and int(8Gi * 0.7) = 6012954214 bytes.
+# Placement: on A's node 1 - 0.05 (small's pod) - (0.7 - 0.05) (A's residual) = 0.3 memory is left;
+#   B asks 0.4, so it must go to the other node, where the filler leaves 0.8. Counting CPU only,
+#   A's node (0.02 CPU and 0.05 memory used) looks emptier in both resources than the filler's.
+
+def test_memory_decides(run: ScenarioRun) -> None:
+    run.apply("memory_decides-a")
+    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    group_must_have(
+        run, record, "small", tasks={"small", "big"}, workspaces={"source"},
+        peak_cpu_millis=int(run.node_cpu_millis() * 0.05), peak_memory_bytes=int(run.node_memory_bytes() * 0.7),
+    )
+
+    other = next(n for n in run.node_names if n != a_node)
+    run.apply("memory_decides-filler", node=other)
+    run.apply("memory_decides-b")
+    b_pod = task_pod_must_be_bound(run, "b", "only")
+    assert b_pod["spec"]["nodeName"] == other, (
+        f"B landed on {b_pod['spec']['nodeName']}, inside the memory A reserved there: it should be on {other}"
+    )
+    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
+
+    run.release_pod(small["metadata"]["name"])
+    big = task_pod_must_be_bound(run, "a", "big")
+    assert big["spec"]["nodeName"] == a_node, f"A's big task ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
+    run.release_pod(b_pod["metadata"]["name"])
+    pipelinerun_must_succeed(run, "a")
+    pipelinerun_must_succeed(run, "b")

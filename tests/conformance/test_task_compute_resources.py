@@ -1,0 +1,75 @@
+"""task_compute_resources: task-level computeResources replace the steps' own and are divided across them.
+
+The fault it exists to catch: predicting from the steps' own requests when the
+PipelineRun gives the task task-level computeResources (taskRunSpecs[]), or
+counting the task-level request once per step. Tekton
+(pkg/internal/computeresources/tasklevel) gives each step the task-level
+request divided by the number of steps, in place of its own.
+
+What Tekton v1.15 built on the local cluster (big's pod, read once while
+writing this scenario): containers `step-work` and `step-work-2`
+with 1500m and 1073741824 each (their own 240m gone); init containers
+`prepare` and `place-scripts` with no resources; no overhead, no pod-level
+resources. Task-level computeResources are a beta field, enabled on the local
+cluster (`enable-api-fields: beta`).
+"""
+
+from __future__ import annotations
+
+from harness.contract.record import State
+from harness.suite.checks import (
+    group_must_be,
+    group_must_have,
+    pipelinerun_must_succeed,
+    task_must_hold_its_group,
+    task_pod_must_be_bound,
+)
+from harness.suite.features import Feature
+from harness.suite.run import ScenarioRun
+from harness.suite.scenario import Scenario
+
+SCENARIO = Scenario(
+    name="task_compute_resources",
+    description="A's later task has two 0.05 CPU steps but task-level computeResources of 0.625 CPU and 1/4 memory: its pod asks 0.625, so B (0.5) goes to the other node",
+    features=(Feature.PEAK_RESERVATION,),
+    fixtures=("task_compute_resources-a", "task_compute_resources-filler", "task_compute_resources-b"),
+    volumes=("a-source", "b-source"),
+)
+
+
+# Peak, by hand (fractions of one node, as cpu()/memory() render them):
+#   small: one step of 0.02 CPU (96m), no memory.
+#   big:   steps work and work-2 ask 0.05 CPU (240m) each, but taskRunSpecs gives big
+#          task-level requests of 0.625 CPU (3000m) and 0.25 memory (2147483648 bytes).
+#          Tekton gives each of the 2 steps 3000m / 2 = 1500m and 2147483648 / 2 = 1073741824,
+#          replacing their own 240m: the pod asks 3000m and 2147483648 bytes.
+#   small then big is a chain, so the peak is big's: 3000m, 2Gi.
+# Placement: A's node has 4800 - 96 - (3000 - 96) = 1800m left; B asks 2400m, so it goes to the
+#   other node (2640m left beside the filler). From the steps' own requests A would reserve 480m
+#   and leave 4320m on its node, the emptier one.
+
+
+def test_task_compute_resources(run: ScenarioRun) -> None:
+    run.apply("task_compute_resources-a")
+    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
+    group_must_have(
+        run, record, "small", tasks={"small", "big"}, workspaces={"source"},
+        peak_cpu_millis=2 * (int(cpu * 0.625) // 2), peak_memory_bytes=2 * (int(memory * 0.25) // 2),
+    )
+
+    other = next(n for n in run.node_names if n != a_node)
+    run.apply("task_compute_resources-filler", node=other)
+    run.apply("task_compute_resources-b")
+    b_pod = task_pod_must_be_bound(run, "b", "only")
+    assert b_pod["spec"]["nodeName"] == other, (
+        f"B landed on {b_pod['spec']['nodeName']}, inside the room A's task-level request needs there: it should be on {other}"
+    )
+    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
+
+    run.release_pod(small["metadata"]["name"])
+    big = task_pod_must_be_bound(run, "a", "big")
+    assert big["spec"]["nodeName"] == a_node, f"A's big task ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
+    run.release_pod(b_pod["metadata"]["name"])
+    pipelinerun_must_succeed(run, "a")
+    pipelinerun_must_succeed(run, "b")

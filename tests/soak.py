@@ -1,0 +1,122 @@
+"""Soak: the whole suite against the reference N times back to back, and how often each scenario flaked.
+
+    .venv/bin/python -m tests.soak --runs 10          # make soak N=10: writes docs/soak.md
+
+Each run is `pytest tests/conformance` with its own ConformanceReport under
+reports/soak/ (it waits for the machine's local-cluster lock like any run).
+A scenario that fails in any run of the reference is a flake: the reference
+is correct, so the suite judged it wrongly, or the cluster failed it. The
+table gives each scenario's failures, and its median and slowest duration,
+and counts the contract monitor's findings (they are failures too).
+
+Exit status 0 when no scenario failed in any run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from harness.cluster.paths import REPO_ROOT
+from harness.report.conformance_report import read_report
+
+REPORTS_DIR = Path("reports") / "soak"
+DOC = Path("docs") / "soak.md"
+
+
+@dataclass
+class ScenarioRecord:
+    """ScenarioRecord is one scenario over every run: outcomes, durations and the messages of its failures."""
+
+    outcomes: list[str] = field(default_factory=list)
+    durations: list[float] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for o in self.outcomes if o not in ("passed", "skipped"))
+
+
+def collect(runs: Sequence[Mapping[str, tuple[str, float, str]]]) -> dict[str, ScenarioRecord]:
+    """collect() turns each run's {scenario: (outcome, seconds, message)} into one record per scenario."""
+    found: dict[str, ScenarioRecord] = {}
+    for run in runs:
+        for name, (outcome, seconds, message) in run.items():
+            record = found.setdefault(name, ScenarioRecord())
+            record.outcomes.append(outcome)
+            record.durations.append(seconds)
+            if outcome not in ("passed", "skipped"):
+                record.failures.append(message)
+    return found
+
+
+def render(records: Mapping[str, ScenarioRecord], *, runs: int, walls: Sequence[float], commit: str) -> list[str]:
+    """render() is the Markdown table of docs/soak.md."""
+    flaky = sum(r.failed for r in records.values())
+    lines = [
+        "# Soak: the suite against the reference, run after run",
+        "",
+        f"{runs} full runs of `pytest tests/conformance` at {commit}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+        f" (`python -m tests.soak --runs {runs}`). Wall time per run: median {statistics.median(walls):.0f} s,"
+        f" slowest {max(walls):.0f} s. Failures of the reference: **{flaky}**.",
+        "",
+        "| scenario | failed | median s | slowest s |",
+        "|---|---|---|---|",
+    ]
+    for name, record in sorted(records.items()):
+        lines.append(f"| `{name}` | {record.failed} of {len(record.outcomes)} | {statistics.median(record.durations):.1f} | {max(record.durations):.1f} |")
+    failures = [(name, message) for name, record in sorted(records.items()) for message in record.failures]
+    if failures:
+        lines += ["", "Failures:", ""] + [f"- `{name}`: {message.splitlines()[0][:300] if message else '(no message)'}" for name, message in failures]
+    return lines
+
+
+def run_once(index: int, root: Path, extra: Sequence[str]) -> tuple[dict[str, tuple[str, float, str]], float]:
+    report = root / REPORTS_DIR / f"run-{index}.yaml"
+    log = root / REPORTS_DIR / f"run-{index}.log"
+    report.parent.mkdir(parents=True, exist_ok=True)
+    report.unlink(missing_ok=True)
+    argv = [str(Path(sys.executable).parent / "pytest"), "tests/conformance", "-q", "-p", "no:cacheprovider", "--keep-cluster",
+            "--report-output", str(report), *extra]
+    started = time.monotonic()
+    with log.open("w") as out:
+        subprocess.run(argv, cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
+    wall = time.monotonic() - started
+    if not report.is_file():
+        raise SystemExit(f"soak: run {index} wrote no report: read {log}")
+    return {t.name: (t.outcome.value, t.duration_seconds, t.message) for t in read_report(report).tests}, wall
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.soak", description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=10, help="how many full runs (default 10)")
+    parser.add_argument("--output", default=str(DOC), help=f"where the Markdown goes ('none': print only; default {DOC})")
+    parser.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error("--runs takes a whole number of at least 1")
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=False).stdout.strip() or "unknown"
+    results, walls = [], []
+    for index in range(1, args.runs + 1):
+        outcomes, wall = run_once(index, REPO_ROOT, args.pytest_args)
+        results.append(outcomes)
+        walls.append(wall)
+        failed = sorted(name for name, (outcome, _, _) in outcomes.items() if outcome not in ("passed", "skipped"))
+        print(f"soak: run {index}/{args.runs}: {len(outcomes) - len(failed)} passed, {len(failed)} failed {failed or ''} in {wall:.0f} s", flush=True)
+    records = collect(results)
+    lines = render(records, runs=args.runs, walls=walls, commit=commit)
+    print("\n".join(lines))
+    if args.output != "none":
+        (REPO_ROOT / args.output).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return 0 if all(r.failed == 0 for r in records.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

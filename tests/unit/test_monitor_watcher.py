@@ -1,0 +1,90 @@
+"""The monitor's evaluation of events, without an API server: events fed straight in, time on a fake clock."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import pytest
+
+from harness.monitor import invariants as rules
+from harness.monitor.watcher import ContractMonitor, _Event
+from harness.timeouts import DEFAULT_TIMEOUTS
+
+pytestmark = pytest.mark.unit
+
+RECORD: dict[str, Any] = {
+    "apiVersion": "rescon.dev/v1alpha1",
+    "kind": "ReservationRecord",
+    "metadata": {
+        "name": "run", "namespace": "ns", "labels": {},
+        "ownerReferences": [{"apiVersion": "tekton.dev/v1", "kind": "PipelineRun", "name": "run", "uid": "u", "controller": True}],
+    },
+    "spec": {"pipelineRun": {"name": "run", "uid": "u"},
+             "groups": [{"name": "source", "tasks": ["build"], "workspaces": ["source"], "peak": {"cpu": "1", "memory": "0"}}]},
+}
+
+
+def _reserved(node: str = "n1", generation: int = 1, *, label: bool) -> dict[str, Any]:
+    obj = copy.deepcopy(RECORD)
+    obj["status"] = {"groups": [{"name": "source", "state": "Reserved", "node": node, "holders": ["p"], "claimGeneration": generation,
+                                 "reservedAt": "2026-12-01T10:00:00Z"}]}
+    if label:
+        obj["metadata"]["labels"] = {"rescon.dev/active": "true"}
+    return obj
+
+
+def _monitor(clock: list[float]) -> ContractMonitor:
+    timeouts = dataclasses.replace(DEFAULT_TIMEOUTS, label_converges=2.0)
+    return ContractMonitor(None, "ns", {"pool": "p"}, timeouts=timeouts, checks_records=True, clock=lambda: clock[0])  # type: ignore[arg-type]
+
+
+def test_a_label_that_lags_less_than_label_converges_is_fine() -> None:
+    clock = [0.0]
+    monitor = _monitor(clock)
+    monitor._apply(_Event("records", "ADDED", obj=RECORD))
+    monitor._apply(_Event("records", "MODIFIED", obj=_reserved(label=False)))
+    clock[0] = 1.5
+    monitor._apply(_Event("records", "MODIFIED", obj=_reserved(label=True)))
+    clock[0] = 10.0
+    monitor._check_label_timers()
+    assert monitor.violations == []
+
+
+def test_a_label_that_never_comes_is_reported_once_past_label_converges() -> None:
+    clock = [0.0]
+    monitor = _monitor(clock)
+    monitor._apply(_Event("records", "ADDED", obj=RECORD))
+    monitor._apply(_Event("records", "MODIFIED", obj=_reserved(label=False)))
+    clock[0] = 2.5
+    monitor._check_label_timers()
+    assert [v.rule for v in monitor.violations] == [rules.ACTIVE_LABEL_DIVERGED]
+    assert monitor.violations[0].at == 2.5
+
+
+def test_record_events_feed_the_state_machine_rules() -> None:
+    clock = [0.0]
+    monitor = _monitor(clock)
+    monitor._apply(_Event("records", "ADDED", obj=_reserved("n1", label=True)))
+    monitor._apply(_Event("records", "MODIFIED", obj=_reserved("n2", label=True)))
+    assert [v.rule for v in monitor.violations] == [rules.CLAIM_CHANGED_NODE]
+
+
+def test_a_relist_after_a_gap_is_not_compared_with_what_came_before() -> None:
+    clock = [0.0]
+    monitor = _monitor(clock)
+    monitor._apply(_Event("records", "ADDED", obj=_reserved("n1", 1, label=True)))
+    monitor._apply(_Event("records", "SYNC", items=[_reserved("n1", 3, label=True)]))
+    monitor._apply(_Event("records", "MODIFIED", obj=_reserved("n1", 3, label=True)))
+    assert monitor.violations == []
+
+
+def test_a_record_the_contract_refuses_is_reported() -> None:
+    clock = [0.0]
+    monitor = _monitor(clock)
+    broken = copy.deepcopy(RECORD)
+    broken["metadata"]["ownerReferences"] = []
+    monitor._apply(_Event("records", "ADDED", obj=broken))
+    assert [v.rule for v in monitor.violations] == [rules.RECORD_INVALID]
+    assert "ownerReference" in monitor.violations[0].message

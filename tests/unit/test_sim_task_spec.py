@@ -1,0 +1,51 @@
+"""sim_task_spec: the task shapes fixtures ask for, and the plain shape unchanged for existing fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.cluster.simulation import HOLD, PODINFO_DIR, STEP_IMAGE, STEP_SCRIPT, sim_task_spec
+
+pytestmark = pytest.mark.unit
+
+
+def test_the_plain_shape_is_one_step_with_its_requests() -> None:
+    spec = sim_task_spec(cpu="480m", memory="1Gi", hold=True)
+    assert spec["metadata"] == {"annotations": {HOLD: "true"}}
+    assert spec["workspaces"] == [{"name": "w"}]
+    assert spec["steps"] == [
+        {
+            "name": "work",
+            "image": STEP_IMAGE,
+            "script": STEP_SCRIPT,
+            "computeResources": {"requests": {"cpu": "480m", "memory": "1Gi"}},
+            "volumeMounts": [{"name": "podinfo", "mountPath": PODINFO_DIR}],
+        }
+    ]
+    assert set(spec) == {"metadata", "workspaces", "volumes", "steps"}
+
+
+def test_a_lingering_sidecar_keeps_its_name_and_default() -> None:
+    assert sim_task_spec(cpu="1", linger=True)["sidecars"][0]["computeResources"] == {"requests": {"cpu": "10m"}}
+    assert sim_task_spec(cpu="1", linger=True, sidecar_cpu="480m")["sidecars"][0]["name"] == "linger"
+
+
+def test_a_plain_sidecar_asks_what_it_is_given() -> None:
+    (sidecar,) = sim_task_spec(cpu="1", sidecar_cpu="400m", sidecar_memory="1Gi")["sidecars"]
+    assert sidecar["name"] == "helper"
+    assert sidecar["computeResources"] == {"requests": {"cpu": "400m", "memory": "1Gi"}}
+
+
+def test_extra_steps_and_a_step_template() -> None:
+    spec = sim_task_spec(cpu=None, extra_steps=[{"cpu": "100m"}, {}], step_template={"cpu": "1", "memory": "1Gi"})
+    work, second, third = spec["steps"]
+    assert "computeResources" not in work and "computeResources" not in third
+    assert (second["name"], second["computeResources"]) == ("work-2", {"requests": {"cpu": "100m"}})
+    assert third["name"] == "work-3"
+    assert spec["stepTemplate"] == {"computeResources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
+
+
+def test_params_and_results_are_declared_as_strings() -> None:
+    spec = sim_task_spec(cpu="1", params=["shard"], results=["digest"])
+    assert spec["params"] == [{"name": "shard", "type": "string"}]
+    assert spec["results"] == [{"name": "digest", "type": "string"}]

@@ -1,0 +1,28 @@
+"""The soak table: failures and durations per scenario over runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.soak import collect, render
+
+pytestmark = pytest.mark.unit
+
+
+def test_a_scenario_that_failed_once_in_three_runs_is_counted_and_quoted() -> None:
+    runs = [
+        {"colocation": ("passed", 3.0, ""), "retry_hold": ("passed", 2.0, "")},
+        {"colocation": ("failed", 31.0, "timed out after 30s (pod_scheduled) waiting for x"), "retry_hold": ("passed", 2.2, "")},
+        {"colocation": ("passed", 3.2, ""), "retry_hold": ("error", 0.1, "cluster down")},
+    ]
+    records = collect(runs)
+    assert records["colocation"].failed == 1 and records["retry_hold"].failed == 1
+    lines = render(records, runs=3, walls=[70.0, 100.0, 72.0], commit="abc123")
+    assert "| `colocation` | 1 of 3 | 3.2 | 31.0 |" in lines
+    assert "Failures of the reference: **2**." in lines[2]
+    assert any("timed out after 30s (pod_scheduled)" in line for line in lines)
+
+
+def test_no_failure_reads_zero() -> None:
+    lines = render(collect([{"a": ("passed", 1.0, "")}]), runs=1, walls=[10.0], commit="c")
+    assert "Failures of the reference: **0**." in lines[2] and "Failures:" not in lines
