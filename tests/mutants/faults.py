@@ -47,7 +47,7 @@ class Mutant:
     fault: str
     caught_by: str
     apply: Callable[[], None]
-    rule: str
+    rule: str = ""
     pending: str = ""
 
 
@@ -717,69 +717,6 @@ def apply_stale_rollback() -> None:
     Scheduler.run = run  # type: ignore[method-assign]
 
 
-# --- counts_finished_pods --------------------------------------------------------
-
-
-def never_terminal(pod: Mapping[str, Any]) -> bool:
-    """never_terminal: no pod is ever finished, as far as the headroom index is concerned.
-
-    The fault: Succeeded and Failed pods still bound to a node count against
-    its room (and against their group's residual), as if they ran forever;
-    kube-scheduler counts only pods that are not terminal.
-    """
-    return False
-
-
-def apply_counts_finished_pods() -> None:
-    from reference_scheduler.runtime import cluster_view
-
-    # Only the index of pods per node reads cluster_view.is_terminal; the scheduling loop's
-    # own "is this pod still pending" test imported the real one by name.
-    cluster_view.is_terminal = never_terminal
-
-
-# --- ignores_cordon, ignores_taints, ignores_node_selector, ignores_node_affinity -----
-
-
-def checks_without(checks: Sequence[Callable[..., Any]], dropped: Callable[..., Any]) -> tuple[Callable[..., Any], ...]:
-    """checks_without(NODE_CHECKS, node_unschedulable): the node checks with one left out (the fault)."""
-    return tuple(check for check in checks if check is not dropped)
-
-
-def _dropping_node_check(name: str) -> Callable[[], None]:
-    def apply() -> None:
-        from reference_scheduler.core import node_checks
-
-        # node_check_failures reads the module's NODE_CHECKS at every call.
-        node_checks.NODE_CHECKS = checks_without(node_checks.NODE_CHECKS, getattr(node_checks, name))
-
-    apply.__name__ = f"apply_without_{name}"
-    return apply
-
-
-apply_ignores_cordon = _dropping_node_check("node_unschedulable")
-apply_ignores_taints = _dropping_node_check("untolerated_taint")
-apply_ignores_node_selector = _dropping_node_check("node_selector_mismatch")
-apply_ignores_node_affinity = _dropping_node_check("node_affinity_mismatch")
-
-
-# --- ignores_pod_limit -----------------------------------------------------------
-
-#: The pod count ignores_pod_limit believes every node accepts.
-UNLIMITED_PODS = 1_000_000
-
-
-def unlimited_pods(node: Mapping[str, Any]) -> int:
-    """unlimited_pods: every node takes any number of pods, whatever its status.allocatable.pods says."""
-    return UNLIMITED_PODS
-
-
-def apply_ignores_pod_limit() -> None:
-    from reference_scheduler.runtime import cluster_view
-
-    cluster_view.allocatable_pods = unlimited_pods
-
-
 # --- claim_moves_node ------------------------------------------------------------
 
 
@@ -1222,8 +1159,6 @@ RULES: dict[str, str] = {
     "7.residual": "section 7, Headroom: a Reserved group holds its residual, each pod and reservation counted once",
     "7.own_residual": "section 7, Headroom: a pod of a Reserved group may use its own group's residual",
     "7.any_scheduler": "section 7, Headroom: pods of any scheduler count as pods",
-    "7.terminal": "section 7, Headroom: only pods that are not finished count (as kube-scheduler counts them)",
-    "7.node_checks": "section 7, Headroom: everything kube-scheduler checks still applies (cordon, taints, nodeSelector, node affinity, pod count)",
     "7.join_node": "section 7.2, Join: a later pod of a Reserved group goes only to the claim's node",
     "7.holders_stay": "section 7.3, Holders stay: a completed pod stays in holders; the claim never moves to another node",
     "7.rollback": "section 7.4, Rollback: a failed bind removes only its holder; no holder left and the same generation: Pending",
@@ -1238,10 +1173,8 @@ RULES: dict[str, str] = {
     "10.node_loss": "section 10: a claim on a deleted node goes back to Pending, with no releaseReason",
 }
 
-#: What the mutants caught by node-check scenarios wait for.
-POOLS = "a scenario of branch `pools`"
-#: What the mutants caught by task-shape scenarios wait for.
-SHAPES = "a scenario of branch `shapes`"
+#: What the mutants caught by a scenario of the pools branch wait for (it is not merged into main yet).
+POOLS = "branch `pools`"
 
 MUTANTS: dict[str, Mutant] = {
     m.name: m
@@ -1361,19 +1294,13 @@ MUTANTS: dict[str, Mutant] = {
             apply_stale_rollback,
             "7.stale_rollback",
         ),
-        Mutant("counts_finished_pods", "Succeeded and Failed pods still count against their node's room", "finished_pods", apply_counts_finished_pods, "7.terminal", pending=POOLS),
-        Mutant("ignores_cordon", "cordoned nodes (spec.unschedulable) are used like any other", "cordoned_node", apply_ignores_cordon, "7.node_checks", pending=POOLS),
-        Mutant("ignores_taints", "NoSchedule and NoExecute taints are not checked", "tainted_node", apply_ignores_taints, "7.node_checks", pending=POOLS),
-        Mutant("ignores_node_selector", "a pod's nodeSelector is not checked", "node_selector", apply_ignores_node_selector, "7.node_checks", pending=POOLS),
-        Mutant("ignores_node_affinity", "a pod's required node affinity is not checked", "node_affinity", apply_ignores_node_affinity, "7.node_checks", pending=POOLS),
-        Mutant("ignores_pod_limit", "status.allocatable.pods is not checked: any node takes any number of pods", "pod_limit", apply_ignores_pod_limit, "7.node_checks", pending=POOLS),
         Mutant(
             "claim_moves_node",
             "a pod of a Reserved group that finds no room on the claim's node sends the claim back to Pending and claims another node",
             "full_group_node_waits",
             apply_claim_moves_node,
             "7.holders_stay",
-            pending=POOLS + " or `shapes` (a full group node beside free nodes: the next pod must wait, never leave)",
+            pending=POOLS + "'s full_group_node_waits (a full group node beside free nodes: the next pod must wait, never leave)",
         ),
         Mutant(
             "drops_finished_holders",
@@ -1395,7 +1322,7 @@ MUTANTS: dict[str, Mutant] = {
             "plain_pods_beside",
             apply_ignores_foreign_pods,
             "7.any_scheduler",
-            pending=POOLS + " or `shapes` (plain pods of another scheduler fill the node a group needs)",
+            pending="a scenario where plain pods of another scheduler fill the node a group needs (none yet)",
         ),
         Mutant(
             "release_only_when_run_done",
@@ -1438,19 +1365,17 @@ MUTANTS: dict[str, Mutant] = {
             "result_dependency",
             apply_ignores_result_dependencies,
             "6.results",
-            pending=SHAPES,
         ),
-        Mutant("ignores_sidecars", "a task's sidecars are left out of its predicted request", "sidecars", apply_ignores_sidecars, "6.request", pending=SHAPES),
-        Mutant("ignores_step_template", "stepTemplate's computeResources are left out of the steps' requests", "step_template", apply_ignores_step_template, "6.request", pending=SHAPES),
+        Mutant("ignores_sidecars", "a task's sidecars are left out of its predicted request", "sidecars_and_init", apply_ignores_sidecars, "6.request"),
+        Mutant("ignores_step_template", "stepTemplate's computeResources are left out of the steps' requests", "step_template", apply_ignores_step_template, "6.request"),
         Mutant(
             "ignores_task_compute_resources",
             "taskRunSpecs[].computeResources (task-level) are ignored: the steps keep their own requests",
             "task_compute_resources",
             apply_ignores_task_compute_resources,
             "6.request",
-            pending=SHAPES,
         ),
-        Mutant("ignores_limit_range", "the namespace's LimitRange defaults are not applied to the predicted pod", "limit_range", apply_ignores_limit_range, "6.request", pending=SHAPES),
+        Mutant("ignores_limit_range", "the namespace's LimitRange defaults are not applied to the predicted pod", "limit_range", apply_ignores_limit_range, "6.request"),
         Mutant(
             "skipped_tasks_dropped",
             "tasks guarded by a when expression request nothing in the peak",
@@ -1472,6 +1397,6 @@ MUTANTS: dict[str, Mutant] = {
             apply_cordon_drops_claim,
             "10.only_deletion",
         ),
-        Mutant("matrix_counted_once", "a matrixed task counts once, not once per combination", "matrix", apply_matrix_counted_once, "6.matrix", pending=SHAPES),
+        Mutant("matrix_counted_once", "a matrixed task counts once, not once per combination", "matrix", apply_matrix_counted_once, "6.matrix"),
     )
 }

@@ -13,14 +13,14 @@ from typing import Any, Callable
 
 import pytest
 
-from reference_scheduler.core import node_checks, pipeline_graph, release
+from reference_scheduler.core import pipeline_graph, release
 from reference_scheduler.core.claims import Claimed, ClaimConflict, ClaimState, GroupClaim, reserve, unreserve
 from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, NodeView, PodUsage, fit
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.partition import WorkspaceGroup
 from reference_scheduler.core.peaks import group_peak
 from reference_scheduler.core.pipeline_graph import PipelineGraph, TaskNode, build_pipeline_graph
-from reference_scheduler.core.reasons import InsufficientResource, NodeAffinityMismatch, NodeSelectorMismatch, NodeUnschedulable, UntoleratedTaint
+from reference_scheduler.core.reasons import InsufficientResource
 from reference_scheduler.core.release import ReleaseReason, release_decision
 from reference_scheduler.core.resources import Resources
 from tests.mutants import faults
@@ -243,44 +243,7 @@ class TestStaleRollback:
             assert faults.rolled_back_on_start(claim) == claim
 
 
-class TestCountsFinishedPods:
-    def test_a_succeeded_pod_still_counts(self) -> None:
-        from reference_scheduler.runtime.cluster_view import is_terminal
-
-        pod = {"status": {"phase": "Succeeded"}}
-        assert is_terminal(pod) and not faults.never_terminal(pod)
-
-
 CORDONED = {"metadata": {"name": "n1"}, "spec": {"unschedulable": True}}
-TAINTED = {"metadata": {"name": "n1"}, "spec": {"taints": [{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]}}
-LABELLED_AWAY = {"metadata": {"name": "n1", "labels": {"pool": "batch"}}}
-SELECTING = {"spec": {"nodeSelector": {"pool": "ci"}}}
-AFFINE = {"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "pool", "operator": "In", "values": ["ci"]}]}]}}}}}
-
-
-@pytest.mark.parametrize(
-    ("apply", "pod", "node", "reason"),
-    [
-        (faults.apply_ignores_cordon, {}, CORDONED, NodeUnschedulable()),
-        (faults.apply_ignores_taints, {}, TAINTED, UntoleratedTaint("dedicated", "gpu", "NoSchedule")),
-        (faults.apply_ignores_node_selector, SELECTING, LABELLED_AWAY, NodeSelectorMismatch("pool", "ci", "batch")),
-        (faults.apply_ignores_node_affinity, AFFINE, LABELLED_AWAY, NodeAffinityMismatch(terms=1)),
-    ],
-    ids=["cordon", "taint", "node-selector", "node-affinity"],
-)
-def test_each_node_check_mutant_drops_exactly_its_check(keep: Keep, apply: Callable[[], None], pod: Any, node: Any, reason: Any) -> None:
-    keep(node_checks, "NODE_CHECKS")
-    assert node_checks.node_check_failures(pod, node) == [reason]
-    apply()
-    assert node_checks.node_check_failures(pod, node) == []
-    assert len(node_checks.NODE_CHECKS) == 4  # the other checks still run
-
-
-class TestIgnoresPodLimit:
-    def test_a_two_pod_node_takes_any_number(self) -> None:
-        node = {"status": {"allocatable": {"pods": "2"}}}
-        assert node_checks.allocatable_pods(node) == 2
-        assert faults.unlimited_pods(node) == faults.UNLIMITED_PODS
 
 
 class TestClaimMovesNode:
