@@ -1116,8 +1116,24 @@ def claim_on_cordoned_node(claim: GroupClaim, node: Mapping[str, Any] | None) ->
 def apply_cordon_drops_claim() -> None:
     from reference_scheduler.runtime.records import claim_of, with_claim
     from reference_scheduler.runtime.releaser import Releaser
+    from reference_scheduler.runtime.scheduler import Scheduler
 
     original = Releaser.evaluate
+    original_init = Scheduler.__init__
+
+    @functools.wraps(original_init)
+    def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
+        # A cordon is a node event: like a node-loss handler, it sends the releaser to every record at once.
+        original_init(self, *args, **kwargs)
+
+        def on_node(kind: str, node: Obj, old: Obj | None) -> None:
+            if (node.get("spec") or {}).get("unschedulable") is True:
+                for record in self.records.list(self.releaser.owns):
+                    self.releaser.mark(record["metadata"].get("namespace") or "", record["metadata"]["name"])
+
+        self.nodes.add_handler(on_node)
+
+    Scheduler.__init__ = init  # type: ignore[method-assign]
 
     def evaluate(self: Releaser, record: Obj) -> None:
         namespace = record["metadata"].get("namespace") or ""
