@@ -128,12 +128,12 @@ def test_a_flaky_kill_is_no_kill_and_a_flaky_reference_is_a_problem() -> None:
 def test_the_rule_table_lists_every_rule_with_its_mutants_and_their_killers() -> None:
     from tests.mutants.faults import MUTANTS, RULES
 
-    lines = render_rule_table({"max_peak": {"parallel_peak": "failed", "colocation": "passed"}, "claim_moves_node": {}})
+    lines = render_rule_table({"max_peak": {"parallel_peak": "failed", "colocation": "passed"}, "ignores_foreign_pods": {}})
     assert len(lines) == 2 + len(MUTANTS)
     assert all(any(f"`{rule}`" in line for line in lines) for rule in RULES)
     (peak,) = [line for line in lines if "`max_peak`" in line]
     assert "| parallel_peak |" in peak and "`parallel_peak`: killed" in peak
-    (cordon,) = [line for line in lines if "`claim_moves_node`" in line]
+    (cordon,) = [line for line in lines if "`ignores_foreign_pods`" in line]
     assert "**nothing**" in cordon and "waits for" in cordon
     assert "not run" in next(line for line in lines if "`stale_node`" in line)
 
