@@ -304,3 +304,29 @@ def new_claims(before: Record | None, after: Record) -> set[str]:
         str(s.node) for s in after.statuses
         if s.state is State.RESERVED and s.node and (s.name not in old or old[s.name].state is not State.RESERVED)
     }
+
+
+def _revision(value: object) -> int | None:
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def bound_before_record(pod: Obj, record: Record, record_created_rv: str) -> Finding | None:
+    """bound_before_record() is a finding when a group pod's bind is older, in etcd's order, than its record.
+
+    `pod` is the pod as first seen bound, so its resourceVersion is that of
+    the bind (or of a write after it, which only makes the check lenient).
+    Non-numeric resourceVersions (not etcd) are not compared.
+    """
+    owner = task_of(pod)
+    bound, created = _revision(_meta(pod).get("resourceVersion")), _revision(record_created_rv)
+    if owner is None or bound is None or created is None or record.group_of_task(owner[2]) is None or bound >= created:
+        return None
+    return Finding(
+        RECORD_AFTER_BIND,
+        f"{_meta(pod).get('name')} (task {owner[2]}) was bound to {node_of(pod)} at resourceVersion {bound}, before record "
+        f"{record.key} was created at {created}: the record is created before a group's first pod binds",
+        (pod_key(pod), f"record {record.key}"),
+    )

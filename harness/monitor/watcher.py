@@ -112,6 +112,9 @@ class ContractMonitor:
         self._groups_checked: set[tuple[str, str, str]] = set()
         self._diverged_since: dict[tuple[str, str], float] = {}
         self._created: dict[tuple[str, str], str] = {}
+        #: The resourceVersion of each record's creation (its ADDED event) and each run's first-bound pods.
+        self._created_rv: dict[tuple[str, str], str] = {}
+        self._first_binds: dict[tuple[str, str], list[Obj]] = {}
         self._lock = threading.Lock()
 
     # --- lifecycle ---
@@ -303,6 +306,9 @@ class ContractMonitor:
                 continue
             before = records.get(key)
             records[key] = record
+            if event.type == "ADDED":
+                self._created_rv[key] = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+                self._check_write_order(key)
             self._created[key] = str((obj.get("metadata") or {}).get("creationTimestamp") or "")
             if event.type != "SYNC":
                 for finding in rules.record_transition(before, record):
@@ -339,11 +345,31 @@ class ContractMonitor:
         if not self.checks_records or self._has(rules.RECORD_AFTER_BIND):
             return
         owner = rules.task_of(pod)
+        if owner is not None:
+            self._first_binds.setdefault(owner[:2], []).append(pod)
+            self._check_write_order(owner[:2])
         record = self.world.records.get(owner[:2]) if owner else None
         if owner is None or (record is not None and record.group_of_task(owner[2]) is not None):
             return
         # The PipelineRun or the record may simply not have reached this process yet: ask the API.
         self._confirm(lambda fresh: [f for f in [rules.record_for_bound_pod(fresh, pod)] if f is not None], {rules.RECORD_AFTER_BIND})
+
+    def _check_write_order(self, key: tuple[str, str]) -> None:
+        """_check_write_order() compares the record's creation with its run's first binds, in etcd's order.
+
+        One etcd orders every write, and its revision is the objects'
+        resourceVersion: a group pod whose bind came before the record's
+        creation is a record made too late, however close the two were.
+        """
+        created = self._created_rv.get(key)
+        record = self.world.records.get(key)
+        if created is None or record is None or self._has(rules.RECORD_AFTER_BIND):
+            return
+        for pod in self._first_binds.get(key, []):
+            finding = rules.bound_before_record(pod, record, created)
+            if finding is not None:
+                self._report(finding)
+                return
 
     def _check_groups(self, key: tuple[str, str]) -> None:
         record, pipeline_run = self.world.records.get(key), self.world.pipeline_runs.get(key)
