@@ -1311,6 +1311,12 @@ def apply_no_release_when_done() -> None:
     releaser.release_decision = ignoring_reasons(releaser.release_decision, IGNORED_ENDS, "no_release_when_done")
 
 
+def apply_five_rule_build() -> None:
+    """The five faults at once: each must still be caught by its own check (the monitor reports each rule once)."""
+    for apply in (apply_no_active_label, apply_false_release_reason, apply_inflated_memory_peak, apply_extra_workspace, apply_holders_not_joined):
+        apply()
+
+
 RULES: dict[str, str] = {
     "2.identity": "section 2, Identity: spec.pipelineRun.uid is the PipelineRun's metadata.uid",
     "2.owner": "section 2, Owner: the record carries a controller ownerReference to its PipelineRun",
@@ -1426,6 +1432,13 @@ MUTANTS: dict[str, Mutant] = {
             "colocation",
             apply_holders_not_joined,
             "3.holders",
+        ),
+        Mutant(
+            "five_rule_build",
+            "the five-rule build of issue 11 in one scheduler: no active label, untrue release reasons, inflated memory peaks, an extra workspace, joiners not in holders",
+            "colocation",
+            apply_five_rule_build,
+            "9.label",
         ),
         # --- the rest of the contract, rule by rule ---
         Mutant(
