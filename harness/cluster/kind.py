@@ -74,6 +74,8 @@ QUERY_SECONDS = 30.0
 CREATE_SECONDS = 600.0
 #: The CNI config the provider writes on offline-image nodes.
 CNI_CONFIG_PATH = "/etc/cni/net.d/10-rescon-ptp.conflist"
+#: The kubelet's configuration file on a kind node (kubeadm writes it).
+KUBELET_CONFIG = "/var/lib/kubelet/config.yaml"
 #: The label kind puts on its node containers.
 KIND_CLUSTER_LABEL = "io.x-k8s.kind.cluster"
 
@@ -172,6 +174,8 @@ class KindProvider:
     offline: bool = field(default=False, init=False)
     node_image_name: str = field(default="", init=False)
     worker_labels: dict[str, dict[str, str]] = field(default_factory=dict, init=False)
+    #: Workers whose kubelet maxPods set_max_pods() lowered, with the `pods` allocatable they had before.
+    limited_pods: dict[str, int] = field(default_factory=dict, init=False)
 
     @classmethod
     def from_options(
@@ -450,11 +454,49 @@ class KindProvider:
         taints: Sequence[Mapping[str, Any]] = (),
     ) -> NodePool:
         self.restore_nodes(kube)
-        return slot_pools.claim_slot_pool(kube, name, count=count, labels=labels, taints=taints, timeouts=self.timeouts)
+
+        def limit_pods(node: str, max_pods: int) -> None:
+            self.set_max_pods(kube, node, max_pods)
+
+        return slot_pools.claim_slot_pool(
+            kube, name, count=count, labels=labels, taints=taints, timeouts=self.timeouts, pods=pods, limit_pods=limit_pods
+        )
 
     def remove_node_pool(self, kube: Kube, pool: NodePool) -> None:
         slot_pools.release_slot_pool(kube, pool)
+        for node in [n for n in pool.nodes if n in self.limited_pods]:
+            self.set_max_pods(kube, node, None)
         self.restore_nodes(kube)
+
+    def set_max_pods(self, kube: Kube, node: str, max_pods: int | None) -> None:
+        """set_max_pods() sets a worker's kubelet maxPods (None: the kubelet's default again) and waits for its `pods` allocatable.
+
+        A real node's `pods` allocatable is the kubelet's maxPods, which only a
+        kubelet restart changes (a Node status patch is overwritten at the next
+        heartbeat). Running containers survive the restart.
+        """
+        if max_pods is None:
+            wanted = self.limited_pods.pop(node, None)
+            if wanted is None:
+                return
+            expected = str(wanted)
+            edit = f"sed -i '/^maxPods:/d' {KUBELET_CONFIG}"
+        else:
+            if node not in self.limited_pods:
+                original = (present(kube.core.read_node(node).status).allocatable or {}).get("pods", "110")
+                self.limited_pods[node] = int(original)
+            expected = str(max_pods)
+            edit = f"sed -i '/^maxPods:/d' {KUBELET_CONFIG} && echo 'maxPods: {max_pods}' >> {KUBELET_CONFIG}"
+        self._run([container_runtime(), "exec", node, "sh", "-c", f"{edit} && systemctl restart kubelet"], what=f"setting maxPods on {node}")
+
+        def limited() -> None:
+            status = present(kube.core.read_node(node).status)
+            pods = (status.allocatable or {}).get("pods")
+            ready = {c.type: c.status for c in (status.conditions or [])}.get("Ready")
+            if pods != expected or ready != "True":
+                raise NotYet(f"node {node} allows {pods} pods (Ready={ready}), not yet {expected}")
+
+        wait_for(limited, what=f"kubelet of {node} to allow {expected} pods", timeout="nodes_ready", timeouts=self.timeouts)
 
     # --- test namespaces: made for one scenario, deleted with their volumes ---
 
