@@ -99,6 +99,66 @@ def add_node_pool(
     return NodePool(name, names, cpu, memory, pods, dict(labels or {}))
 
 
+@dataclass(frozen=True)
+class NodeShape:
+    """NodeShape is how one node of a pool differs from the rest; `index` is its place in `NodePool.nodes`.
+
+    NodeShape(0, cordoned=True) cordons `<pool>-0` as `kubectl cordon` does;
+    NodeShape(1, taints=(("rescon.dev/dedicated", "other", "NoSchedule"),)) taints `<pool>-1`;
+    NodeShape(2, labels=(("rescon.dev/lane", "away"),)) labels `<pool>-2`. A pool with no
+    shapes is as before: every node alike, schedulable, untainted.
+    """
+
+    index: int
+    cordoned: bool = False
+    #: (key, value, effect) each.
+    taints: tuple[tuple[str, str, str], ...] = ()
+    labels: tuple[tuple[str, str], ...] = ()
+
+
+#: What shape_pool_nodes() changed on one node, so that unshape_pool_nodes() can put it back.
+NodeUndo = tuple[str, dict[str, Any]]
+
+
+def shape_pool_nodes(kube: Kube, pool: NodePool, shapes: Sequence[NodeShape]) -> list[NodeUndo]:
+    """shape_pool_nodes() cordons, taints and labels the pool's nodes as `shapes` say; it returns the undo.
+
+    Shapes are applied to live nodes (a patch), so they work on every provider;
+    on `local` the pool's nodes are deleted afterwards anyway, elsewhere
+    unshape_pool_nodes() restores what was there.
+    """
+    undo: list[NodeUndo] = []
+    for shape in shapes:
+        if not 0 <= shape.index < len(pool.nodes):
+            raise HarnessError(f"node shape {shape} names node {shape.index} of pool {pool.name}, which has {len(pool.nodes)}")
+        node = pool.nodes[shape.index]
+        current = kube.core.read_node(node)
+        meta, spec = present(current.metadata), present(current.spec)
+        old_labels = meta.labels or {}
+        old_taints: list[dict[str, Any]] = [kube.api.sanitize_for_serialization(t) for t in (spec.taints or [])]  # type: ignore[no-untyped-call]
+        taints = old_taints + [{"key": k, "value": v, "effect": e} for k, v, e in shape.taints]
+        patch: dict[str, Any] = {"metadata": {"labels": dict(shape.labels)}, "spec": {"taints": taints}}
+        if shape.cordoned:
+            patch["spec"]["unschedulable"] = True
+        restore: dict[str, Any] = {
+            "metadata": {"labels": {k: old_labels.get(k) for k, _ in shape.labels}},
+            "spec": {"taints": old_taints, "unschedulable": spec.unschedulable},
+        }
+        kube.core.patch_node(node, patch)
+        undo.append((node, restore))
+    return undo
+
+
+def unshape_pool_nodes(kube: Kube, undo: Sequence[NodeUndo]) -> None:
+    """unshape_pool_nodes() puts back what shape_pool_nodes() changed; a node already gone is fine."""
+    for node, restore in reversed(undo):
+        try:
+            kube.core.patch_node(node, restore)
+        except kubernetes.client.ApiException as err:
+            if err.status != 404:
+                raise
+
+
 def remove_node_pool(kube: Kube, pool: NodePool | str) -> None:
     """remove_node_pool() deletes the pool's nodes; idempotent."""
     name = pool if isinstance(pool, str) else pool.name

@@ -490,3 +490,38 @@ def group_must_end_on_its_node(run: ScenarioRun, pipeline_run: str, *, held: Obj
     pipelinerun_must_succeed(run, pipeline_run)
     for pod in others:
         pipelinerun_must_succeed(run, pod["metadata"]["labels"]["tekton.dev/pipelineRun"])
+
+
+def pod_must_be_bound(run: ScenarioRun, name: str) -> Obj:
+    """pod_must_be_bound() waits for a plain pod of the scenario to have a node; it returns the pod."""
+    run.scheduler.check_alive()
+
+    def poll() -> Obj:
+        pod = run.pod(name)
+        if not (pod.get("spec") or {}).get("nodeName"):
+            raise NotYet(_describe(pod))
+        return pod
+
+    return _wait_for(run, poll, what=f"plain pod {name} to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
+
+
+def pods_must_be_finished(run: ScenarioRun, names: tuple[str, ...]) -> None:
+    """pods_must_be_finished() waits until every named pod is Succeeded or Failed (fillers that end on their own)."""
+
+    def poll() -> None:
+        pending = [_describe(p) for p in (run.pod(n) for n in names) if (p.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
+        if pending:
+            raise NotYet(", ".join(pending))
+
+    _wait_for(run, poll, what=f"{', '.join(names)} to finish", timeout="taskrun_done", timeouts=run.timeouts)
+
+
+def pods_must_be_gone(run: ScenarioRun, names: tuple[str, ...]) -> None:
+    """pods_must_be_gone() waits until none of the named pods exists any more (after the scenario deleted them)."""
+
+    def poll() -> None:
+        left = sorted({p["metadata"]["name"] for p in run.pods()} & set(names))
+        if left:
+            raise NotYet(f"{left} still exist")
+
+    _wait_for(run, poll, what=f"{', '.join(names)} to be deleted", timeout="pod_scheduled", timeouts=run.timeouts)

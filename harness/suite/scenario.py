@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
+from harness.cluster.node_pools import NodeShape
 from harness.suite.features import Feature
 
 
@@ -27,6 +28,9 @@ class PoolSpec:
     cpu: str = "4800m"
     memory: str = "8Gi"
     pods: int = 110
+    #: Nodes that differ from the rest (cordoned, tainted, labelled); none by default.
+    #: The runner applies them once the pool exists, before the test, and undoes them afterwards.
+    shapes: tuple[NodeShape, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from harness.cluster.namespaces import unique_name, wait_pods_gone
+from harness.cluster.node_pools import shape_pool_nodes, unshape_pool_nodes
 from harness.cluster.paths import REPO_ROOT
 from harness.cluster.toolchain import Toolchain
 from harness.contract.install import install_crd
@@ -134,6 +135,7 @@ def scenario_run(
     namespace = cluster.create_test_namespace(kube, unique_name("conf", scenario.name))
     pool = None
     run: ScenarioRun | None = None
+    unshape: list[Any] = []
     try:
         pool = cluster.add_node_pool(
             kube,
@@ -143,6 +145,7 @@ def scenario_run(
             memory=scenario.pool.memory,
             pods=scenario.pool.pods,
         )
+        unshape = shape_pool_nodes(kube, pool, scenario.pool.shapes)
         # The pool's size, not the node's allocatable: on shared workers it leaves out the daemons' requests.
         pvcs = {name: make_bound_pvc(kube, namespace, name) for name in scenario.volumes}
         context = manifests.RenderContext(
@@ -175,6 +178,8 @@ def scenario_run(
         if run is not None:
             for doc in run.cluster_scoped_applied():
                 kube.delete(doc)
+        # Shapes come off before the pool goes back: on kind its nodes serve the next scenario.
+        unshape_pool_nodes(kube, unshape)
         _cleanup(kube, namespace, pool, cluster, config)
 
 

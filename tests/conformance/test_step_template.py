@@ -4,6 +4,14 @@ The fault it exists to catch: reading each step's own computeResources and
 ignoring the Task's stepTemplate. Tekton merges the template under every step
 (the step's keys win, the template's other keys stay).
 
+Where it matters: Tekton v1.15 copies an *embedded* taskSpec into the
+PipelineRun's status.pipelineSpec with the template already merged into its
+steps (seen on the local cluster: step work-2, written without resources,
+appears there with 1920m and 1073741824), so an implementation that reads
+status.pipelineSpec gets embedded templates right for free. A Task object
+referred to by taskRef keeps its stepTemplate as written, so big refers to
+the Task `templated` that the fixture creates.
+
 What Tekton v1.15 built on the local cluster (big's pod, read once while
 writing this scenario): containers `step-work` (1440m, 1073741824) and
 `step-work-2` (1920m, 1073741824): the merge as computed below; init
@@ -36,7 +44,7 @@ SCENARIO = Scenario(
 
 # Peak, by hand (fractions of one node, as cpu()/memory() render them):
 #   small: one step of 0.02 CPU (96m), no memory.
-#   big:   stepTemplate requests 0.4 CPU (1920m) and 0.125 memory (1Gi).
+#   big:   taskRef templated, whose stepTemplate requests 0.4 CPU (1920m) and 0.125 memory (1Gi).
 #          step work asks 0.3 CPU (1440m) itself: merged, it asks 1440m and 1Gi;
 #          step work-2 asks nothing: merged, it asks 1920m and 1Gi.
 #          Steps are containers and add up: 1440m + 1920m = 3360m CPU, 2 x 1Gi = 2147483648 bytes.

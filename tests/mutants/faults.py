@@ -342,6 +342,160 @@ def apply_ignores_reservations() -> None:
     ClusterView.active_reservations = active_reservations  # type: ignore[method-assign]
 
 
+# === pool shapes (branch `pools`): node checks, pod limit, finished pods, the group's node, release ===
+
+
+def without_check(checks: Sequence[Callable[..., Any]], dropped: Callable[..., Any]) -> tuple[Callable[..., Any], ...]:
+    """without_check(NODE_CHECKS, node_unschedulable): the node checks less one, which every node now passes."""
+    return tuple(check for check in checks if check is not dropped)
+
+
+def _drop_node_check(name: str) -> None:
+    from reference_scheduler.core import node_checks
+
+    node_checks.NODE_CHECKS = without_check(node_checks.NODE_CHECKS, getattr(node_checks, name))
+
+
+def taint_check_ignoring_cordon(check: Callable[[Obj, Obj], Any]) -> Callable[[Obj, Obj], Any]:
+    """taint_check_ignoring_cordon(untolerated_taint): the taint check, blind to the cordon's own taint."""
+    from reference_scheduler.core.node_checks import UNSCHEDULABLE_TAINT_KEY
+
+    def check_taints(pod: Obj, node: Obj) -> Any:
+        spec = dict(node.get("spec") or {})
+        spec["taints"] = [t for t in spec.get("taints") or [] if t.get("key") != UNSCHEDULABLE_TAINT_KEY]
+        return check(pod, {**node, "spec": spec})
+
+    return check_taints
+
+
+def apply_ignores_cordon() -> None:
+    """The fault: a cordoned node (spec.unschedulable, and the taint the node controller adds for it) takes new pods."""
+    from reference_scheduler.core import node_checks
+
+    checks = without_check(node_checks.NODE_CHECKS, node_checks.node_unschedulable)
+    node_checks.NODE_CHECKS = tuple(
+        taint_check_ignoring_cordon(c) if c is node_checks.untolerated_taint else c for c in checks
+    )
+
+
+def apply_ignores_taints() -> None:
+    """The fault: NoSchedule and NoExecute taints are not checked against the pod's tolerations."""
+    _drop_node_check("untolerated_taint")
+
+
+def apply_ignores_node_selector() -> None:
+    """The fault: the pod's nodeSelector is not checked."""
+    _drop_node_check("node_selector_mismatch")
+
+
+def apply_ignores_node_affinity() -> None:
+    """The fault: the pod's required node affinity is not checked."""
+    _drop_node_check("node_affinity_mismatch")
+
+
+def without_pod_limit(failures: Iterable[Any]) -> list[Any]:
+    """without_pod_limit(fit(...)): the fit verdict with the pod-count failure left out."""
+    from reference_scheduler.core.reasons import TooManyPods
+
+    return [f for f in failures if not isinstance(f, TooManyPods)]
+
+
+def apply_ignores_pod_limit() -> None:
+    """The fault: a node's `pods` allocatable is never checked, so a node already at its pod limit takes more."""
+    from reference_scheduler.runtime import cycle
+
+    original = cycle.fit
+
+    @functools.wraps(original)
+    def fit(*args: Any, **kwargs: Any) -> list[Any]:
+        return without_pod_limit(original(*args, **kwargs))
+
+    cycle.fit = fit
+
+
+def apply_counts_finished_pods() -> None:
+    """The fault: Succeeded and Failed pods stay counted on their node, so a node full of finished pods looks full."""
+    from reference_scheduler.runtime.cluster_view import ClusterView, pipeline_task_of
+
+    def index(self: ClusterView, pod: Obj) -> None:
+        # The reference's _index without its "if is_terminal(pod): return".
+        meta = pod.get("metadata") or {}
+        uid = meta.get("uid") or ""
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            return
+        self._bound.add(uid)
+        self._pod_node[uid] = node
+        self._node_pods.setdefault(node, {})[uid] = pod
+        self._dirty.add(node)
+        found = pipeline_task_of(pod)
+        if found is not None:
+            run = (meta.get("namespace") or "", found[0])
+            self._pod_run[uid] = run
+            self._run_pods.setdefault(run, set()).add(uid)
+
+    ClusterView._index = index  # type: ignore[method-assign]
+
+
+def group_pods_alive_on(view: NodeView | None, group: GroupKey) -> bool:
+    """group_pods_alive_on(view, group): a non-terminal pod of the group is on the node (all the faulty cache knows)."""
+    return view is not None and any(p.group == group for p in view.pods)
+
+
+def apply_forgets_finished_group_node() -> None:
+    """The fault: the group's node is read from a pod cache that drops finished pods.
+
+    Once every pod of the group has finished (between two sequential tasks, in
+    the retry gap), the group's next pod is placed as if it had no group: it
+    goes wherever scoring says, the claim is neither joined nor followed.
+    """
+    from reference_scheduler.runtime.cycle import Cycle
+
+    original = Cycle._group_state
+
+    def group_state(self: Cycle, pod: Obj) -> Any:
+        state = original(self, pod)
+        if state is None or state.claim.state is not ClaimState.RESERVED:
+            return state
+        if group_pods_alive_on(self._view.node_views().get(state.claim.node or ""), state.key):
+            return state
+        return None
+
+    Cycle._group_state = group_state  # type: ignore[method-assign]
+
+
+def apply_spills_from_full_group_node() -> None:
+    """The fault: the group's node is a preference, not a rule: a pod that finds no room there goes elsewhere."""
+    from reference_scheduler.runtime.cycle import Cycle, Outcome
+
+    original_schedule = Cycle.schedule
+
+    def schedule(self: Cycle, pod: Obj) -> Any:
+        outcome = original_schedule(self, pod)
+        if outcome is not Outcome.UNSCHEDULABLE:
+            return outcome
+        state = self._group_state(pod)
+        if state is None or state.claim.state is not ClaimState.RESERVED:
+            return outcome
+        self._group_state = lambda _pod: None  # type: ignore[method-assign]
+        try:
+            return original_schedule(self, pod)
+        finally:
+            del self._group_state
+
+    Cycle.schedule = schedule  # type: ignore[method-assign]
+
+
+#: The release reasons no_release_when_done ignores: the run's own end.
+IGNORED_ENDS = frozenset({ReleaseReason.TASKS_DONE.value, ReleaseReason.PIPELINE_RUN_DONE.value})
+
+
+def apply_no_release_when_done() -> None:
+    """The fault: a group is released only when its run is cancelled, stopped, timed out or deleted, never when it is done."""
+    from reference_scheduler.runtime import releaser
+
+    releaser.release_decision = ignoring_reasons(releaser.release_decision, IGNORED_ENDS, "no_release_when_done")
+
 MUTANTS: dict[str, Mutant] = {
     m.name: m
     for m in (
@@ -390,5 +544,25 @@ MUTANTS: dict[str, Mutant] = {
         ),
         Mutant("stale_node", "a claim on a deleted node keeps pointing at it forever", "node_loss", apply_stale_node),
         Mutant("ignores_reservations", "reservations are ignored entirely: only pods count", "peak_blocks_b", apply_ignores_reservations),
+        # === pool shapes (branch `pools`) ===
+        Mutant("ignores_cordon", "a cordoned node takes new pods (spec.unschedulable and its taint ignored)", "node_checks", apply_ignores_cordon),
+        Mutant("ignores_taints", "NoSchedule/NoExecute taints are not checked against tolerations", "node_checks", apply_ignores_taints),
+        Mutant("ignores_node_selector", "the pod's nodeSelector is not checked", "node_checks", apply_ignores_node_selector),
+        Mutant("ignores_node_affinity", "the pod's required node affinity is not checked", "node_checks", apply_ignores_node_affinity),
+        Mutant("ignores_pod_limit", "a node's pods allocatable is not checked", "pod_count_limit", apply_ignores_pod_limit),
+        Mutant("counts_finished_pods", "Succeeded and Failed pods still count on their node", "finished_pods_free_room", apply_counts_finished_pods),
+        Mutant(
+            "forgets_finished_group_node",
+            "the group's node comes from a pod cache that drops finished pods: once the group's pods have finished, its next pod goes anywhere",
+            "group_node_not_the_obvious_choice",
+            apply_forgets_finished_group_node,
+        ),
+        Mutant(
+            "spills_from_full_group_node",
+            "a group pod that finds no room on its claim's node is placed elsewhere",
+            "full_group_node_waits",
+            apply_spills_from_full_group_node,
+        ),
+        Mutant("no_release_when_done", "a group is never released when its tasks or its run are done", "sequential_reuse", apply_no_release_when_done),
     )
 }
