@@ -151,6 +151,36 @@ def routes_for(node: str, nodes: Mapping[str, tuple[str, str]]) -> list[tuple[st
     return sorted((cidr, ip) for name, (cidr, ip) in nodes.items() if name != node)
 
 
+#: The inotify limits kind's known issues give for clusters of several nodes (fs.inotify.*).
+INOTIFY_MINIMUM = {"max_user_instances": 512, "max_user_watches": 524288}
+INOTIFY_DIR = Path("/proc/sys/fs/inotify")
+
+
+def inotify_shortfall(current: Mapping[str, int], nodes: int) -> list[str]:
+    """inotify_shortfall({'max_user_instances': 128, ...}, nodes=8) names each limit too low for that many kind nodes.
+
+    Every node runs a kubelet, containerd and kube-proxy, each holding inotify
+    instances of the one host user: at the kernel's default 128 instances, eight
+    nodes left kube-proxy failing on two of them with "fsnotify watcher init: too
+    many open files". Three nodes (kind's usual shape) ran on the default here, so
+    small clusters are not held to it.
+    """
+    if nodes <= 3:
+        return []
+    return [f"fs.inotify.{key}={value}" for key, value in INOTIFY_MINIMUM.items() if key in current and current[key] < value]
+
+
+def host_inotify_limits(directory: Path = INOTIFY_DIR) -> dict[str, int]:
+    """host_inotify_limits() reads fs.inotify.* of this (Linux) host; an unreadable one is left out."""
+    found = {}
+    for key in INOTIFY_MINIMUM:
+        try:
+            found[key] = int((directory / key).read_text().strip())
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 #: Options the pytest plugin (harness.cluster.kind_options) stores for the session's KindProvider.
 SESSION_OPTIONS: dict[str, Any] = {}
 
@@ -234,6 +264,7 @@ class KindProvider:
         kind_path = self.kind_binary()
         self.node_image_name, self.offline = self.choose_node_image()
         config = self.write_config()
+        self.check_inotify(config)
         self.create_cluster(kind_path, config)
         kube = Kube.connect(self.kubeconfig, reachable_within=self.timeouts.api_reachable)
         self.remember_workers(kube)
@@ -302,6 +333,16 @@ class KindProvider:
         partial.write_text(yaml.safe_dump(cluster_config(base, patches), sort_keys=False))
         partial.rename(path)
         return path
+
+    def check_inotify(self, config: Path) -> None:
+        """check_inotify() fails in one line, before any node starts, when the host's inotify limits are too low for the config's nodes."""
+        nodes = len(yaml.safe_load(config.read_text()).get("nodes") or [])
+        low = inotify_shortfall(host_inotify_limits(), nodes)
+        if low:
+            raise HarnessError(
+                f"this host's inotify limits are too low for {nodes} kind nodes (kube-proxy fails with 'too many open files'): "
+                f"run 'sysctl -w {' '.join(low)}' as root (.ci/docker-setup.sh does)"
+            )
 
     def tekton_manifests(self) -> list[dict[str, Any]]:
         if self.tekton_manifest:

@@ -323,3 +323,20 @@ def test_no_placeholder_digest_remains() -> None:
     assert not hasattr(tekton_release, "RELEASE_SHA256") and not hasattr(tekton_release, "PLACEHOLDER_SHA256")
     tag, _, digest = kind.NODE_IMAGE.partition("@sha256:")
     assert tag.startswith("kindest/node:v1.37.") and len(digest) == 64 and digest != "0" * 64
+
+
+def test_inotify_defaults_are_too_low_for_eight_nodes_and_name_the_sysctl() -> None:
+    from harness.cluster.kind import inotify_shortfall
+
+    defaults = {"max_user_instances": 128, "max_user_watches": 192536}
+    assert inotify_shortfall(defaults, nodes=8) == ["fs.inotify.max_user_instances=512", "fs.inotify.max_user_watches=524288"]
+    assert inotify_shortfall({"max_user_instances": 512, "max_user_watches": 524288}, nodes=8) == []
+    assert inotify_shortfall(defaults, nodes=3) == []  # kind's usual three nodes fit the defaults
+    assert inotify_shortfall({}, nodes=8) == []  # not Linux, or unreadable: nothing to say
+
+
+def test_host_inotify_limits_reads_proc(tmp_path: Path) -> None:
+    from harness.cluster.kind import host_inotify_limits
+
+    (tmp_path / "max_user_instances").write_text("128\n")
+    assert host_inotify_limits(tmp_path) == {"max_user_instances": 128}
