@@ -124,13 +124,14 @@ def residuals_on(world: World, node: str) -> Amount:
     return total
 
 
-def overcommitted(world: World, *, with_reservations: bool) -> list[Finding]:
-    """overcommitted() finds pool nodes whose pods (+ residuals of Reserved groups) exceed allocatable.
+def overcommitted(world: World, *, with_reservations: bool, nodes: Iterable[str] | None = None) -> list[Finding]:
+    """overcommitted() finds pool nodes (of `nodes`, default all) whose pods (+ residuals of Reserved groups) exceed allocatable.
 
     Finished pods do not count, as in kube-scheduler; pods of every scheduler do.
     """
     findings = []
-    for name, node in world.nodes.items():
+    wanted = set(world.nodes) if nodes is None else set(nodes) & set(world.nodes)
+    for name, node in ((n, world.nodes[n]) for n in sorted(wanted)):
         pods = _total(_live_on(world.pods.values(), name))
         held = residuals_on(world, name) if with_reservations else ZERO
         allocatable = node_allocatable(node)
@@ -293,4 +294,39 @@ def record_names_wrong_run(record: Record, record_created: str, pipeline_run: Ob
         f"record {record.key} names PipelineRun uid {record.pipeline_run_uid}, but it was created for the PipelineRun "
         f"{record.pipeline_run} of uid {uid}: spec.pipelineRun.uid and the ownerReference carry the PipelineRun's metadata.uid",
         (f"record {record.key}",),
+    )
+
+
+def new_claims(before: Record | None, after: Record) -> set[str]:
+    """new_claims() is the nodes of the groups that went Pending -> Reserved between two states of a record."""
+    old = {s.name: s for s in before.statuses} if before is not None else {}
+    return {
+        str(s.node) for s in after.statuses
+        if s.state is State.RESERVED and s.node and (s.name not in old or old[s.name].state is not State.RESERVED)
+    }
+
+
+def _revision(value: object) -> int | None:
+    try:
+        return int(str(value))
+    except ValueError:
+        return None
+
+
+def bound_before_record(pod: Obj, record: Record, record_created_rv: str) -> Finding | None:
+    """bound_before_record() is a finding when a group pod's bind is older, in etcd's order, than its record.
+
+    `pod` is the pod as first seen bound, so its resourceVersion is that of
+    the bind (or of a write after it, which only makes the check lenient).
+    Non-numeric resourceVersions (not etcd) are not compared.
+    """
+    owner = task_of(pod)
+    bound, created = _revision(_meta(pod).get("resourceVersion")), _revision(record_created_rv)
+    if owner is None or bound is None or created is None or record.group_of_task(owner[2]) is None or bound >= created:
+        return None
+    return Finding(
+        RECORD_AFTER_BIND,
+        f"{_meta(pod).get('name')} (task {owner[2]}) was bound to {node_of(pod)} at resourceVersion {bound}, before record "
+        f"{record.key} was created at {created}: the record is created before a group's first pod binds",
+        (pod_key(pod), f"record {record.key}"),
     )

@@ -85,6 +85,7 @@ class ContractMonitor:
         *,
         timeouts: TimeoutConfig,
         checks_records: bool,
+        scheduler_name: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.kube = kube
@@ -92,6 +93,8 @@ class ContractMonitor:
         self.pool_selector = ",".join(f"{k}={v}" for k, v in sorted(pool_selector.items()))
         self.timeouts = timeouts
         self.checks_records = checks_records
+        #: The schedulerName under test: only its binds and claims are judged against a node's room.
+        self.scheduler_name = scheduler_name
         self._clock = clock
         self.started = clock()
         self.world = rules.World()
@@ -104,9 +107,14 @@ class ContractMonitor:
         self._threads: list[threading.Thread] = []
         self._evaluator = threading.Thread(target=self._evaluate_loop, name="contract-monitor", daemon=True)
         self._bound_seen: set[str] = set()
+        #: Nodes where the scheduler under test just bound a pod or made a claim: judged for room at this event.
+        self._decided_on: set[str] = set()
         self._groups_checked: set[tuple[str, str, str]] = set()
         self._diverged_since: dict[tuple[str, str], float] = {}
         self._created: dict[tuple[str, str], str] = {}
+        #: The resourceVersion of each record's creation (its ADDED event) and each run's first-bound pods.
+        self._created_rv: dict[tuple[str, str], str] = {}
+        self._first_binds: dict[tuple[str, str], list[Obj]] = {}
         self._lock = threading.Lock()
 
     # --- lifecycle ---
@@ -276,6 +284,8 @@ class ContractMonitor:
             pods[uid] = pod
             if rules.node_of(pod) and uid not in self._bound_seen:
                 self._bound_seen.add(uid)
+                if event.type != "SYNC" and self._decided_by_us(pod):
+                    self._decided_on.add(str(rules.node_of(pod)))
                 self._check_first_bind(pod)
 
     def _apply_records(self, event: _Event) -> None:
@@ -296,33 +306,70 @@ class ContractMonitor:
                 continue
             before = records.get(key)
             records[key] = record
+            if event.type == "ADDED":
+                self._created_rv[key] = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+                self._check_write_order(key)
             self._created[key] = str((obj.get("metadata") or {}).get("creationTimestamp") or "")
             if event.type != "SYNC":
                 for finding in rules.record_transition(before, record):
                     self._report(finding)
                 self._check_releases(before, record)
+                self._decided_on.update(rules.new_claims(before, record))
             self._track_label(key, record)
             self._check_groups(key)
 
+    def _decided_by_us(self, pod: Obj) -> bool:
+        """A bind the scheduler under test made (a filler the suite bound by nodeName is not its decision)."""
+        return self.scheduler_name is None or (pod.get("spec") or {}).get("schedulerName") == self.scheduler_name
+
     def _check_world(self) -> None:
+        """_check_world() asks the rules after an event.
+
+        Room is judged where the scheduler under test has just decided (a bind
+        or a claim): the suite itself may crowd a node past its room with a
+        filler bound by nodeName, and that is no fault of the scheduler's;
+        binding or claiming into such a node is.
+        """
         world = self.world
-        candidates = rules.overcommitted(world, with_reservations=self.checks_records) + rules.split_groups(world)
-        if self.checks_records:
-            candidates += rules.claim_placement(world)
-        pending = [f for f in candidates if not self._has(f.rule)]
+        decided, self._decided_on = self._decided_on, set()
+
+        def check(w: rules.World) -> list[rules.Finding]:
+            found = rules.overcommitted(w, with_reservations=self.checks_records, nodes=decided) + rules.split_groups(w)
+            return found + (rules.claim_placement(w) if self.checks_records else [])
+
+        pending = [f for f in check(world) if not self._has(f.rule)]
         if pending:
-            self._confirm(lambda fresh: rules.overcommitted(fresh, with_reservations=self.checks_records) + rules.split_groups(fresh)
-                          + (rules.claim_placement(fresh) if self.checks_records else []), {f.rule for f in pending})
+            self._confirm(check, {f.rule for f in pending})
 
     def _check_first_bind(self, pod: Obj) -> None:
         if not self.checks_records or self._has(rules.RECORD_AFTER_BIND):
             return
         owner = rules.task_of(pod)
+        if owner is not None:
+            self._first_binds.setdefault(owner[:2], []).append(pod)
+            self._check_write_order(owner[:2])
         record = self.world.records.get(owner[:2]) if owner else None
         if owner is None or (record is not None and record.group_of_task(owner[2]) is not None):
             return
         # The PipelineRun or the record may simply not have reached this process yet: ask the API.
         self._confirm(lambda fresh: [f for f in [rules.record_for_bound_pod(fresh, pod)] if f is not None], {rules.RECORD_AFTER_BIND})
+
+    def _check_write_order(self, key: tuple[str, str]) -> None:
+        """_check_write_order() compares the record's creation with its run's first binds, in etcd's order.
+
+        One etcd orders every write, and its revision is the objects'
+        resourceVersion: a group pod whose bind came before the record's
+        creation is a record made too late, however close the two were.
+        """
+        created = self._created_rv.get(key)
+        record = self.world.records.get(key)
+        if created is None or record is None or self._has(rules.RECORD_AFTER_BIND):
+            return
+        for pod in self._first_binds.get(key, []):
+            finding = rules.bound_before_record(pod, record, created)
+            if finding is not None:
+                self._report(finding)
+                return
 
     def _check_groups(self, key: tuple[str, str]) -> None:
         record, pipeline_run = self.world.records.get(key), self.world.pipeline_runs.get(key)

@@ -21,7 +21,7 @@ from harness.cluster.paths import REPO_ROOT
 from harness.cluster.toolchain import Toolchain
 from harness.contract.install import install_crd
 from harness.errors import HarnessError
-from harness.kube import Kube, present
+from harness.kube import Kube
 from harness.monitor.watcher import ContractMonitor
 from harness.quantities import cpu_millis, memory_bytes
 from harness.suite import manifests
@@ -162,7 +162,9 @@ def scenario_run(
             resize_floor_cpu_millis=cpu_millis(config.resize_floor_cpu),
         )
         # Started before the test applies its first fixture; asked by every check and once after the test.
-        monitor = ContractMonitor(kube, namespace, pool.selector, timeouts=config.timeouts, checks_records=run.checks_records)
+        monitor = ContractMonitor(
+            kube, namespace, pool.selector, timeouts=config.timeouts, checks_records=run.checks_records, scheduler_name=config.scheduler_name,
+        )
         with monitor, _Sampler(run) as sampler:
             run.monitor = monitor
             try:

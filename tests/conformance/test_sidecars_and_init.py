@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
+    b_must_land_beside_the_filler,
     group_must_be,
+    group_must_end_on_its_node,
     group_must_have,
-    pipelinerun_must_succeed,
     task_must_hold_its_group,
-    task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
@@ -57,18 +57,6 @@ def test_sidecars_and_init(run: ScenarioRun) -> None:
         peak_cpu_millis=int(cpu * 0.3) + int(cpu * 0.4), peak_memory_bytes=int(memory * 0.1) + int(memory * 0.15),
     )
 
-    other = next(n for n in run.node_names if n != a_node)
-    run.apply("sidecars_and_init-filler", node=other)
-    run.apply("sidecars_and_init-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
-    assert b_pod["spec"]["nodeName"] == other, (
-        f"B landed on {b_pod['spec']['nodeName']}, inside the room A's step and sidecar need there: it should be on {other}"
-    )
+    b_pod = b_must_land_beside_the_filler(run, "sidecars_and_init", a_node=a_node, why="inside the room A's step and sidecar need there")
     group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
-
-    run.release_pod(small["metadata"]["name"])
-    big = task_pod_must_be_bound(run, "a", "big")
-    assert big["spec"]["nodeName"] == a_node, f"A's big task ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
-    run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "a")
-    pipelinerun_must_succeed(run, "b")
+    group_must_end_on_its_node(run, "a", held=small, next_task="big", node=a_node, others=(b_pod,))

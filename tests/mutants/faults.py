@@ -33,12 +33,22 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 
 @dataclass(frozen=True)
 class Mutant:
-    """Mutant is one faulty variant: its name, the fault in one line, the scenario meant to kill it, the patch."""
+    """Mutant is one faulty variant: its name, the fault in one line, the scenario meant to kill it, the patch.
+
+    `rule` names the contract rule it breaks (a key of RULES: docs/contract.md
+    section and rule), so the kill table can be read per rule. `pending` is
+    empty when `caught_by` is a scenario (or the contract monitor running
+    through it) that exists on this branch; otherwise it says what the
+    scenario or check still waits for, and the mutant is expected to survive
+    until it lands.
+    """
 
     name: str
     fault: str
     caught_by: str
     apply: Callable[[], None]
+    rule: str = ""
+    pending: str = ""
 
 
 # --- double_counted_headroom -------------------------------------------------
@@ -342,6 +352,810 @@ def apply_ignores_reservations() -> None:
     ClusterView.active_reservations = active_reservations  # type: ignore[method-assign]
 
 
+# === The catalogue grown from docs/contract.md, rule by rule (issue 11, item 5) ===
+#
+# The first five are the five-rule-breaking build of issue 11, one rule each.
+
+# --- no_active_label -----------------------------------------------------------
+
+
+def apply_no_active_label() -> None:
+    from reference_scheduler.runtime.records import RecordWriter
+
+    def sync(self: RecordWriter, namespace: str, name: str, record: Obj, entries: list[Obj]) -> None:
+        """The fault: the rescon.dev/active label is never written, whatever the groups' states (docs/contract.md section 9)."""
+
+    RecordWriter._sync_active_label = sync  # type: ignore[method-assign]
+
+
+# --- false_release_reason --------------------------------------------------------
+
+
+def untrue_reason(reason: str) -> str:
+    """untrue_reason(the reason that was true) is a release reason that was not.
+
+    The fault: every release says PipelineRunTimedOut (a run that simply
+    succeeded "timed out"); a release that really was a timeout says
+    PipelineRunStopped, which only StoppedRunFinally makes true.
+    """
+    if reason == ReleaseReason.PIPELINE_RUN_TIMED_OUT.value:
+        return ReleaseReason.PIPELINE_RUN_STOPPED.value
+    return ReleaseReason.PIPELINE_RUN_TIMED_OUT.value
+
+
+def apply_false_release_reason() -> None:
+    from reference_scheduler.runtime.releaser import Releaser
+
+    original = Releaser._release
+
+    def release_saying_otherwise(self: Releaser, namespace: str, name: str, group: str, reason: str) -> None:
+        original(self, namespace, name, group, untrue_reason(reason))
+
+    Releaser._release = release_saying_otherwise  # type: ignore[method-assign]
+
+
+# --- inflated_memory_peak --------------------------------------------------------
+
+
+def doubled_memory(peak: Resources) -> Resources:
+    """doubled_memory: the same CPU peak, twice the memory peak.
+
+    The fault: a group whose tasks need at most 2560Mi at once reserves 5Gi,
+    holding back room nothing will use (a group requesting no memory stays at 0).
+    """
+    return Resources(cpu=peak.cpu, memory=2 * peak.memory)
+
+
+def apply_inflated_memory_peak() -> None:
+    from reference_scheduler.core import partition
+
+    original = partition.group_peak
+
+    def peak(graph: PipelineGraph, tasks: Iterable[str]) -> Resources:
+        return doubled_memory(original(graph, tasks))
+
+    partition.group_peak = peak
+
+
+# --- extra_workspace -------------------------------------------------------------
+
+
+def with_task_side_names(groups: Sequence[WorkspaceGroup], pipeline_spec: Mapping[str, Any]) -> tuple[WorkspaceGroup, ...]:
+    """with_task_side_names: each group also lists the task-side names its tasks bind workspaces under.
+
+    The fault: `workspaces: [{name: w, workspace: source}]` makes the group
+    list [source, w]; `w` is the Task's own name for the workspace, not a
+    pipeline workspace, and no task uses a pipeline workspace `w`. A name
+    already listed by any group is not added, so the record still passes the
+    CRD and Record.from_json (each workspace in exactly one group).
+    """
+    taken = {w for group in groups for w in group.workspaces}
+    tasks = [*(pipeline_spec.get("tasks") or []), *(pipeline_spec.get("finally") or [])]
+    result = []
+    for group in groups:
+        extra = []
+        for task in tasks:
+            if task.get("name") not in group.tasks:
+                continue
+            for binding in task.get("workspaces") or []:
+                name = str(binding.get("name") or "")
+                if name and name not in taken:
+                    taken.add(name)
+                    extra.append(name)
+        result.append(dataclasses.replace(group, workspaces=tuple(sorted({*group.workspaces, *extra}))))
+    return tuple(result)
+
+
+def apply_extra_workspace() -> None:
+    from reference_scheduler.runtime import cycle, planner
+
+    original = cycle.plan_pipeline_run
+
+    def plan(pipeline_run: Obj, **kwargs: Any) -> planner.Plan:
+        found = original(pipeline_run, **kwargs)
+        spec = (pipeline_run.get("status") or {}).get("pipelineSpec") or (pipeline_run.get("spec") or {}).get("pipelineSpec") or {}
+        return planner.Plan(with_task_side_names(found.groups, spec))
+
+    cycle.plan_pipeline_run = plan
+
+
+# --- holders_not_joined ----------------------------------------------------------
+
+
+def reserve_without_joining(claim: GroupClaim, pod_uid: str, node: str) -> Any:
+    """reserve_without_joining: reserve() as the reference does it, except that a joining pod is not added to holders.
+
+    The fault: p1 makes the claim on n1 and p2 joins: the reference's holders
+    are {p1, p2}, this one's stay {p1}, and p2 is bound outside the claim.
+    """
+    from reference_scheduler.core.claims import Claimed, reserve
+
+    result = reserve(claim, pod_uid, node)
+    if isinstance(result, Claimed) and not result.made:
+        return Claimed(claim, made=False, generation=result.generation)
+    return result
+
+
+def apply_holders_not_joined() -> None:
+    from reference_scheduler.runtime import cycle
+
+    cycle.reserve = reserve_without_joining
+
+
+# --- forgets_finished_pods -------------------------------------------------------
+
+
+def claim_node_from_live_pods(claim: GroupClaim, live_pod_nodes: Iterable[str]) -> str | None:
+    """claim_node_from_live_pods: the group's node as a cache of running pods shows it, not as the claim says.
+
+    The fault: once every pod of the group has finished (the cache drops
+    finished pods), the group has no node any more, and its next pod is
+    placed wherever scoring says, as a plain pod: the claim's node is ignored.
+    """
+    if claim.state is not ClaimState.RESERVED:
+        return claim.node
+    return next(iter(sorted(set(live_pod_nodes))), None)
+
+
+def apply_forgets_finished_pods() -> None:
+    from reference_scheduler.runtime.cycle import Cycle
+
+    original = Cycle._group_state
+
+    def group_state(self: Cycle, pod: Obj) -> Any:
+        state = original(self, pod)
+        if state is None or state.claim.state is not ClaimState.RESERVED:
+            return state
+        live = [view.name for view in self._view.node_views().values() if any(p.group == state.key for p in view.pods)]
+        return state if claim_node_from_live_pods(state.claim, live) is not None else None
+
+    Cycle._group_state = group_state  # type: ignore[method-assign]
+
+
+# --- record_after_bind -----------------------------------------------------------
+
+
+def apply_record_after_bind() -> None:
+    """The fault: for a group's first pod the order of the writes is bind, create the record, claim.
+
+    The reference creates the record, claims, then binds (docs/contract.md
+    section 2, When: the record MUST exist before the first pod of a group is
+    bound). The pod is still placed for the group's whole peak, and the claim
+    written after the bind is the one the reference would have written, so
+    only the order is wrong.
+    """
+    import kubernetes
+
+    from reference_scheduler.core.claims import Claimed, reserve
+    from reference_scheduler.runtime.cluster_view import pipeline_task_of
+    from reference_scheduler.runtime.cycle import Cycle, GroupState, Outcome
+    from reference_scheduler.runtime.planner import Plan, PlanUnavailable, plan_pipeline_run
+    from reference_scheduler.runtime.records import claim_of, with_claim
+
+    late: dict[str, tuple[Obj, Plan]] = {}  # pod uid -> (its PipelineRun, the plan), for pods bound before their record
+    original_group_state = Cycle._group_state
+    original_claim_and_bind = Cycle._claim_and_bind
+
+    def group_state(self: Cycle, pod: Obj) -> GroupState | None:
+        found = pipeline_task_of(pod)
+        namespace = pod["metadata"].get("namespace") or ""
+        if found is None or self._view.record_of(namespace, found[0]) is not None:
+            return original_group_state(self, pod)
+        pipeline_run = self._get_pipeline_run(namespace, found[0])
+        if pipeline_run is None:
+            return original_group_state(self, pod)
+        try:
+            plan = plan_pipeline_run(pipeline_run, get_task=self._get_task, limit_range=self._get_limit_range(namespace))
+        except PlanUnavailable:
+            return original_group_state(self, pod)
+        group = plan.group_of_task(found[1])
+        if group is None:
+            return original_group_state(self, pod)
+        late[pod["metadata"]["uid"]] = (pipeline_run, plan)
+        return GroupState(GroupKey(namespace, found[0], group.name), group.peak, GroupClaim())
+
+    def claim_and_bind(self: Cycle, pod: Obj, node: str, group: GroupState | None, grouped: bool) -> Outcome:
+        uid = pod["metadata"]["uid"]
+        pending = late.pop(uid, None)
+        if pending is None or group is None or not grouped:
+            return original_claim_and_bind(self, pod, node, group, grouped)
+        try:
+            self._bind(pod, node)
+        except kubernetes.client.ApiException as err:
+            return Outcome.GONE if err.status == 404 else Outcome.RETRY
+        pipeline_run, plan = pending
+        self._records.create(pipeline_run, plan.groups)
+
+        def claim(entry: Obj) -> Obj | None:
+            result = reserve(claim_of(entry), uid, node)
+            return with_claim(entry, result.claim) if isinstance(result, Claimed) else None
+
+        self._records.change_group(group.key.namespace, group.key.pipeline_run, group.key.group, claim)
+        self._view.assume(pod, node, group.key)
+        return Outcome.BOUND
+
+    Cycle._group_state = group_state  # type: ignore[method-assign]
+    Cycle._claim_and_bind = claim_and_bind  # type: ignore[method-assign]
+
+
+# --- no_owner_reference ----------------------------------------------------------
+
+
+def without_owner(manifest: Obj) -> Obj:
+    """without_owner: the record's manifest with no ownerReferences.
+
+    The fault: the garbage collector never deletes the record with its
+    PipelineRun (docs/contract.md section 2, Owner).
+    """
+    meta = dict(manifest["metadata"])
+    meta.pop("ownerReferences", None)
+    return {**manifest, "metadata": meta}
+
+
+def apply_no_owner_reference() -> None:
+    from reference_scheduler.runtime import records
+
+    original = records.record_manifest
+
+    def manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], *, scheduler_name: str) -> Obj:
+        return without_owner(original(pipeline_run, groups, scheduler_name=scheduler_name))
+
+    records.record_manifest = manifest
+
+
+# --- wrong_run_uid ---------------------------------------------------------------
+
+
+def with_owner_uid_of(pipeline_run: Obj, pod: Mapping[str, Any]) -> Obj:
+    """with_owner_uid_of(run, pod): the PipelineRun as the faulty record writer sees it, with the uid of the pod's owner.
+
+    The fault: the record's `spec.pipelineRun.uid` (and its ownerReference's
+    uid) is read from the first pod's controller ownerReference, which is its
+    TaskRun, not the PipelineRun (docs/contract.md section 2, Identity).
+    """
+    owner = next((ref for ref in (pod.get("metadata") or {}).get("ownerReferences") or [] if ref.get("controller")), None)
+    if owner is None or not owner.get("uid"):
+        return pipeline_run
+    return {**pipeline_run, "metadata": {**pipeline_run["metadata"], "uid": owner["uid"]}}
+
+
+def apply_wrong_run_uid() -> None:
+    from reference_scheduler.runtime.cycle import Cycle
+
+    original = Cycle._create_record
+
+    def create_record(self: Cycle, pod: Obj, namespace: str, run_name: str) -> Obj | None:
+        get_pipeline_run = self._get_pipeline_run
+
+        def seen_through_the_pod(ns: str, name: str) -> Obj | None:
+            found = get_pipeline_run(ns, name)
+            return with_owner_uid_of(found, pod) if found is not None else None
+
+        self._get_pipeline_run = seen_through_the_pod
+        try:
+            return original(self, pod, namespace, run_name)
+        finally:
+            self._get_pipeline_run = get_pipeline_run
+
+    Cycle._create_record = create_record  # type: ignore[method-assign]
+
+
+# --- releases_foreign_records ----------------------------------------------------
+
+
+def owns_records_beside_its_own(record: Mapping[str, Any], scheduler_name: str, records: Iterable[Mapping[str, Any]]) -> bool:
+    """owns_records_beside_its_own: a record counts as this scheduler's if it created it, or any record in the same namespace.
+
+    The fault: records annotated `rescon.dev/scheduler-name: other` that sit
+    beside this scheduler's own are released (and un-claimed on node loss)
+    too, hiding the other scheduler's faults (docs/contract.md section 2,
+    Several schedulers). It stays in the namespaces where this scheduler
+    works, so running it on a shared cluster never touches other users' runs.
+    """
+    from reference_scheduler.runtime.records import created_by
+
+    if created_by(record) == scheduler_name:
+        return True
+    namespace = (record.get("metadata") or {}).get("namespace")
+    return any(created_by(r) == scheduler_name and (r.get("metadata") or {}).get("namespace") == namespace for r in records)
+
+
+def apply_releases_foreign_records() -> None:
+    from reference_scheduler.runtime.releaser import Releaser
+
+    def owns(self: Releaser, record: Obj) -> bool:
+        return owns_records_beside_its_own(record, self._scheduler_name, self._records.list())
+
+    Releaser.owns = owns  # type: ignore[method-assign]
+
+
+# --- stale_rollback --------------------------------------------------------------
+
+
+def rolled_back_on_start(claim: GroupClaim) -> GroupClaim:
+    """rolled_back_on_start: what a restarted scheduler does to a Reserved claim it finds: roll it back.
+
+    The fault: it treats every holder it did not bind itself as a failed bind
+    and rolls the claim back to Pending with the claim's own generation, which
+    it never held (docs/contract.md section 7, rule 4: a scheduler that
+    restarted MUST NOT roll back claims it finds). A Pending or Released
+    claim is left as it is.
+    """
+    from reference_scheduler.core.claims import unreserve
+
+    for holder in sorted(claim.holders):
+        claim = unreserve(claim, holder, claim.claim_generation)
+    if claim.state is ClaimState.RESERVED:  # a claim with no holder left at all
+        claim = GroupClaim(ClaimState.PENDING, None, frozenset(), claim.claim_generation)
+    return claim
+
+
+def apply_stale_rollback() -> None:
+    from reference_scheduler.runtime.records import RecordGone, claim_of, with_claim
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    original_run = Scheduler.run
+
+    def run(self: Scheduler) -> None:
+        for record in self.records.list(self.releaser.owns):
+            meta = record["metadata"]
+            for entry in (record.get("status") or {}).get("groups") or []:
+                if claim_of(entry).state is not ClaimState.RESERVED:
+                    continue
+
+                def roll_back(current: Obj) -> Obj | None:
+                    before = claim_of(current)
+                    after = rolled_back_on_start(before)
+                    return None if after == before else with_claim(current, after)
+
+                try:
+                    self.cycle._records.change_group(meta.get("namespace") or "", meta["name"], str(entry.get("name")), roll_back)
+                except RecordGone:
+                    pass
+        original_run(self)
+
+    Scheduler.run = run  # type: ignore[method-assign]
+
+
+# --- claim_moves_node ------------------------------------------------------------
+
+
+def abandoned_for_another_node(claim: GroupClaim) -> GroupClaim:
+    """abandoned_for_another_node: a Reserved claim whose node has no room for the next pod goes back to Pending.
+
+    The fault: the pod then opens a new claim (generation + 1) on another
+    node, leaving the group's volume data and its finished pods behind: the
+    reference keeps the claim and the pod waits (docs/contract.md section 7,
+    rule 3: once a pod of the group was bound to the node, the claim must not move).
+    """
+    if claim.state is not ClaimState.RESERVED:
+        return claim
+    return GroupClaim(ClaimState.PENDING, None, frozenset(), claim.claim_generation)
+
+
+def apply_claim_moves_node() -> None:
+    from reference_scheduler.runtime.cycle import Cycle, Outcome
+    from reference_scheduler.runtime.records import RecordGone, claim_of, with_claim
+
+    original = Cycle.schedule
+
+    def schedule(self: Cycle, pod: Obj) -> Outcome:
+        outcome = original(self, pod)
+        if outcome is not Outcome.UNSCHEDULABLE:
+            return outcome
+        group = self._group_state(pod)
+        if group is None or group.claim.state is not ClaimState.RESERVED:
+            return outcome
+        node = group.claim.node
+
+        def give_up(entry: Obj) -> Obj | None:
+            before = claim_of(entry)
+            if before.state is not ClaimState.RESERVED or before.node != node:
+                return None
+            return with_claim(entry, abandoned_for_another_node(before))
+
+        try:
+            self._records.change_group(group.key.namespace, group.key.pipeline_run, group.key.group, give_up)
+        except RecordGone:
+            return outcome
+        return Outcome.RETRY
+
+    Cycle.schedule = schedule  # type: ignore[method-assign]
+
+
+# --- drops_finished_holders ------------------------------------------------------
+
+
+def without_finished_holders(claim: GroupClaim, finished: Iterable[str]) -> GroupClaim:
+    """without_finished_holders: a Reserved claim minus the holders whose pods have finished.
+
+    The fault: holders shrink to the pods still running, so a bind failure of
+    the group's next pod after its first pod finished finds no holder left and
+    rolls the claim back, although the group's volume data is on the node
+    (docs/contract.md section 7, rule 3: a completed pod stays in holders).
+    """
+    if claim.state is not ClaimState.RESERVED:
+        return claim
+    return dataclasses.replace(claim, holders=claim.holders - frozenset(finished))
+
+
+def apply_drops_finished_holders() -> None:
+    from reference_scheduler.runtime.records import claim_of, with_claim
+    from reference_scheduler.runtime.releaser import Releaser
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    original_init = Scheduler.__init__
+    original_evaluate = Releaser.evaluate
+
+    @functools.wraps(original_init)
+    def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        self.releaser.mutant_pods = self.pods  # type: ignore[attr-defined]
+
+    def evaluate(self: Releaser, record: Obj) -> None:
+        namespace = record["metadata"].get("namespace") or ""
+        name = record["metadata"]["name"]
+        finished = {
+            (p.get("metadata") or {}).get("uid")
+            for p in self.mutant_pods.list()  # type: ignore[attr-defined]
+            if (p.get("status") or {}).get("phase") in TERMINAL_PHASES
+        }
+        for entry in (record.get("status") or {}).get("groups") or []:
+            claim = claim_of(entry)
+            if claim.state is ClaimState.RESERVED and claim.holders & finished:
+
+                def drop(current: Obj) -> Obj | None:
+                    before = claim_of(current)
+                    after = without_finished_holders(before, {uid for uid in finished if uid})
+                    return None if after == before else with_claim(current, after)
+
+                self._write(namespace, name, str(entry.get("name")), drop)
+        original_evaluate(self, record)
+
+    Scheduler.__init__ = init  # type: ignore[method-assign]
+    Releaser.evaluate = evaluate  # type: ignore[method-assign]
+
+
+# --- own_residual_counted --------------------------------------------------------
+
+
+def fit_counting_own_residual(node: NodeView, reservations: Sequence[ActiveReservation], pod: Any, demand: Any) -> list[Any]:
+    """fit_counting_own_residual: fit() as the reference decides it, but a pod of a Reserved group also pays its own group's residual.
+
+    The fault: on the exact_headroom node (4800m; A Reserved at 3800m with no
+    pod running, B's 900m pod there) A's 3800m pod sees 4800 − 900 − 3800 =
+    100m instead of 3900m: the room held for it is counted against it
+    (docs/contract.md section 7: G's own residual is the room held for it).
+    """
+    from reference_scheduler.core.headroom import fit, foreign_reserved
+    from reference_scheduler.core.reasons import InsufficientResource
+
+    failures: list[Any] = list(fit(node, reservations, pod, demand))
+    if failures or demand is None or demand.node != node.name:
+        return failures
+    used = ZERO
+    for other in node.pods:
+        if other.uid != pod.uid:
+            used = used + other.request
+    reserved = foreign_reserved(node, reservations, excluding=None)
+    for resource, requested, allocatable, by_pods, by_all in (
+        ("cpu", pod.request.cpu, node.allocatable.cpu, used.cpu, reserved.cpu),
+        ("memory", pod.request.memory, node.allocatable.memory, used.memory, reserved.memory),
+    ):
+        available = allocatable - by_pods - by_all
+        if requested > 0 and requested > available:
+            failures.append(InsufficientResource(resource, requested, available, allocatable, by_pods, by_all))
+    return failures
+
+
+def apply_own_residual_counted() -> None:
+    from reference_scheduler.runtime import cycle
+
+    cycle.fit = fit_counting_own_residual
+
+
+# --- ignores_foreign_pods --------------------------------------------------------
+
+
+def counted_in_headroom(pod: Mapping[str, Any], scheduler_name: str) -> bool:
+    """counted_in_headroom: only pods that ask for this scheduler count against a node.
+
+    The fault: pods of kube-scheduler, of another reservation scheduler, or
+    bound by spec.nodeName are invisible, so a node they fill looks empty
+    (docs/contract.md section 7: pods of any scheduler count as pods).
+    """
+    return (pod.get("spec") or {}).get("schedulerName") == scheduler_name
+
+
+def apply_ignores_foreign_pods() -> None:
+    from reference_scheduler.runtime.cluster_view import ClusterView
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    original_init = Scheduler.__init__
+    original_index = ClusterView._index
+
+    @functools.wraps(original_init)
+    def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        self.view.mutant_scheduler_name = self.scheduler_name  # type: ignore[attr-defined]
+
+    def index(self: ClusterView, pod: Obj) -> None:
+        if counted_in_headroom(pod, getattr(self, "mutant_scheduler_name", "")):
+            original_index(self, pod)
+
+    Scheduler.__init__ = init  # type: ignore[method-assign]
+    ClusterView._index = index  # type: ignore[method-assign]
+
+
+# --- release_only_when_run_done --------------------------------------------------
+
+#: The release reason release_only_when_run_done never acts on.
+IGNORED_TASKS_DONE = frozenset({ReleaseReason.TASKS_DONE.value})
+
+
+def apply_release_only_when_run_done() -> None:
+    from reference_scheduler.runtime import releaser
+
+    releaser.release_decision = ignoring_reasons(releaser.release_decision, IGNORED_TASKS_DONE, "release_only_when_run_done")
+
+
+# --- retry_pending_is_done -------------------------------------------------------
+
+
+def retry_pending_counts_as_failed(progress: Callable[[Mapping[str, Any]], Any]) -> Callable[[Mapping[str, Any]], Any]:
+    """retry_pending_counts_as_failed(task_run_progress): the same, except that a TaskRun awaiting its retry is done.
+
+    The fault: Succeeded Unknown with reason ToBeRetried (or False with
+    retries left) reads as "failed, done", so the group is released in the
+    retry gap although Tekton will create another pod (docs/contract.md
+    section 8, rule 1). It reads TaskRuns, not pods: a different wrong rule
+    from release_on_visible_pods.
+    """
+    from reference_scheduler.core.release import TaskRunProgress
+
+    @functools.wraps(progress)
+    def classify(task_run: Mapping[str, Any]) -> Any:
+        found = progress(task_run)
+        return TaskRunProgress.FAILED if found is TaskRunProgress.RETRY_PENDING else found
+
+    return classify
+
+
+def apply_retry_pending_is_done() -> None:
+    from reference_scheduler.core import release
+
+    release.task_run_progress = retry_pending_counts_as_failed(release.task_run_progress)
+
+
+# --- node_loss_releases ----------------------------------------------------------
+
+
+def apply_node_loss_releases() -> None:
+    from reference_scheduler.runtime.releaser import Releaser
+
+    def release_instead(self: Releaser, namespace: str, name: str, group: str, node: str) -> None:
+        """The fault: a claim whose node was deleted is Released (final), not sent back to Pending."""
+        self._release(namespace, name, group, ReleaseReason.PIPELINE_RUN_DELETED.value)
+
+    Releaser._drop_lost_node = release_instead  # type: ignore[method-assign]
+
+
+# --- rollback_keeps_claim --------------------------------------------------------
+
+
+def unreserve_keeping_claim(claim: GroupClaim, pod_uid: str, generation_seen: int) -> GroupClaim:
+    """unreserve_keeping_claim: a failed bind removes the pod's holder, and the claim stays Reserved even with none left.
+
+    The fault: the group's first pod fails to bind and the group stays Reserved
+    on a node where nothing of it was ever bound, holding its peak there
+    (docs/contract.md section 7, rule 4: no holder left, same generation: Pending).
+    """
+    if claim.state is not ClaimState.RESERVED or pod_uid not in claim.holders:
+        return claim
+    return dataclasses.replace(claim, holders=claim.holders - {pod_uid})
+
+
+def apply_rollback_keeps_claim() -> None:
+    from reference_scheduler.runtime import cycle
+
+    cycle.unreserve = unreserve_keeping_claim
+
+
+# --- finally_overlaps_dag --------------------------------------------------------
+
+
+def peak_with_finally_concurrent(graph: PipelineGraph, tasks: Iterable[str]) -> Resources:
+    """peak_with_finally_concurrent: the group's peak as if finally tasks could run beside DAG tasks.
+
+    The fault: build (DAG, 960m) and its finally task report (1440m) get
+    2400m instead of 1440m (docs/contract.md section 6: finally tasks never
+    add to a DAG task).
+    """
+    from reference_scheduler.core.peaks import max_weight_antichain
+
+    names = sorted(set(tasks))
+
+    def before(a: str, b: str) -> bool:
+        return graph.reaches(a, b) and graph.nodes[a].is_finally == graph.nodes[b].is_finally
+
+    requests = {name: graph.nodes[name].concurrent_request for name in names}
+    return Resources(
+        cpu=max_weight_antichain({n: r.cpu for n, r in requests.items()}, before),
+        memory=max_weight_antichain({n: r.memory for n, r in requests.items()}, before),
+    )
+
+
+def apply_finally_overlaps_dag() -> None:
+    from reference_scheduler.core import partition
+
+    partition.group_peak = peak_with_finally_concurrent
+
+
+# --- ignores_result_dependencies -------------------------------------------------
+
+
+def no_result_references(text: str) -> frozenset[str]:
+    """no_result_references: `$(tasks.X.results.r)` names no task: only runAfter orders tasks.
+
+    The fault: a task that consumes another's result is taken to run beside
+    it, so their requests add up in the peak (docs/contract.md section 6).
+    """
+    return frozenset()
+
+
+def apply_ignores_result_dependencies() -> None:
+    from reference_scheduler.core import pipeline_graph
+
+    pipeline_graph.result_references = no_result_references
+
+
+# --- the request prediction faults (section 6, request(t)) -----------------------
+
+
+def without_key(spec: Mapping[str, Any] | None, key: str) -> dict[str, Any] | None:
+    """without_key(task_spec, 'sidecars'): the spec as the faulty prediction reads it, that one field left out."""
+    if spec is None:
+        return None
+    return {k: v for k, v in spec.items() if k != key}
+
+
+def _predicting_without(*, task_spec_key: str = "", task_run_spec_key: str = "", limit_range: bool = True) -> Callable[[], None]:
+    keep_limit_range = limit_range
+
+    def apply() -> None:
+        from reference_scheduler.core import pipeline_graph
+
+        original = pipeline_graph.predict_task_pod_request
+
+        def predict(task_spec: Mapping[str, Any], *, task_run_spec: Mapping[str, Any] | None = None, limit_range: Mapping[str, Any] | None = None, **kwargs: Any) -> Resources:
+            spec = without_key(task_spec, task_spec_key) if task_spec_key else task_spec
+            run_spec = without_key(task_run_spec, task_run_spec_key) if task_run_spec_key else task_run_spec
+            return original(spec or {}, task_run_spec=run_spec, limit_range=limit_range if keep_limit_range else None, **kwargs)
+
+        pipeline_graph.predict_task_pod_request = predict
+
+    return apply
+
+
+apply_ignores_sidecars = _predicting_without(task_spec_key="sidecars")
+apply_ignores_step_template = _predicting_without(task_spec_key="stepTemplate")
+apply_ignores_task_compute_resources = _predicting_without(task_run_spec_key="computeResources")
+apply_ignores_limit_range = _predicting_without(limit_range=False)
+
+
+def single_combination(matrix: Mapping[str, Any] | None, params: Mapping[str, object] | None = None) -> int:
+    """single_combination: a matrixed task counts once, not once per combination (the fault).
+
+    Tekton starts every combination's TaskRun together, so a 3-way matrix of
+    500m needs 1500m at once; this counts 500m (docs/contract.md section 6).
+    """
+    return 1
+
+
+def apply_matrix_counted_once() -> None:
+    from reference_scheduler.core import pipeline_graph
+
+    pipeline_graph.matrix_fan_out = single_combination
+
+
+# --- skipped_tasks_dropped ------------------------------------------------------
+
+
+def graph_without_guarded_tasks(graph: PipelineGraph, pipeline_spec: Mapping[str, Any]) -> PipelineGraph:
+    """graph_without_guarded_tasks: the pipeline with every `when`-guarded task requesting nothing.
+
+    The fault: a task that "may be skipped" is left out of the peak, so while
+    skipped_task_counts' A runs its 200m task its peak is 200m, not 3800m
+    (docs/contract.md section 6: skipped tasks still count).
+    """
+    guarded = {
+        str(task.get("name"))
+        for task in [*(pipeline_spec.get("tasks") or []), *(pipeline_spec.get("finally") or [])]
+        if task.get("when")
+    }
+    return PipelineGraph([dataclasses.replace(node, request=ZERO) if node.name in guarded else node for node in graph])
+
+
+def apply_skipped_tasks_dropped() -> None:
+    from reference_scheduler.runtime import planner
+
+    original = planner.build_pipeline_graph
+
+    def build(pipeline_spec: Mapping[str, Any], **kwargs: Any) -> PipelineGraph:
+        return graph_without_guarded_tasks(original(pipeline_spec, **kwargs), pipeline_spec)
+
+    planner.build_pipeline_graph = build
+
+
+# --- no_release_on_timeout -------------------------------------------------------
+
+#: The release reason no_release_on_timeout never acts on.
+IGNORED_TIMEOUT = frozenset({ReleaseReason.PIPELINE_RUN_TIMED_OUT.value})
+
+
+def apply_no_release_on_timeout() -> None:
+    from reference_scheduler.runtime import releaser
+
+    releaser.release_decision = ignoring_reasons(releaser.release_decision, IGNORED_TIMEOUT, "no_release_on_timeout")
+
+
+# --- cordon_drops_claim ----------------------------------------------------------
+
+
+def claim_on_cordoned_node(claim: GroupClaim, node: Mapping[str, Any] | None) -> GroupClaim:
+    """claim_on_cordoned_node: a Reserved claim whose node is cordoned goes back to Pending, as if the node were lost.
+
+    The fault: only deleting the Node object loses a claim; a cordoned,
+    tainted or NotReady node keeps it (docs/contract.md section 10).
+    """
+    if claim.state is not ClaimState.RESERVED or node is None or (node.get("spec") or {}).get("unschedulable") is not True:
+        return claim
+    return GroupClaim(ClaimState.PENDING, None, frozenset(), claim.claim_generation)
+
+
+def apply_cordon_drops_claim() -> None:
+    from reference_scheduler.runtime.records import claim_of, with_claim
+    from reference_scheduler.runtime.releaser import Releaser
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    original = Releaser.evaluate
+    original_init = Scheduler.__init__
+
+    @functools.wraps(original_init)
+    def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
+        # A cordon is a node event: like a node-loss handler, it sends the releaser to every record at once.
+        original_init(self, *args, **kwargs)
+
+        def on_node(kind: str, node: Obj, old: Obj | None) -> None:
+            if (node.get("spec") or {}).get("unschedulable") is True:
+                for record in self.records.list(self.releaser.owns):
+                    self.releaser.mark(record["metadata"].get("namespace") or "", record["metadata"]["name"])
+
+        self.nodes.add_handler(on_node)
+
+    Scheduler.__init__ = init  # type: ignore[method-assign]
+
+    def evaluate(self: Releaser, record: Obj) -> None:
+        namespace = record["metadata"].get("namespace") or ""
+        for entry in (record.get("status") or {}).get("groups") or []:
+            claim = claim_of(entry)
+            if claim.state is not ClaimState.RESERVED or claim.node is None:
+                continue
+            node = claim.node
+
+            def drop(current: Obj) -> Obj | None:
+                before = claim_of(current)
+                after = claim_on_cordoned_node(before, self._nodes.get("", node)) if before.node == node else before
+                return None if after == before else with_claim(current, after)
+
+            self._write(namespace, record["metadata"]["name"], str(entry.get("name")), drop)
+        original(self, record)
+
+    Releaser.evaluate = evaluate  # type: ignore[method-assign]
+
+
+#: The contract rules the mutants break: key -> where docs/contract.md states it, in a few words.
+#: A Mutant's `rule` is one of these keys; the kill table groups its rows by them.
 # === pool shapes (branch `pools`): node checks, pod limit, finished pods, the group's node, release ===
 
 
@@ -496,6 +1310,42 @@ def apply_no_release_when_done() -> None:
 
     releaser.release_decision = ignoring_reasons(releaser.release_decision, IGNORED_ENDS, "no_release_when_done")
 
+
+RULES: dict[str, str] = {
+    "2.identity": "section 2, Identity: spec.pipelineRun.uid is the PipelineRun's metadata.uid",
+    "2.owner": "section 2, Owner: the record carries a controller ownerReference to its PipelineRun",
+    "2.when": "section 2, When: the record exists before the first pod of a group is bound",
+    "2.schedulers": "section 2, Several schedulers: each scheduler writes only the records it created",
+    "3.workspaces": "sections 3-4: spec.groups[].workspaces lists exactly the co-locating workspaces the group's tasks use",
+    "3.holders": "sections 3, 5, 7.2: every pod bound under a claim is in its holders, added before the bind",
+    "4.finally": "section 4: finally tasks are grouped like any other task",
+    "5.record_is_state": "section 5, The record is the state: Reserved groups found in the records hold their room after a restart",
+    "6.concurrent_sum": "section 6: the peak adds up the tasks that can run at the same time",
+    "6.finally": "section 6: finally tasks never add to a DAG task",
+    "6.results": "section 6: using a task's results orders two tasks like runAfter",
+    "6.memory": "section 6: the memory peak is the most the group's tasks request at once, no more",
+    "6.request": "section 6, request(t): the effective request of Tekton's pod (sidecars, stepTemplate, task-level computeResources, LimitRange)",
+    "6.skipped": "section 6: skipped (when-guarded) tasks still count in the peak",
+    "6.matrix": "section 6: a matrixed task counts once per combination",
+    "7.residual": "section 7, Headroom: a Reserved group holds its residual, each pod and reservation counted once",
+    "7.own_residual": "section 7, Headroom: a pod of a Reserved group may use its own group's residual",
+    "7.any_scheduler": "section 7, Headroom: pods of any scheduler count as pods",
+    "7.join_node": "section 7.2, Join: a later pod of a Reserved group goes only to the claim's node",
+    "7.holders_stay": "section 7.3, Holders stay: a completed pod stays in holders; the claim never moves to another node",
+    "7.rollback": "section 7.4, Rollback: a failed bind removes only its holder; no holder left and the same generation: Pending",
+    "7.stale_rollback": "section 7.4: a restarted scheduler never rolls back claims it finds",
+    "8.retry_gap": "section 8, rule 1: a task awaiting its retry is not done (judged from TaskRuns, never pods)",
+    "8.tasks_done": "section 8, rule 1: the group is Released once every task of it is done",
+    "8.run_over": "section 8, rule 2: the group is Released when the PipelineRun is cancelled or deleted",
+    "8.reason": "section 8: releaseReason is one that was true at release",
+    "9.label": "section 9: rescon.dev/active is \"true\" while any group is Reserved, absent otherwise",
+    "8.timeout": "section 8, rule 2: the group is Released when the PipelineRun times out",
+    "10.only_deletion": "section 10: only deleting the Node object loses a claim; a cordoned or tainted node keeps it",
+    "10.node_loss": "section 10: a claim on a deleted node goes back to Pending, with no releaseReason",
+    "7.node_checks": "section 7: everything kube-scheduler checks still applies (cordon, taints, nodeSelector, required affinity, the pod-count limit)",
+    "7.finished_pods": "section 7: finished (Succeeded, Failed) pods do not count in a node's room",
+}
+
 MUTANTS: dict[str, Mutant] = {
     m.name: m
     for m in (
@@ -504,65 +1354,240 @@ MUTANTS: dict[str, Mutant] = {
             "foreign reservations are subtracted in full, on top of their running pods",
             "exact_headroom",
             apply_double_counted_headroom,
+            "7.residual",
         ),
-        Mutant("max_peak", "a group's peak is its largest task, even for tasks that run in parallel", "parallel_peak", apply_max_peak),
+        Mutant("max_peak", "a group's peak is its largest task, even for tasks that run in parallel", "parallel_peak", apply_max_peak, "6.concurrent_sum"),
         Mutant(
             "release_on_visible_pods",
             "a group is released once every visible pod of it is terminal (the retry gap)",
             "retry_gap",
             apply_release_on_visible_pods,
+            "8.retry_gap",
         ),
         Mutant(
             "unreserve_clears_claim",
             "a failed bind sends the claim back to Pending although another holder is bound under it",
             "concurrent_bind_rollback",
             apply_unreserve_clears_claim,
+            "7.rollback",
         ),
         Mutant(
             "no_release_on_cancel",
             "no release when the PipelineRun is cancelled or deleted: a cancelled run's reservation leaks (a deleted run's record still goes with it, by the contract's ownerReference)",
             "cancel_releases",
             apply_no_release_on_cancel,
+            "8.run_over",
         ),
         Mutant(
             "outlives_deleted_record",
             "a reservation stays counted after its PipelineRun and record are deleted (a watch that misses DELETE; deleted runs are left to the garbage collector, as the contract allows)",
             "delete_releases",
             apply_outlives_deleted_record,
+            "8.run_over",
         ),
         Mutant(
             "memory_only_state",
             "reservations are counted from memory: after a restart, claims made before it hold no room",
             "scheduler_restart",
             apply_memory_only_state,
+            "5.record_is_state",
         ),
         Mutant(
             "finally_outside_group",
             "finally tasks are left out of their workspace group",
             "finally_in_group",
             apply_finally_outside_group,
+            "4.finally",
         ),
-        Mutant("stale_node", "a claim on a deleted node keeps pointing at it forever", "node_loss", apply_stale_node),
-        Mutant("ignores_reservations", "reservations are ignored entirely: only pods count", "peak_blocks_b", apply_ignores_reservations),
-        # === pool shapes (branch `pools`) ===
-        Mutant("ignores_cordon", "a cordoned node takes new pods (spec.unschedulable and its taint ignored)", "node_checks", apply_ignores_cordon),
-        Mutant("ignores_taints", "NoSchedule/NoExecute taints are not checked against tolerations", "node_checks", apply_ignores_taints),
-        Mutant("ignores_node_selector", "the pod's nodeSelector is not checked", "node_checks", apply_ignores_node_selector),
-        Mutant("ignores_node_affinity", "the pod's required node affinity is not checked", "node_checks", apply_ignores_node_affinity),
-        Mutant("ignores_pod_limit", "a node's pods allocatable is not checked", "pod_count_limit", apply_ignores_pod_limit),
-        Mutant("counts_finished_pods", "Succeeded and Failed pods still count on their node", "finished_pods_free_room", apply_counts_finished_pods),
+        Mutant("stale_node", "a claim on a deleted node keeps pointing at it forever", "node_loss", apply_stale_node, "10.node_loss"),
+        Mutant("ignores_reservations", "reservations are ignored entirely: only pods count", "peak_blocks_b", apply_ignores_reservations, "7.residual"),
+        # --- grown from docs/contract.md (issue 11): the five-rule build, one rule each ---
+        # The monitor reports a label that disagrees for longer than label_converges (10 s): the scenario must
+        # hold a group Reserved longer than that (peak_holds_b_back holds A through pod_stays_pending, 8 s, and more).
+        Mutant("no_active_label", "the rescon.dev/active label is never written", "peak_holds_b_back", apply_no_active_label, "9.label"),
+        Mutant(
+            "false_release_reason",
+            "every release says PipelineRunTimedOut (a timeout says PipelineRunStopped): never the reason that was true",
+            "colocation",
+            apply_false_release_reason,
+            "8.reason",
+        ),
+        Mutant("inflated_memory_peak", "every group's memory peak is doubled", "colocation", apply_inflated_memory_peak, "6.memory"),
+        Mutant(
+            "extra_workspace",
+            "each group also lists its tasks' task-side workspace names (`w` of {name: w, workspace: source}), which no task uses as a pipeline workspace",
+            "colocation",
+            apply_extra_workspace,
+            "3.workspaces",
+        ),
+        Mutant(
+            "holders_not_joined",
+            "a pod joining a Reserved claim is bound without being added to holders",
+            "colocation",
+            apply_holders_not_joined,
+            "3.holders",
+        ),
+        # --- the rest of the contract, rule by rule ---
+        Mutant(
+            "forgets_finished_pods",
+            "a group's node is read from running pods only: once they finished, the next pod is placed as a plain pod wherever scoring says",
+            "colocation",
+            apply_forgets_finished_pods,
+            "7.join_node",
+        ),
+        Mutant(
+            "record_after_bind",
+            "the group's first pod is bound before its record is created and claimed",
+            "colocation",
+            apply_record_after_bind,
+            "2.when",
+        ),
+        Mutant(
+            "wrong_run_uid",
+            "the record's spec.pipelineRun.uid and ownerReference uid are the first pod's TaskRun's, not the PipelineRun's",
+            "colocation",
+            apply_wrong_run_uid,
+            "2.identity",
+        ),
+        Mutant("no_owner_reference", "the record carries no ownerReference to its PipelineRun", "colocation", apply_no_owner_reference, "2.owner"),
+        Mutant(
+            "releases_foreign_records",
+            "records of another schedulerName in the namespaces where it has records of its own are released (and un-claimed on node loss) too",
+            "foreign_records_untouched",
+            apply_releases_foreign_records,
+            "2.schedulers",
+        ),
+        Mutant(
+            "stale_rollback",
+            "on start the scheduler rolls back every Reserved claim it finds in the records",
+            "scheduler_restart",
+            apply_stale_rollback,
+            "7.stale_rollback",
+        ),
+        Mutant(
+            "claim_moves_node",
+            "a pod of a Reserved group that finds no room on the claim's node sends the claim back to Pending and claims another node",
+            "full_group_node_waits",
+            apply_claim_moves_node,
+            "7.holders_stay",
+        ),
+        Mutant(
+            "drops_finished_holders",
+            "holders shrink to the group's pods still running: a finished pod is removed from holders",
+            "colocation",
+            apply_drops_finished_holders,
+            "7.holders_stay",
+        ),
+        Mutant(
+            "own_residual_counted",
+            "a pod of a Reserved group also pays its own group's residual on the claim's node",
+            "exact_headroom",
+            apply_own_residual_counted,
+            "7.own_residual",
+        ),
+        Mutant(
+            "ignores_foreign_pods",
+            "only pods that ask for this schedulerName count against a node; pods of other schedulers, or bound by nodeName, are invisible",
+            "plain_pods_beside",
+            apply_ignores_foreign_pods,
+            "7.any_scheduler",
+            pending="a scenario where plain pods of another scheduler fill the node a group needs (none yet)",
+        ),
+        Mutant(
+            "release_only_when_run_done",
+            "a group is released only when the PipelineRun is over, never when its own tasks are done",
+            "group_done_frees_room",
+            apply_release_only_when_run_done,
+            "8.tasks_done",
+        ),
+        Mutant(
+            "retry_pending_is_done",
+            "a TaskRun awaiting its retry (ToBeRetried, or False with retries left) counts as done",
+            "retry_gap",
+            apply_retry_pending_is_done,
+            "8.retry_gap",
+        ),
+        Mutant(
+            "node_loss_releases",
+            "a claim on a deleted node is Released (PipelineRunDeleted) instead of going back to Pending",
+            "node_loss",
+            apply_node_loss_releases,
+            "10.node_loss",
+        ),
+        Mutant(
+            "rollback_keeps_claim",
+            "a failed bind removes its holder but the claim stays Reserved with no holder",
+            "bind_failure_rollback",
+            apply_rollback_keeps_claim,
+            "7.rollback",
+        ),
+        Mutant(
+            "finally_overlaps_dag",
+            "finally tasks are taken to run beside DAG tasks: their requests add up in the peak",
+            "finally_in_group",
+            apply_finally_overlaps_dag,
+            "6.finally",
+        ),
+        Mutant(
+            "ignores_result_dependencies",
+            "using a task's results does not order two tasks: only runAfter does",
+            "result_dependency",
+            apply_ignores_result_dependencies,
+            "6.results",
+        ),
+        Mutant("ignores_sidecars", "a task's sidecars are left out of its predicted request", "sidecars_and_init", apply_ignores_sidecars, "6.request"),
+        Mutant("ignores_step_template", "stepTemplate's computeResources are left out of the steps' requests", "step_template", apply_ignores_step_template, "6.request"),
+        Mutant(
+            "ignores_task_compute_resources",
+            "taskRunSpecs[].computeResources (task-level) are ignored: the steps keep their own requests",
+            "task_compute_resources",
+            apply_ignores_task_compute_resources,
+            "6.request",
+        ),
+        Mutant("ignores_limit_range", "the namespace's LimitRange defaults are not applied to the predicted pod", "limit_range", apply_ignores_limit_range, "6.request"),
+        Mutant(
+            "skipped_tasks_dropped",
+            "tasks guarded by a when expression request nothing in the peak",
+            "skipped_task_counts",
+            apply_skipped_tasks_dropped,
+            "6.skipped",
+        ),
+        Mutant(
+            "no_release_on_timeout",
+            "no release when the PipelineRun times out",
+            "timeout_releases",
+            apply_no_release_on_timeout,
+            "8.timeout",
+        ),
+        Mutant(
+            "cordon_drops_claim",
+            "a claim on a cordoned node goes back to Pending, as if the node had been deleted",
+            "cordon_keeps_claim",
+            apply_cordon_drops_claim,
+            "10.only_deletion",
+        ),
+        Mutant("matrix_counted_once", "a matrixed task counts once, not once per combination", "matrix", apply_matrix_counted_once, "6.matrix"),
+        # --- the pool scenarios: node checks, the pod limit, finished pods, the group's node ---
+        Mutant("ignores_cordon", "a cordoned node takes new pods (spec.unschedulable and its taint ignored)", "node_checks", apply_ignores_cordon, "7.node_checks"),
+        Mutant("ignores_taints", "NoSchedule/NoExecute taints are not checked against tolerations", "node_checks", apply_ignores_taints, "7.node_checks"),
+        Mutant("ignores_node_selector", "the pod's nodeSelector is not checked", "node_checks", apply_ignores_node_selector, "7.node_checks"),
+        Mutant("ignores_node_affinity", "the pod's required node affinity is not checked", "node_checks", apply_ignores_node_affinity, "7.node_checks"),
+        Mutant("ignores_pod_limit", "a node's pods allocatable is not checked", "pod_count_limit", apply_ignores_pod_limit, "7.node_checks"),
+        Mutant("counts_finished_pods", "Succeeded and Failed pods still count on their node", "finished_pods_free_room", apply_counts_finished_pods, "7.finished_pods"),
         Mutant(
             "forgets_finished_group_node",
             "the group's node comes from a pod cache that drops finished pods: once the group's pods have finished, its next pod goes anywhere",
             "group_node_not_the_obvious_choice",
             apply_forgets_finished_group_node,
+            "7.join_node",
         ),
         Mutant(
             "spills_from_full_group_node",
             "a group pod that finds no room on its claim's node is placed elsewhere",
             "full_group_node_waits",
             apply_spills_from_full_group_node,
+            "7.join_node",
         ),
-        Mutant("no_release_when_done", "a group is never released when its tasks or its run are done", "sequential_reuse", apply_no_release_when_done),
+        Mutant("no_release_when_done", "a group is never released when its tasks or its run are done", "sequential_reuse", apply_no_release_when_done, "8.tasks_done"),
     )
 }

@@ -2,6 +2,8 @@
 
     .venv/bin/python -m tests.mutants.kill_table                  # make mutants: all, writes docs/mutants.md
     .venv/bin/python -m tests.mutants.kill_table --smoke          # make mutants-smoke: a few quick kills, for CI
+    .venv/bin/python -m tests.mutants.kill_table a b --own --repeat 10 --no-reference --output none
+                                                                  # each mutant against its own scenario, 10 times: kills out of 10
 
 Each subject (the reference, then each mutant of tests/mutants/faults.py) is a
 separate `pytest tests/conformance --scheduler command ... --keep-cluster`
@@ -31,7 +33,7 @@ from pathlib import Path
 from harness.cluster.paths import REPO_ROOT
 from harness.report.conformance_report import read_report
 
-from .faults import MUTANTS
+from .faults import MUTANTS, RULES
 
 REFERENCE = "reference"
 REPORTS_DIR = Path("reports") / "mutants"
@@ -152,6 +154,61 @@ def render_table(outcomes: Mapping[str, Mapping[str, str]]) -> list[str]:
     return lines
 
 
+def render_rule_table(outcomes: Mapping[str, Mapping[str, str]]) -> list[str]:
+    """render_rule_table() is the kill table read per contract rule: each rule, its mutants, and what killed each.
+
+    A rule whose mutants all survived what they met, or met nothing, is shown
+    as **not covered**; a mutant still waiting for its scenario says so.
+    """
+    lines = ["| contract rule | mutant | killed by | its own scenario |", "|---|---|---|---|"]
+    for rule, text in RULES.items():
+        mutants = [m for m in MUTANTS.values() if m.rule == rule]
+        for mutant in mutants:
+            by_scenario = outcomes.get(mutant.name)
+            if by_scenario is None:
+                killers, own = "not run", "not run"
+            else:
+                killers = ", ".join(sorted(s for s, o in by_scenario.items() if o == "failed")) or "**nothing**"
+                own = cell(Subject(mutant.name), by_scenario.get(mutant.caught_by))
+            if mutant.pending:
+                own += f" (waits for {mutant.pending})"
+            lines.append(f"| `{rule}`: {text} | `{mutant.name}` | {killers} | `{mutant.caught_by}`: {own} |")
+    return lines
+
+
+def kill_counts(runs: Sequence[Mapping[str, str]]) -> dict[str, int]:
+    """kill_counts() is, per scenario, how many of `runs` (each scenario -> pytest outcome) it failed in."""
+    counts: dict[str, int] = {}
+    for run in runs:
+        for scenario, outcome in run.items():
+            counts[scenario] = counts.get(scenario, 0) + (1 if outcome == "failed" else 0)
+    return counts
+
+
+def render_repeat_table(counts: Mapping[str, Mapping[str, int]], runs: int) -> list[str]:
+    """render_repeat_table() shows repeated runs: per subject and scenario, failures out of `runs` (kills for a mutant)."""
+    lines = ["| scheduler | rule | scenario | failed in | own scenario |", "|---|---|---|---|---|"]
+    for name, by_scenario in counts.items():
+        mutant = MUTANTS.get(name)
+        for scenario, failed in sorted(by_scenario.items()):
+            own = "yes" if mutant is not None and scenario == mutant.caught_by else ""
+            lines.append(f"| `{name}` | {mutant.rule if mutant else '—'} | `{scenario}` | {failed}/{runs} | {own} |")
+    return lines
+
+
+def repeat_problems(counts: Mapping[str, Mapping[str, int]], runs: int) -> list[str]:
+    """repeat_problems(): the reference failed a run, or a mutant's own scenario missed it in some run."""
+    found = []
+    for name, by_scenario in counts.items():
+        if name == REFERENCE:
+            found += [f"the reference failed {s} in {n} of {runs} runs" for s, n in sorted(by_scenario.items()) if n]
+            continue
+        own = MUTANTS[name].caught_by
+        if own in by_scenario and by_scenario[own] < runs:
+            found.append(f"mutant {name} was killed by {own} in {by_scenario[own]} of {runs} runs, not every run")
+    return found
+
+
 #: How much of a failure message the doc quotes.
 REASON_WIDTH = 220
 
@@ -166,7 +223,10 @@ def render_doc(
 ) -> str:
     """render_doc() is docs/mutants.md: what each mutant gets wrong, the kill table, how its own scenario sees it, how to reproduce."""
     example = Subject("max_peak")
-    faults = [f"| `{m.name}` | {m.fault} | `{m.caught_by}` |" for m in MUTANTS.values()]
+    faults = [
+        f"| `{m.name}` | {m.fault} | `{m.rule}` | `{m.caught_by}`{' (waits for ' + m.pending + ')' if m.pending else ''} |"
+        for m in MUTANTS.values()
+    ]
     seen = [
         f"- `{name}` in `{MUTANTS[name].caught_by}`: {' '.join(text.split())[:REASON_WIDTH]}"
         for name, text in (reasons or {}).items()
@@ -185,13 +245,19 @@ def render_doc(
             "`make mutants` exits non-zero if the reference fails anything or a mutant survives the scenario",
             "written to catch it.",
             "",
-            "| mutant | its one fault | the scenario written to catch it |",
-            "|---|---|---|",
+            "| mutant | its one fault | contract rule | the scenario written to catch it |",
+            "|---|---|---|---|",
             *faults,
             "",
             f"## Kill table ({when})",
             "",
             *render_table(outcomes),
+            "",
+            "## By contract rule",
+            "",
+            "A rule is covered when a mutant breaking it is killed by its own scenario, every time.",
+            "",
+            *render_rule_table(outcomes),
             "",
             *(["How each mutant's own scenario fails against it (the rerun's message):", "", *seen, ""] if seen else []),
             f"Wall time {total_seconds:.0f} s in all: {timings}.",
@@ -263,11 +329,17 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--scenarios", default="", help="comma-separated scenarios to run (default: all)")
     parser.add_argument("--no-reference", action="store_true", help="leave the reference out")
     parser.add_argument("--smoke", action="store_true", help=f"CI's subset: {', '.join(SMOKE)} against their own scenarios, no reference, no doc")
+    parser.add_argument("--own", action="store_true", help="run each mutant against its own scenario only (its caught_by), not --scenarios")
+    parser.add_argument("--repeat", type=int, default=0, help="run each cell this many times, no reruns, and count the kills (prints only)")
     parser.add_argument("--output", default=str(DOC), help=f"where the Markdown goes ('none': print only; default {DOC})")
     args = parser.parse_args(list(argv))
     unknown = [m for m in args.mutants if m not in MUTANTS]
     if unknown:
         parser.error(f"unknown mutant {unknown[0]!r}: use one of {', '.join(MUTANTS)}")
+    if args.repeat < 0:
+        parser.error("--repeat takes a count of runs, at least 1")
+    if args.repeat:
+        args.output = "none"
     if args.smoke:
         args.mutants = list(SMOKE)
         args.scenarios = ",".join(MUTANTS[m].caught_by for m in SMOKE)
@@ -275,17 +347,43 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     return args
 
 
+def scenarios_for(name: str, *, given: Sequence[str], own: bool) -> list[str]:
+    """scenarios_for(): what one subject runs: its own scenario with --own (the reference: all of `given`), else `given`."""
+    if own and name in MUTANTS:
+        return [MUTANTS[name].caught_by]
+    return list(given)
+
+
+def repeat(names: Sequence[str], *, given: Sequence[str], own: bool, runs: int, run_id: str) -> int:
+    """repeat() runs each subject's cells `runs` times, one after another, and prints the failures out of `runs`."""
+    counts: dict[str, dict[str, int]] = {}
+    for name in names:
+        results = []
+        for index in range(1, runs + 1):
+            outcomes, seconds = run_suite(Subject(name, run_id), scenarios=scenarios_for(name, given=given, own=own), root=REPO_ROOT, suffix=f"-r{index}")
+            results.append(outcomes)
+            print(f"kill_table: {name} run {index}/{runs} in {seconds:.0f} s: {outcomes}", flush=True)
+        counts[name] = kill_counts(results)
+    print("\n".join(render_repeat_table(counts, runs)))
+    found = repeat_problems(counts, runs)
+    for line in found:
+        print(f"kill_table: {line}", file=sys.stderr)
+    return 1 if found else 0
+
+
 def main(argv: Sequence[str]) -> int:
     args = parse_args(argv)
     scenarios = [s for s in args.scenarios.split(",") if s]
     names = ([] if args.no_reference else [REFERENCE]) + (args.mutants or list(MUTANTS))
+    if args.repeat:
+        return repeat(names, given=scenarios, own=args.own, runs=args.repeat, run_id=run_id_for(os.getpid()))
     outcomes: dict[str, dict[str, str]] = {}
     wall: dict[str, float] = {}
     started = time.monotonic()
     run_id = run_id_for(os.getpid())
     for name in names:
         print(f"kill_table: {name} as {Subject(name, run_id).scheduler_name} ...", flush=True)
-        outcomes[name], wall[name] = run_suite(Subject(name, run_id), scenarios=scenarios, root=REPO_ROOT)
+        outcomes[name], wall[name] = run_suite(Subject(name, run_id), scenarios=scenarios_for(name, given=scenarios, own=args.own), root=REPO_ROOT)
         print(f"kill_table: {name} done in {wall[name]:.0f} s", flush=True)
     # Reruns come after every first run, minutes later: a busy spell of the shared cluster is over by then.
     for name in names:

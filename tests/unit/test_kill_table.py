@@ -13,12 +13,17 @@ from tests.mutants.kill_table import (
     Subject,
     cell,
     confirmed,
+    kill_counts,
     parse_args,
     problems,
     pytest_argv,
     render_doc,
+    render_repeat_table,
+    render_rule_table,
+    repeat_problems,
     render_table,
     run_id_for,
+    scenarios_for,
 )
 
 pytestmark = pytest.mark.unit
@@ -118,3 +123,32 @@ def test_a_flaky_kill_is_no_kill_and_a_flaky_reference_is_a_problem() -> None:
         "the reference failed parallel_peak once and passed it on a rerun: is the cluster overloaded? run again",
         "mutant max_peak survived every scenario it met: add a scenario that catches it",
     ]
+
+
+def test_the_rule_table_lists_every_rule_with_its_mutants_and_their_killers() -> None:
+    from tests.mutants.faults import MUTANTS, RULES
+
+    lines = render_rule_table({"max_peak": {"parallel_peak": "failed", "colocation": "passed"}, "ignores_foreign_pods": {}})
+    assert len(lines) == 2 + len(MUTANTS)
+    assert all(any(f"`{rule}`" in line for line in lines) for rule in RULES)
+    (peak,) = [line for line in lines if "`max_peak`" in line]
+    assert "| parallel_peak |" in peak and "`parallel_peak`: killed" in peak
+    (cordon,) = [line for line in lines if "`ignores_foreign_pods`" in line]
+    assert "**nothing**" in cordon and "waits for" in cordon
+    assert "not run" in next(line for line in lines if "`stale_node`" in line)
+
+
+def test_repeated_runs_count_kills_and_a_miss_is_a_problem() -> None:
+    counts = {"max_peak": kill_counts([{"parallel_peak": "failed"}, {"parallel_peak": "passed"}, {"parallel_peak": "failed"}])}
+    assert counts == {"max_peak": {"parallel_peak": 2}}
+    assert "| `max_peak` | 6.concurrent_sum | `parallel_peak` | 2/3 | yes |" in render_repeat_table(counts, 3)
+    assert repeat_problems(counts, 3) == ["mutant max_peak was killed by parallel_peak in 2 of 3 runs, not every run"]
+    assert repeat_problems({"max_peak": {"parallel_peak": 3}, REFERENCE: {"colocation": 0}}, 3) == []
+    assert repeat_problems({REFERENCE: {"colocation": 1}}, 3) == ["the reference failed colocation in 1 of 3 runs"]
+
+
+def test_own_runs_each_mutant_against_its_own_scenario_and_the_reference_against_the_given_ones() -> None:
+    assert scenarios_for("max_peak", given=["colocation"], own=True) == ["parallel_peak"]
+    assert scenarios_for(REFERENCE, given=["colocation"], own=True) == ["colocation"]
+    assert scenarios_for("max_peak", given=["colocation"], own=False) == ["colocation"]
+    assert parse_args(["max_peak", "--own", "--repeat", "10"]).output == "none"

@@ -170,3 +170,21 @@ def test_a_record_with_another_runs_uid_is_wrong_unless_it_is_older_than_the_run
     assert finding is not None and finding.rule == rules.RECORD_WRONG_RUN
     assert rules.record_names_wrong_run(_record(), "2026-12-01T10:00:01Z", run) is None
     assert rules.record_names_wrong_run(_record(), "2026-12-01T10:00:06Z", _pipeline_run()) is None
+
+
+def test_new_claims_are_the_nodes_of_groups_that_just_went_reserved() -> None:
+    assert rules.new_claims(_record("Pending", generation=0), _record("Reserved", node="n2")) == {"n2"}
+    assert rules.new_claims(None, _record("Reserved", node="n1")) == {"n1"}
+    assert rules.new_claims(_record("Reserved", node="n1"), _record("Reserved", node="n1", holders=("p1", "p2"))) == set()
+
+
+def test_a_bind_older_than_the_record_is_a_record_after_bind_in_etcds_order() -> None:
+    pod = _pod("p1", "small", node="n1", cpu="100m")
+    pod["metadata"]["resourceVersion"] = "1200"
+    finding = rules.bound_before_record(pod, _record(), "1234")
+    assert finding is not None and finding.rule == rules.RECORD_AFTER_BIND and "resourceVersion 1200" in finding.message
+    assert rules.bound_before_record(pod, _record(), "1100") is None
+    assert rules.bound_before_record(pod, _record(), "not-etcd") is None
+    plain = _pod("x", "other", node="n1", cpu="100m")
+    plain["metadata"]["resourceVersion"] = "5"
+    assert rules.bound_before_record(plain, _record(), "1234") is None

@@ -88,3 +88,28 @@ def test_a_record_the_contract_refuses_is_reported() -> None:
     monitor._apply(_Event("records", "ADDED", obj=broken))
     assert [v.rule for v in monitor.violations] == [rules.RECORD_INVALID]
     assert "ownerReference" in monitor.violations[0].message
+
+
+def _node(name: str) -> dict[str, Any]:
+    return {"metadata": {"name": name}, "status": {"allocatable": {"cpu": "4800m", "memory": "8Gi"}}}
+
+
+def _pod(uid: str, cpu: str, *, scheduler: str, node: str) -> dict[str, Any]:
+    return {"metadata": {"uid": uid, "name": uid, "namespace": "ns"},
+            "spec": {"schedulerName": scheduler, "nodeName": node, "containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]},
+            "status": {"phase": "Running"}}
+
+
+def test_room_is_judged_where_the_scheduler_under_test_decides_not_where_the_suite_pins_a_filler(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [0.0]
+    timeouts = dataclasses.replace(DEFAULT_TIMEOUTS, label_converges=2.0)
+    monitor = ContractMonitor(None, "ns", {"pool": "p"}, timeouts=timeouts, checks_records=False, scheduler_name="tkn", clock=lambda: clock[0])  # type: ignore[arg-type]
+    monkeypatch.setattr(monitor, "_fresh_world", lambda: monitor.world)  # the confirming read sees what the events said
+    monitor._apply(_Event("nodes", "SYNC", items=[_node("n1")]))
+    monitor._apply(_Event("pods", "SYNC", items=[]))
+    monitor._apply(_Event("pods", "ADDED", obj=_pod("filler", "4000m", scheduler="default-scheduler", node="n1")))
+    monitor._apply(_Event("pods", "ADDED", obj=_pod("filler-2", "1000m", scheduler="default-scheduler", node="n1")))
+    assert monitor.violations == []
+    monitor._apply(_Event("pods", "ADDED", obj=_pod("ours", "100m", scheduler="tkn", node="n1")))
+    assert [v.rule for v in monitor.violations] == [rules.NODE_OVERCOMMITTED]
+    assert "5100m CPU" in monitor.violations[0].message

@@ -8,7 +8,7 @@ import pytest
 
 from harness.cluster.node_pools import NodePool, NodeShape, shape_pool_nodes, unshape_pool_nodes
 from harness.contract.record import Record
-from harness.quantities import Amount
+
 from reference_scheduler.core import node_checks
 from reference_scheduler.core.headroom import NodeView, PodUsage
 from reference_scheduler.core.keys import GroupKey

@@ -1,0 +1,469 @@
+"""The grown mutant catalogue (issue 11): each wrong rule is wrong in exactly the documented way.
+
+Pure wrong rules are called directly beside the reference's rule. Patches are
+applied under `keep` (monkeypatch restores what they replace), and the patched
+reference is driven with fakes where a write decides the fault.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any, Callable
+
+import pytest
+
+from reference_scheduler.core import pipeline_graph, release
+from reference_scheduler.core.claims import Claimed, ClaimConflict, ClaimState, GroupClaim, reserve, unreserve
+from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, NodeView, PodUsage, fit
+from reference_scheduler.core.keys import GroupKey
+from reference_scheduler.core.partition import WorkspaceGroup
+from reference_scheduler.core.peaks import group_peak
+from reference_scheduler.core.pipeline_graph import PipelineGraph, TaskNode, build_pipeline_graph
+from reference_scheduler.core.reasons import InsufficientResource
+from reference_scheduler.core.release import ReleaseReason, release_decision
+from reference_scheduler.core.resources import Resources
+from tests.mutants import faults
+from tests.mutants.faults import MUTANTS, RULES
+
+pytestmark = pytest.mark.unit
+
+MI = 1024 * 1024
+A = GroupKey("ci", "a", "source")
+B = GroupKey("ci", "b", "source")
+Keep = Callable[..., None]
+
+
+@pytest.fixture
+def keep(monkeypatch: pytest.MonkeyPatch) -> Keep:
+    """keep(obj, 'name', ...) lets a mutant's patch replace obj.name for this test only."""
+
+    def save(obj: object, *names: str) -> None:
+        for name in names:
+            monkeypatch.setattr(obj, name, getattr(obj, name))
+
+    return save
+
+
+def task(name: str, cpu: int, *deps: str, is_finally: bool = False) -> TaskNode:
+    return TaskNode(name, frozenset({"source"}), frozenset(deps), is_finally, 0, Resources(cpu), 1)
+
+
+def step_spec(cpu: str, **extra: Any) -> dict[str, Any]:
+    return {"steps": [{"name": "run", "image": "busybox", "computeResources": {"requests": {"cpu": cpu}}}], **extra}
+
+
+def one_task_graph(task_spec: dict[str, Any], **options: Any) -> Resources:
+    graph = build_pipeline_graph({"tasks": [{"name": "t", "taskSpec": task_spec}]}, task_specs={}, **options)
+    return graph.nodes["t"].concurrent_request
+
+
+# --- the five-rule build ----------------------------------------------------------
+
+
+class FakeCustom:
+    def __init__(self) -> None:
+        self.patches: list[Any] = []
+
+    def patch_namespaced_custom_object(self, *args: Any) -> None:
+        self.patches.append(args[-1])
+
+
+class TestNoActiveLabel:
+    ENTRIES = [{"name": "source", "state": "Reserved", "node": "n1"}]
+
+    def writer(self) -> Any:
+        from reference_scheduler.runtime.records import RecordWriter
+
+        writer = RecordWriter.__new__(RecordWriter)
+        writer._custom = FakeCustom()  # type: ignore[assignment]
+        return writer
+
+    def test_the_reference_labels_a_record_with_a_reserved_group(self) -> None:
+        writer = self.writer()
+        writer._sync_active_label("ci", "a", {"metadata": {}}, self.ENTRIES)
+        assert writer._custom.patches == [{"metadata": {"labels": {"rescon.dev/active": "true"}}}]
+
+    def test_the_mutant_never_writes_it(self, keep: Keep) -> None:
+        from reference_scheduler.runtime.records import RecordWriter
+
+        keep(RecordWriter, "_sync_active_label")
+        faults.apply_no_active_label()
+        writer = self.writer()
+        writer._sync_active_label("ci", "a", {"metadata": {}}, self.ENTRIES)
+        assert writer._custom.patches == []
+
+
+class TestFalseReleaseReason:
+    SUCCEEDED = {"metadata": {"name": "a"}, "status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}
+
+    def test_never_the_reason_that_was_true(self) -> None:
+        for reason in list(ReleaseReason)[:6]:
+            assert faults.untrue_reason(reason.value) != reason.value
+
+    def test_a_run_that_simply_succeeded_timed_out(self) -> None:
+        assert release_decision(["build"], self.SUCCEEDED, {}).reason == ReleaseReason.PIPELINE_RUN_DONE
+        assert faults.untrue_reason(ReleaseReason.PIPELINE_RUN_DONE.value) == ReleaseReason.PIPELINE_RUN_TIMED_OUT
+
+    def test_the_patched_releaser_writes_the_untrue_reason(self, keep: Keep) -> None:
+        from reference_scheduler.runtime.releaser import Releaser
+
+        keep(Releaser, "_release")
+        faults.apply_false_release_reason()
+        written: list[Any] = []
+        releaser = Releaser.__new__(Releaser)
+        releaser._on_released = lambda reason: None
+        releaser._write = lambda ns, name, group, change: written.append(change({"name": group, "state": "Reserved", "node": "n1", "claimGeneration": 1})) or True  # type: ignore[method-assign]
+        releaser._release("ci", "a", "source", ReleaseReason.TASKS_DONE.value)
+        assert [(w["state"], w["releaseReason"]) for w in written] == [("Released", "PipelineRunTimedOut")]
+
+
+class TestInflatedMemoryPeak:
+    def test_the_contract_example_reserves_5Gi_not_2560Mi(self) -> None:
+        assert faults.doubled_memory(Resources(cpu=2000, memory=2560 * MI)) == Resources(cpu=2000, memory=5120 * MI)
+
+    def test_the_patched_partition_doubles_every_groups_memory(self, keep: Keep) -> None:
+        from reference_scheduler.core import partition
+
+        keep(partition, "group_peak")
+        graph = PipelineGraph([TaskNode("t", frozenset({"source"}), frozenset(), False, 0, Resources(500, 256 * MI), 1)])
+        assert partition.partition_into_groups(graph)[0].peak == Resources(500, 256 * MI)
+        faults.apply_inflated_memory_peak()
+        assert partition.partition_into_groups(graph)[0].peak == Resources(500, 512 * MI)
+
+
+class TestExtraWorkspace:
+    SPEC = {
+        "tasks": [
+            {"name": "fetch", "workspaces": [{"name": "w", "workspace": "source"}]},
+            {"name": "build", "workspaces": [{"name": "source"}]},
+            {"name": "scan", "workspaces": [{"name": "source", "workspace": "cache"}]},
+        ]
+    }
+    GROUPS = (
+        WorkspaceGroup("source", ("build", "fetch"), ("source",), Resources()),
+        WorkspaceGroup("cache", ("scan",), ("cache",), Resources()),
+    )
+
+    def test_the_task_side_name_is_listed_too(self) -> None:
+        source, _ = faults.with_task_side_names(self.GROUPS, self.SPEC)
+        assert source.workspaces == ("source", "w")
+
+    def test_a_name_another_group_lists_is_never_added_so_the_record_stays_valid(self) -> None:
+        _, cache = faults.with_task_side_names(self.GROUPS, self.SPEC)
+        assert cache.workspaces == ("cache",)  # scan's task-side "source" is the other group's workspace
+
+
+class TestHoldersNotJoined:
+    def test_the_joining_pod_is_not_a_holder(self) -> None:
+        made = reserve(GroupClaim(), "p1", "n1")
+        assert isinstance(made, Claimed)
+        joined = reserve(made.claim, "p2", "n1")
+        mutant = faults.reserve_without_joining(made.claim, "p2", "n1")
+        assert isinstance(joined, Claimed) and joined.claim.holders == {"p1", "p2"}
+        assert isinstance(mutant, Claimed) and mutant.claim.holders == {"p1"} and mutant.generation == 1
+
+    def test_making_a_claim_and_conflicts_are_the_references(self) -> None:
+        assert faults.reserve_without_joining(GroupClaim(), "p1", "n1") == reserve(GroupClaim(), "p1", "n1")
+        reserved = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 1)
+        assert isinstance(faults.reserve_without_joining(reserved, "p2", "n2"), ClaimConflict)
+
+
+# --- the rest of the contract -----------------------------------------------------
+
+
+class TestForgetsFinishedPods:
+    CLAIM = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 1)
+
+    def test_once_the_groups_pods_finished_it_has_no_node(self) -> None:
+        assert faults.claim_node_from_live_pods(self.CLAIM, []) is None
+
+    def test_while_one_runs_it_is_that_pods_node(self) -> None:
+        assert faults.claim_node_from_live_pods(self.CLAIM, ["n1"]) == "n1"
+
+
+class TestNoOwnerReference:
+    RUN = {"apiVersion": "tekton.dev/v1", "metadata": {"name": "a", "namespace": "ci", "uid": "u-1"}}
+
+    def test_the_manifest_loses_only_its_owner(self) -> None:
+        from reference_scheduler.runtime.records import record_manifest
+
+        reference = record_manifest(self.RUN, (), scheduler_name="s")
+        mutant = faults.without_owner(reference)
+        assert reference["metadata"]["ownerReferences"][0]["uid"] == "u-1"
+        assert "ownerReferences" not in mutant["metadata"]
+        assert {**mutant, "metadata": {**mutant["metadata"], "ownerReferences": reference["metadata"]["ownerReferences"]}} == reference
+
+
+class TestWrongRunUid:
+    RUN = {"metadata": {"name": "a", "namespace": "ci", "uid": "run-uid"}}
+    POD = {"metadata": {"ownerReferences": [{"kind": "TaskRun", "uid": "taskrun-uid", "controller": True}]}}
+
+    def test_the_record_is_written_for_the_pods_taskrun(self) -> None:
+        from reference_scheduler.runtime.records import record_manifest
+
+        manifest = record_manifest(faults.with_owner_uid_of(self.RUN, self.POD), (), scheduler_name="s")
+        assert manifest["spec"]["pipelineRun"]["uid"] == "taskrun-uid"
+        assert manifest["metadata"]["ownerReferences"][0]["uid"] == "taskrun-uid"
+
+    def test_a_pod_without_an_owner_leaves_the_run_alone(self) -> None:
+        assert faults.with_owner_uid_of(self.RUN, {"metadata": {}}) == self.RUN
+
+
+class TestReleasesForeignRecords:
+    @staticmethod
+    def record(namespace: str, scheduler: str) -> dict[str, Any]:
+        from reference_scheduler.runtime.records import SCHEDULER_ANNOTATION
+
+        return {"metadata": {"namespace": namespace, "annotations": {SCHEDULER_ANNOTATION: scheduler}}}
+
+    def test_another_schedulers_record_beside_its_own_counts_as_its_own(self) -> None:
+        from reference_scheduler.runtime.records import created_by
+
+        other, mine = self.record("ns1", "other"), self.record("ns1", "mine")
+        assert created_by(other) != "mine"
+        assert faults.owns_records_beside_its_own(other, "mine", [other, mine])
+
+    def test_records_in_namespaces_it_never_wrote_are_left_alone(self) -> None:
+        other = self.record("ns2", "other")
+        assert not faults.owns_records_beside_its_own(other, "mine", [other, self.record("ns1", "mine")])
+
+
+class TestStaleRollback:
+    def test_a_restarted_scheduler_sends_a_claim_it_found_back_to_pending(self) -> None:
+        found = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1", "p2"}), 2)
+        assert faults.rolled_back_on_start(found) == GroupClaim(ClaimState.PENDING, None, frozenset(), 2)
+
+    def test_the_reference_rollback_needs_the_generation_only_the_claimer_holds(self) -> None:
+        found = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 2)
+        assert unreserve(found, "p1", 0).state is ClaimState.RESERVED  # a process that never claimed it holds generation 0
+
+    def test_pending_and_released_are_left_alone(self) -> None:
+        for claim in (GroupClaim(claim_generation=1), GroupClaim(ClaimState.RELEASED, "n1", frozenset({"p1"}), 1)):
+            assert faults.rolled_back_on_start(claim) == claim
+
+
+CORDONED = {"metadata": {"name": "n1"}, "spec": {"unschedulable": True}}
+
+
+class TestClaimMovesNode:
+    CLAIM = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 1)
+
+    def test_the_reference_never_books_a_second_node(self) -> None:
+        assert isinstance(reserve(self.CLAIM, "p2", "n2"), ClaimConflict)
+
+    def test_the_mutant_abandons_the_claim_and_claims_anew_elsewhere(self) -> None:
+        abandoned = faults.abandoned_for_another_node(self.CLAIM)
+        assert abandoned == GroupClaim(ClaimState.PENDING, None, frozenset(), 1)
+        moved = reserve(abandoned, "p2", "n2")
+        assert isinstance(moved, Claimed) and (moved.claim.node, moved.generation) == ("n2", 2)
+
+
+class TestDropsFinishedHolders:
+    CLAIM = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1", "p2"}), 1)
+
+    def test_a_finished_pod_leaves_holders(self) -> None:
+        assert faults.without_finished_holders(self.CLAIM, {"p1"}).holders == {"p2"}
+
+    def test_so_the_next_failed_bind_rolls_the_claim_back_where_the_reference_keeps_it(self) -> None:
+        assert unreserve(self.CLAIM, "p2", 1).state is ClaimState.RESERVED
+        assert unreserve(faults.without_finished_holders(self.CLAIM, {"p1"}), "p2", 1).state is ClaimState.PENDING
+
+
+class TestOwnResidualCounted:
+    """exact_headroom's node after A's small task finished: B's 900m pod runs; A (3800m) and B (900m) are Reserved."""
+
+    NODE = NodeView("n1", Resources(cpu=4800), 110, (PodUsage("b-1", Resources(cpu=900), B),))
+    RESERVATIONS = (ActiveReservation(A, "n1", Resources(cpu=3800)), ActiveReservation(B, "n1", Resources(cpu=900)))
+    BIG = PodUsage("a-big", Resources(cpu=3800), A)
+    DEMAND = GroupDemand(A, Resources(cpu=3800), node="n1")
+
+    def test_the_reference_lets_as_big_task_use_as_room(self) -> None:
+        assert fit(self.NODE, self.RESERVATIONS, self.BIG, self.DEMAND) == []  # 4800 - 900 - 0
+
+    def test_the_mutant_sees_100m(self) -> None:
+        (failure,) = faults.fit_counting_own_residual(self.NODE, self.RESERVATIONS, self.BIG, self.DEMAND)
+        assert isinstance(failure, InsufficientResource) and failure.available == 100  # 4800 - 900 - 3800
+
+    def test_a_pod_opening_a_claim_is_judged_as_by_the_reference(self) -> None:
+        opening = GroupDemand(A, Resources(cpu=3800))
+        assert faults.fit_counting_own_residual(self.NODE, self.RESERVATIONS, self.BIG, opening) == fit(self.NODE, self.RESERVATIONS, self.BIG, opening)
+
+
+class TestIgnoresForeignPods:
+    def test_a_pod_bound_by_node_name_or_another_scheduler_is_invisible(self) -> None:
+        assert not faults.counted_in_headroom({"spec": {"nodeName": "n1"}}, "mine")
+        assert not faults.counted_in_headroom({"spec": {"schedulerName": "default-scheduler"}}, "mine")
+        assert faults.counted_in_headroom({"spec": {"schedulerName": "mine"}}, "mine")
+
+
+def task_run(name: str, condition: dict[str, Any], retries: int = 0, attempts: int = 0) -> dict[str, Any]:
+    return {
+        "metadata": {"name": name},
+        "spec": {"retries": retries},
+        "status": {"conditions": [{"type": "Succeeded", **condition}], "retriesStatus": [{}] * attempts},
+    }
+
+
+RUNNING_RUN = {
+    "metadata": {"name": "a"},
+    "status": {"conditions": [{"type": "Succeeded", "status": "Unknown"}], "childReferences": [{"pipelineTaskName": "build", "name": "a-build"}]},
+}
+
+
+class TestReleaseOnlyWhenRunDone:
+    def test_a_group_whose_tasks_are_done_holds_while_the_run_goes_on(self) -> None:
+        runs = {"a-build": task_run("a-build", {"status": "True"})}
+        decide = faults.ignoring_reasons(release_decision, faults.IGNORED_TASKS_DONE, "release_only_when_run_done")
+        assert release_decision(["build"], RUNNING_RUN, runs).reason == ReleaseReason.TASKS_DONE
+        assert not decide(["build"], RUNNING_RUN, runs).release
+
+    def test_the_end_of_the_run_still_releases(self) -> None:
+        done = {**RUNNING_RUN, "status": {"conditions": [{"type": "Succeeded", "status": "True"}]}}
+        decide = faults.ignoring_reasons(release_decision, faults.IGNORED_TASKS_DONE, "release_only_when_run_done")
+        assert decide(["build"], done, {}).reason == ReleaseReason.PIPELINE_RUN_DONE
+
+
+class TestRetryPendingIsDone:
+    GAP = {"a-build": task_run("a-build", {"status": "Unknown", "reason": "ToBeRetried"}, retries=1, attempts=1)}
+
+    def test_the_retry_gap_reads_as_done(self, keep: Keep) -> None:
+        assert not release_decision(["build"], RUNNING_RUN, self.GAP).release
+        keep(release, "task_run_progress")
+        faults.apply_retry_pending_is_done()
+        verdict = release_decision(["build"], RUNNING_RUN, self.GAP)
+        assert (verdict.release, verdict.reason) == (True, ReleaseReason.TASKS_DONE)
+
+    def test_a_running_taskrun_still_holds(self, keep: Keep) -> None:
+        keep(release, "task_run_progress")
+        faults.apply_retry_pending_is_done()
+        running = {"a-build": task_run("a-build", {"status": "Unknown", "reason": "Running"})}
+        assert not release_decision(["build"], RUNNING_RUN, running).release
+
+
+class TestRollbackKeepsClaim:
+    def test_no_holder_left_yet_still_reserved(self) -> None:
+        claim = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 1)
+        assert unreserve(claim, "p1", 1).state is ClaimState.PENDING
+        assert faults.unreserve_keeping_claim(claim, "p1", 1) == GroupClaim(ClaimState.RESERVED, "n1", frozenset(), 1)
+
+
+class TestFinallyOverlapsDag:
+    def test_a_finally_task_adds_to_the_dag_task_before_it(self) -> None:
+        graph = PipelineGraph([task("build", 960), task("report", 1440, "build", is_finally=True)])
+        assert group_peak(graph, ["build", "report"]) == Resources(cpu=1440)
+        assert faults.peak_with_finally_concurrent(graph, ["build", "report"]) == Resources(cpu=2400)
+
+    def test_dag_order_is_kept(self) -> None:
+        chain = PipelineGraph([task("a", 1000), task("b", 4000, "a")])
+        assert faults.peak_with_finally_concurrent(chain, ["a", "b"]) == group_peak(chain, ["a", "b"])
+
+
+class TestIgnoresResultDependencies:
+    PIPELINE = {
+        "tasks": [
+            {"name": "clone", "taskSpec": step_spec("1")},
+            {"name": "test", "taskSpec": step_spec("2"), "params": [{"name": "rev", "value": "$(tasks.clone.results.commit)"}]},
+        ]
+    }
+
+    def test_a_result_consumer_runs_beside_its_producer(self, keep: Keep) -> None:
+        reference = build_pipeline_graph(self.PIPELINE, task_specs={})
+        assert group_peak(reference, ["clone", "test"]) == Resources(cpu=2000)
+        keep(pipeline_graph, "result_references")
+        faults.apply_ignores_result_dependencies()
+        mutant = build_pipeline_graph(self.PIPELINE, task_specs={})
+        assert group_peak(mutant, ["clone", "test"]) == Resources(cpu=3000)
+
+
+SIDECAR = step_spec("1", sidecars=[{"name": "db", "image": "x", "computeResources": {"requests": {"cpu": "500m"}}}])
+TEMPLATE = {"stepTemplate": {"computeResources": {"requests": {"memory": "1Gi"}}}, "steps": [{"name": "run", "image": "x"}]}
+LIMIT_RANGE = {"spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "300m"}}]}}
+
+
+@pytest.mark.parametrize(
+    ("apply", "task_spec", "options", "reference", "mutant"),
+    [
+        (faults.apply_ignores_sidecars, SIDECAR, {}, Resources(cpu=1500), Resources(cpu=1000)),
+        (faults.apply_ignores_step_template, TEMPLATE, {}, Resources(memory=1024 * MI), Resources()),
+        (
+            faults.apply_ignores_task_compute_resources,
+            step_spec("1"),
+            {"task_run_specs": [{"pipelineTaskName": "t", "computeResources": {"requests": {"cpu": "3"}}}]},
+            Resources(cpu=3000),
+            Resources(cpu=1000),
+        ),
+        (faults.apply_ignores_limit_range, {"steps": [{"name": "run", "image": "x"}]}, {"limit_range": LIMIT_RANGE}, Resources(cpu=300), Resources()),
+    ],
+    ids=["sidecars", "step-template", "task-compute-resources", "limit-range"],
+)
+def test_each_prediction_mutant_leaves_out_exactly_its_input(
+    keep: Keep, apply: Callable[[], None], task_spec: Any, options: Any, reference: Resources, mutant: Resources
+) -> None:
+    assert one_task_graph(task_spec, **options) == reference
+    keep(pipeline_graph, "predict_task_pod_request")
+    apply()
+    assert one_task_graph(task_spec, **options) == mutant
+
+
+class TestSkippedTasksDropped:
+    PIPELINE = {
+        "tasks": [
+            {"name": "small", "taskSpec": step_spec("200m")},
+            {"name": "big", "runAfter": ["small"], "when": [{"input": "no", "operator": "in", "values": ["yes"]}], "taskSpec": step_spec("3800m")},
+        ]
+    }
+
+    def test_the_guarded_task_leaves_the_peak(self) -> None:
+        graph = build_pipeline_graph(self.PIPELINE, task_specs={})
+        assert group_peak(graph, ["small", "big"]) == Resources(cpu=3800)
+        assert group_peak(faults.graph_without_guarded_tasks(graph, self.PIPELINE), ["small", "big"]) == Resources(cpu=200)
+
+
+class TestNoReleaseOnTimeout:
+    TIMED_OUT = {"metadata": {"name": "a"}, "status": {"conditions": [{"type": "Succeeded", "status": "False", "reason": "PipelineRunTimeout"}]}}
+
+    def test_a_timed_out_run_holds(self) -> None:
+        decide = faults.ignoring_reasons(release_decision, faults.IGNORED_TIMEOUT, "no_release_on_timeout")
+        assert release_decision(["big"], self.TIMED_OUT, {}).reason == ReleaseReason.PIPELINE_RUN_TIMED_OUT
+        assert not decide(["big"], self.TIMED_OUT, {}).release
+
+    def test_a_cancelled_run_still_releases(self) -> None:
+        cancelled = {"metadata": {"name": "a"}, "spec": {"status": "Cancelled"}}
+        assert faults.ignoring_reasons(release_decision, faults.IGNORED_TIMEOUT, "no_release_on_timeout")(["big"], cancelled, {}).release
+
+
+class TestCordonDropsClaim:
+    CLAIM = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 1)
+
+    def test_a_cordoned_node_loses_the_claim(self) -> None:
+        assert faults.claim_on_cordoned_node(self.CLAIM, CORDONED) == GroupClaim(ClaimState.PENDING, None, frozenset(), 1)
+
+    def test_a_schedulable_node_keeps_it(self) -> None:
+        assert faults.claim_on_cordoned_node(self.CLAIM, {"metadata": {"name": "n1"}, "spec": {}}) == self.CLAIM
+
+
+def test_matrix_counted_once(keep: Keep) -> None:
+    pipeline = {"tasks": [{"name": "t", "taskSpec": step_spec("500m"), "matrix": {"params": [{"name": "os", "value": ["a", "b", "c"]}]}}]}
+    assert build_pipeline_graph(pipeline, task_specs={}).nodes["t"].concurrent_request == Resources(cpu=1500)
+    keep(pipeline_graph, "matrix_fan_out")
+    faults.apply_matrix_counted_once()
+    assert build_pipeline_graph(pipeline, task_specs={}).nodes["t"].concurrent_request == Resources(cpu=500)
+
+
+# --- the catalogue itself ----------------------------------------------------------
+
+
+def test_every_mutant_names_a_known_rule() -> None:
+    for mutant in MUTANTS.values():
+        assert mutant.rule in RULES, (mutant.name, mutant.rule)
+
+
+def test_every_rule_has_a_mutant() -> None:
+    assert set(RULES) == {m.rule for m in MUTANTS.values()}
+
+
+def test_every_patch_applies_to_the_reference() -> None:
+    """Each apply() replaces something that exists: all of them applied in one fresh process, then the entry point imported."""
+    code = "from tests.mutants.faults import MUTANTS\nfor m in MUTANTS.values(): m.apply()\nimport reference_scheduler.main\n"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
