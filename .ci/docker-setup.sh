@@ -2,7 +2,7 @@
 # CI-machine setup for the kind e2e: a running Docker engine that can start privileged containers,
 # and the Debian packages the offline node image is built with.
 #
-#   .ci/docker-setup.sh        install Debian's docker.io if dockerd is missing, add the runc wrapper
+#   .ci/docker-setup.sh        raise the inotify limits kind's eight nodes need; install Debian's docker.io if dockerd is missing, add the runc wrapper
 #                              if this host's capability bounding set lacks CAP_SYS_RESOURCE, start dockerd;
 #                              install mmdebstrap, gcc, libseccomp-dev, busybox-static and tini if missing
 #
@@ -75,4 +75,11 @@ if ! running; then
   for _ in $(seq 60); do running && break; sleep 1; done
   running || die "dockerd did not answer within 60s: read /var/log/rescon-dockerd.log"
 fi
+# Eight kind nodes (kind-config.yaml) each run a kubelet, containerd and kube-proxy, all holding
+# inotify instances: at the kernel's default of 128 per user, kube-proxy fails on some nodes with
+# "fsnotify watcher init: too many open files". kind's known issues give these values.
+for pair in fs.inotify.max_user_instances:512 fs.inotify.max_user_watches:524288; do
+  key=${pair%%:*} want=${pair#*:}
+  if [ "$(sysctl -n "$key")" -lt "$want" ]; then say "raising $key to $want (kind's nodes need it)"; sysctl -qw "$key=$want"; fi
+done
 say "docker $(docker info --format '{{.ServerVersion}} ({{.DefaultRuntime}} runtime, {{.CgroupVersion}} cgroups)')"

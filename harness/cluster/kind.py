@@ -74,6 +74,8 @@ QUERY_SECONDS = 30.0
 CREATE_SECONDS = 600.0
 #: The CNI config the provider writes on offline-image nodes.
 CNI_CONFIG_PATH = "/etc/cni/net.d/10-rescon-ptp.conflist"
+#: The kubelet's configuration file on a kind node (kubeadm writes it).
+KUBELET_CONFIG = "/var/lib/kubelet/config.yaml"
 #: The label kind puts on its node containers.
 KIND_CLUSTER_LABEL = "io.x-k8s.kind.cluster"
 
@@ -149,6 +151,36 @@ def routes_for(node: str, nodes: Mapping[str, tuple[str, str]]) -> list[tuple[st
     return sorted((cidr, ip) for name, (cidr, ip) in nodes.items() if name != node)
 
 
+#: The inotify limits kind's known issues give for clusters of several nodes (fs.inotify.*).
+INOTIFY_MINIMUM = {"max_user_instances": 512, "max_user_watches": 524288}
+INOTIFY_DIR = Path("/proc/sys/fs/inotify")
+
+
+def inotify_shortfall(current: Mapping[str, int], nodes: int) -> list[str]:
+    """inotify_shortfall({'max_user_instances': 128, ...}, nodes=8) names each limit too low for that many kind nodes.
+
+    Every node runs a kubelet, containerd and kube-proxy, each holding inotify
+    instances of the one host user: at the kernel's default 128 instances, eight
+    nodes left kube-proxy failing on two of them with "fsnotify watcher init: too
+    many open files". Three nodes (kind's usual shape) ran on the default here, so
+    small clusters are not held to it.
+    """
+    if nodes <= 3:
+        return []
+    return [f"fs.inotify.{key}={value}" for key, value in INOTIFY_MINIMUM.items() if key in current and current[key] < value]
+
+
+def host_inotify_limits(directory: Path = INOTIFY_DIR) -> dict[str, int]:
+    """host_inotify_limits() reads fs.inotify.* of this (Linux) host; an unreadable one is left out."""
+    found = {}
+    for key in INOTIFY_MINIMUM:
+        try:
+            found[key] = int((directory / key).read_text().strip())
+        except (OSError, ValueError):
+            continue
+    return found
+
+
 #: Options the pytest plugin (harness.cluster.kind_options) stores for the session's KindProvider.
 SESSION_OPTIONS: dict[str, Any] = {}
 
@@ -172,6 +204,8 @@ class KindProvider:
     offline: bool = field(default=False, init=False)
     node_image_name: str = field(default="", init=False)
     worker_labels: dict[str, dict[str, str]] = field(default_factory=dict, init=False)
+    #: Workers whose kubelet maxPods set_max_pods() lowered, with the `pods` allocatable they had before.
+    limited_pods: dict[str, int] = field(default_factory=dict, init=False)
 
     @classmethod
     def from_options(
@@ -230,6 +264,7 @@ class KindProvider:
         kind_path = self.kind_binary()
         self.node_image_name, self.offline = self.choose_node_image()
         config = self.write_config()
+        self.check_inotify(config)
         self.create_cluster(kind_path, config)
         kube = Kube.connect(self.kubeconfig, reachable_within=self.timeouts.api_reachable)
         self.remember_workers(kube)
@@ -298,6 +333,16 @@ class KindProvider:
         partial.write_text(yaml.safe_dump(cluster_config(base, patches), sort_keys=False))
         partial.rename(path)
         return path
+
+    def check_inotify(self, config: Path) -> None:
+        """check_inotify() fails in one line, before any node starts, when the host's inotify limits are too low for the config's nodes."""
+        nodes = len(yaml.safe_load(config.read_text()).get("nodes") or [])
+        low = inotify_shortfall(host_inotify_limits(), nodes)
+        if low:
+            raise HarnessError(
+                f"this host's inotify limits are too low for {nodes} kind nodes (kube-proxy fails with 'too many open files'): "
+                f"run 'sysctl -w {' '.join(low)}' as root (.ci/docker-setup.sh does)"
+            )
 
     def tekton_manifests(self) -> list[dict[str, Any]]:
         if self.tekton_manifest:
@@ -450,11 +495,49 @@ class KindProvider:
         taints: Sequence[Mapping[str, Any]] = (),
     ) -> NodePool:
         self.restore_nodes(kube)
-        return slot_pools.claim_slot_pool(kube, name, count=count, labels=labels, taints=taints, timeouts=self.timeouts)
+
+        def limit_pods(node: str, max_pods: int) -> None:
+            self.set_max_pods(kube, node, max_pods)
+
+        return slot_pools.claim_slot_pool(
+            kube, name, count=count, labels=labels, taints=taints, timeouts=self.timeouts, pods=pods, limit_pods=limit_pods
+        )
 
     def remove_node_pool(self, kube: Kube, pool: NodePool) -> None:
         slot_pools.release_slot_pool(kube, pool)
+        for node in [n for n in pool.nodes if n in self.limited_pods]:
+            self.set_max_pods(kube, node, None)
         self.restore_nodes(kube)
+
+    def set_max_pods(self, kube: Kube, node: str, max_pods: int | None) -> None:
+        """set_max_pods() sets a worker's kubelet maxPods (None: the kubelet's default again) and waits for its `pods` allocatable.
+
+        A real node's `pods` allocatable is the kubelet's maxPods, which only a
+        kubelet restart changes (a Node status patch is overwritten at the next
+        heartbeat). Running containers survive the restart.
+        """
+        if max_pods is None:
+            wanted = self.limited_pods.pop(node, None)
+            if wanted is None:
+                return
+            expected = str(wanted)
+            edit = f"sed -i '/^maxPods:/d' {KUBELET_CONFIG}"
+        else:
+            if node not in self.limited_pods:
+                original = (present(kube.core.read_node(node).status).allocatable or {}).get("pods", "110")
+                self.limited_pods[node] = int(original)
+            expected = str(max_pods)
+            edit = f"sed -i '/^maxPods:/d' {KUBELET_CONFIG} && echo 'maxPods: {max_pods}' >> {KUBELET_CONFIG}"
+        self._run([container_runtime(), "exec", node, "sh", "-c", f"{edit} && systemctl restart kubelet"], what=f"setting maxPods on {node}")
+
+        def limited() -> None:
+            status = present(kube.core.read_node(node).status)
+            pods = (status.allocatable or {}).get("pods")
+            ready = {c.type: c.status for c in (status.conditions or [])}.get("Ready")
+            if pods != expected or ready != "True":
+                raise NotYet(f"node {node} allows {pods} pods (Ready={ready}), not yet {expected}")
+
+        wait_for(limited, what=f"kubelet of {node} to allow {expected} pods", timeout="nodes_ready", timeouts=self.timeouts)
 
     # --- test namespaces: made for one scenario, deleted with their volumes ---
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import kubernetes
 
@@ -110,6 +110,27 @@ def foreign_requests(pods: Iterable[Pod], test_namespaces: set[str]) -> Amount:
     return total
 
 
+def foreign_pod_count(pods: Iterable[Pod], test_namespaces: set[str]) -> int:
+    """foreign_pod_count() counts the live pods the suite did not create: each takes one of the node's pod slots.
+
+    Example: kube-proxy, a Tekton webhook and a scenario's pod on a node -> 2.
+    """
+    return sum(1 for pod in pods if pod["metadata"]["namespace"] not in test_namespaces and not is_terminal(pod))
+
+
+def kubelet_max_pods(wanted: int, allocatable_pods: int, daemons: int) -> int | None:
+    """kubelet_max_pods(3, 110, 1) == 4: the kubelet limit that leaves a pool exactly `wanted` pod slots.
+
+    The kubelet's `pods` allocatable counts every pod on the node, daemons too, so a
+    pool that asks for fewer slots than the node has left gets `wanted + daemons`.
+    None means the node's own limit already leaves `wanted` or fewer: nothing to change
+    (a pool of the default 110 on a real node keeps the kubelet's limit).
+    """
+    if wanted >= allocatable_pods - daemons:
+        return None
+    return wanted + daemons
+
+
 def usable_size(nodes: Sequence[SlotNode], daemons: Mapping[str, Amount]) -> Amount:
     """usable_size() is the least, over the pool's nodes, of allocatable less daemons' requests.
 
@@ -144,11 +165,16 @@ def claim_slot_pool(
     taints: Sequence[Mapping[str, Any]] = (),
     timeouts: TimeoutConfig = DEFAULT_TIMEOUTS,
     current_namespace: str | None = None,
+    pods: int | None = None,
+    limit_pods: Callable[[str, int], None] | None = None,
 ) -> NodePool:
     """claim_slot_pool(kube, 'peak', count=2) labels two free slot nodes `rescon.dev/pool=peak`.
 
     It waits (timeout namespace_deleted) until the chosen nodes hold no pod of
-    an earlier scenario, then sizes the pool by what the daemons leave.
+    an earlier scenario, then sizes the pool by what the daemons leave: CPU and
+    memory less their requests, pod slots less their number. A pool that asks
+    for fewer pod slots (`pods`) than a node has left gets them through
+    `limit_pods(node, max_pods)` (kind sets the kubelet's maxPods), when given.
     """
     if taints:
         raise HarnessError(
@@ -165,18 +191,26 @@ def claim_slot_pool(
 
     wait_for(previous_pods_gone, what=f"the nodes of pool {name!r} to be free of earlier scenarios' pods", timeout="namespace_deleted", timeouts=timeouts)
     tests = _test_namespaces(kube)
-    daemons = {node.name: foreign_requests(_pods_on(kube, node.name), tests) for node in chosen}
+    on_nodes = {node.name: _pods_on(kube, node.name) for node in chosen}
+    daemons = {name: foreign_requests(pods, tests) for name, pods in on_nodes.items()}
     size = usable_size(chosen, daemons)
+    daemon_pods = {name: foreign_pod_count(listed, tests) for name, listed in on_nodes.items()}
+    slots = min(int(n.allocatable.get("pods", "0")) - daemon_pods[n.name] for n in chosen)
+    if pods is not None and limit_pods is not None:
+        for node in chosen:
+            max_pods = kubelet_max_pods(pods, int(node.allocatable.get("pods", "0")), daemon_pods[node.name])
+            if max_pods is not None:
+                limit_pods(node.name, max_pods)
+        slots = min(slots, pods)
     extra = dict(labels or {})
     for node in chosen:
         kube.core.patch_node(node.name, {"metadata": {"labels": {**extra, POOL_LABEL: name}}})
-    first = chosen[0].allocatable
     return NodePool(
         name,
         tuple(n.name for n in chosen),
         cpu=f"{size.cpu}m",
         memory=str(size.memory),
-        pods=int(first.get("pods", "0")),
+        pods=slots,
         labels=extra,
     )
 

@@ -24,13 +24,22 @@ pytestmark = pytest.mark.unit
 # --- the cluster's shape and pins ---
 
 
-def test_kind_config_has_one_control_plane_and_two_slot_workers() -> None:
+def test_kind_config_has_one_control_plane_and_seven_slot_workers() -> None:
     config = yaml.safe_load(KIND_CONFIG.read_text())
     assert config["kind"] == "Cluster" and config["apiVersion"] == "kind.x-k8s.io/v1alpha4"
     roles = [node["role"] for node in config["nodes"]]
-    assert roles == ["control-plane", "worker", "worker"]
+    assert roles == ["control-plane"] + ["worker"] * 7
     slots = [node.get("labels", {}).get(POOL_SLOT_LABEL) for node in config["nodes"] if node["role"] == "worker"]
-    assert slots == ["0", "1"]  # strings: kind rejects numbers as label values
+    assert slots == ["0", "1", "2", "3", "4", "5", "6"]  # strings: kind rejects numbers as label values
+
+
+def test_kind_has_a_slot_worker_for_every_node_of_the_largest_pool() -> None:
+    from tests.unit.test_scenario_catalogue import SCENARIOS
+
+    config = yaml.safe_load(KIND_CONFIG.read_text())
+    workers = sum(1 for node in config["nodes"] if node["role"] == "worker")
+    largest = max(SCENARIOS, key=lambda item: item[1].pool.count)[1]
+    assert workers >= largest.pool.count, f"{largest.name} asks for {largest.pool.count} nodes; kind-config.yaml offers {workers} workers"
 
 
 def test_node_image_runs_the_local_clusters_kubernetes_minor() -> None:
@@ -314,3 +323,20 @@ def test_no_placeholder_digest_remains() -> None:
     assert not hasattr(tekton_release, "RELEASE_SHA256") and not hasattr(tekton_release, "PLACEHOLDER_SHA256")
     tag, _, digest = kind.NODE_IMAGE.partition("@sha256:")
     assert tag.startswith("kindest/node:v1.37.") and len(digest) == 64 and digest != "0" * 64
+
+
+def test_inotify_defaults_are_too_low_for_eight_nodes_and_name_the_sysctl() -> None:
+    from harness.cluster.kind import inotify_shortfall
+
+    defaults = {"max_user_instances": 128, "max_user_watches": 192536}
+    assert inotify_shortfall(defaults, nodes=8) == ["fs.inotify.max_user_instances=512", "fs.inotify.max_user_watches=524288"]
+    assert inotify_shortfall({"max_user_instances": 512, "max_user_watches": 524288}, nodes=8) == []
+    assert inotify_shortfall(defaults, nodes=3) == []  # kind's usual three nodes fit the defaults
+    assert inotify_shortfall({}, nodes=8) == []  # not Linux, or unreadable: nothing to say
+
+
+def test_host_inotify_limits_reads_proc(tmp_path: Path) -> None:
+    from harness.cluster.kind import host_inotify_limits
+
+    (tmp_path / "max_user_instances").write_text("128\n")
+    assert host_inotify_limits(tmp_path) == {"max_user_instances": 128}

@@ -62,3 +62,31 @@ def test_taints_on_shared_nodes_are_refused() -> None:
 
     with pytest.raises(HarnessError, match=r"asks for taints, .*--cluster local"):
         claim_slot_pool(None, "p", count=1, taints=[{"key": "k", "effect": "NoSchedule"}])  # type: ignore[arg-type]
+
+
+def _pod(namespace: str, phase: str = "Running") -> dict[str, object]:
+    return {"metadata": {"namespace": namespace, "name": "p"}, "status": {"phase": phase}}
+
+
+def test_foreign_pod_count_leaves_out_test_pods_and_finished_pods() -> None:
+    from harness.cluster.slot_pools import foreign_pod_count
+
+    pods = [_pod("kube-system"), _pod("tekton-pipelines"), _pod("conf-x"), _pod("kube-system", "Succeeded")]
+    # kube-proxy and a Tekton pod hold a slot each; the scenario's pod and a finished pod do not count.
+    assert foreign_pod_count(pods, {"conf-x"}) == 2
+
+
+@pytest.mark.parametrize(
+    "wanted, allocatable, daemons, expected",
+    [
+        pytest.param(3, 110, 1, 4, id="three-slots-beside-kube-proxy"),
+        pytest.param(3, 110, 0, 3, id="no-daemons"),
+        pytest.param(110, 110, 1, None, id="default-pool-keeps-the-kubelet-limit"),
+        pytest.param(109, 110, 1, None, id="exactly-what-is-left"),
+        pytest.param(108, 110, 1, 109, id="one-fewer-than-left"),
+    ],
+)
+def test_kubelet_max_pods(wanted: int, allocatable: int, daemons: int, expected: int | None) -> None:
+    from harness.cluster.slot_pools import kubelet_max_pods
+
+    assert kubelet_max_pods(wanted, allocatable, daemons) == expected
