@@ -122,17 +122,25 @@ def _group_pods(pods: Iterable[Obj], namespace: str, pipeline_run: str, tasks: I
     return found
 
 
-def apply_release_on_visible_pods() -> None:
-    from reference_scheduler.runtime.releaser import Releaser
+def _releaser_sees_pods() -> None:
+    """_releaser_sees_pods() hands the releaser the scheduler's pod cache (`mutant_pods`), for faults that judge by pods."""
     from reference_scheduler.runtime.scheduler import Scheduler
 
     original_init = Scheduler.__init__
-    original_evaluate = Releaser.evaluate
 
     @functools.wraps(original_init)
     def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
         original_init(self, *args, **kwargs)
         self.releaser.mutant_pods = self.pods  # type: ignore[attr-defined]
+
+    Scheduler.__init__ = init  # type: ignore[method-assign]
+
+
+def apply_release_on_visible_pods() -> None:
+    from reference_scheduler.runtime.releaser import Releaser
+
+    _releaser_sees_pods()
+    original_evaluate = Releaser.evaluate
 
     def evaluate(self: Releaser, record: Obj) -> None:
         namespace = record["metadata"].get("namespace") or ""
@@ -146,7 +154,6 @@ def apply_release_on_visible_pods() -> None:
                 self._release(namespace, name, str(group.get("name")), ReleaseReason.TASKS_DONE.value)
         original_evaluate(self, record)
 
-    Scheduler.__init__ = init  # type: ignore[method-assign]
     Releaser.evaluate = evaluate  # type: ignore[method-assign]
 
 
@@ -782,15 +789,9 @@ def without_finished_holders(claim: GroupClaim, finished: Iterable[str]) -> Grou
 def apply_drops_finished_holders() -> None:
     from reference_scheduler.runtime.records import claim_of, with_claim
     from reference_scheduler.runtime.releaser import Releaser
-    from reference_scheduler.runtime.scheduler import Scheduler
 
-    original_init = Scheduler.__init__
+    _releaser_sees_pods()
     original_evaluate = Releaser.evaluate
-
-    @functools.wraps(original_init)
-    def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
-        original_init(self, *args, **kwargs)
-        self.releaser.mutant_pods = self.pods  # type: ignore[attr-defined]
 
     def evaluate(self: Releaser, record: Obj) -> None:
         namespace = record["metadata"].get("namespace") or ""
@@ -812,7 +813,6 @@ def apply_drops_finished_holders() -> None:
                 self._write(namespace, name, str(entry.get("name")), drop)
         original_evaluate(self, record)
 
-    Scheduler.__init__ = init  # type: ignore[method-assign]
     Releaser.evaluate = evaluate  # type: ignore[method-assign]
 
 
