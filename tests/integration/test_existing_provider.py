@@ -25,6 +25,7 @@ from harness.cluster.toolchain import Toolchain
 from harness.cluster.volumes import make_bound_pvc, volume_manifests, volumes_of_namespace
 from harness.errors import HarnessError
 from harness.kube import Kube
+from harness.quantities import cpu_millis, memory_bytes
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -133,7 +134,8 @@ def test_pools_claim_free_slot_nodes_and_give_them_back(borrowed_cluster: tuple[
     pool = existing.add_node_pool(kube, "first", count=1, labels={"rescon.dev/extra": "yes"})
     try:
         assert pool.nodes == ("slot-0",)
-        assert (pool.cpu, pool.memory, pool.pods) == ("8", "16Gi", 110)
+        # The pool's size is what the slot leaves once daemons are counted (none here): 8 CPUs, 16Gi, 110 pods.
+        assert (cpu_millis(pool.cpu), memory_bytes(pool.memory), pool.pods) == (8000, 16 << 30, 110)
         assert _node_labels(kube, "slot-0")[POOL_LABEL] == "first"
         assert pool.selector == {POOL_LABEL: "first"}
         with pytest.raises(HarnessError, match=r"needs 2 free node\(s\) .* 1 of 2 are free \(held: slot-0 \(pool first\)"):
