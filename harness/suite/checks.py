@@ -525,3 +525,32 @@ def pods_must_be_gone(run: ScenarioRun, names: tuple[str, ...]) -> None:
             raise NotYet(f"{left} still exist")
 
     _wait_for(run, poll, what=f"{', '.join(names)} to be deleted", timeout="pod_scheduled", timeouts=run.timeouts)
+
+
+def claim_must_be_forced_onto_the_last_node(run: ScenarioRun) -> str:
+    """claim_must_be_forced_onto_the_last_node() pins 4000m blockers on every pool node but the last and returns the last.
+
+    With 800m left elsewhere, a group whose peak is 1200m can only open its claim there.
+    """
+    *others, last = run.node_names
+    for node in others:
+        run.apply("filler", name=f"blocker-{node[-1]}", node=node, share=4000 / 4800)
+    for node in others:
+        pod_must_be_running(run, f"blocker-{node[-1]}")
+    return last
+
+
+def every_other_node_must_look_better(run: ScenarioRun) -> None:
+    """every_other_node_must_look_better() swaps the blockers for fillers that make every other node outscore the last.
+
+    Of three nodes: the first stays empty (least-allocated and name order pick
+    it), the second gets 3000m (most-allocated picks it), the claim's node 1200m.
+    """
+    n0, n1, n2 = run.node_names
+    for node in (n0, n1):
+        run.delete({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"blocker-{node[-1]}"}})
+    pods_must_be_gone(run, (f"blocker-{n0[-1]}", f"blocker-{n1[-1]}"))
+    run.apply("filler", name="filler-1", node=n1, share=3000 / 4800)
+    run.apply("filler", name="filler-2", node=n2, share=1200 / 4800)
+    pod_must_be_running(run, "filler-1")
+    pod_must_be_running(run, "filler-2")

@@ -13,17 +13,17 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
+    claim_must_be_forced_onto_the_last_node,
+    every_other_node_must_look_better,
     group_must_be,
     group_must_have,
     group_must_stay,
     pipelinerun_must_succeed,
     pod_must_be_finished,
-    pod_must_be_running,
     task_must_hold_its_group,
     task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
-from harness.suite.checks import pods_must_be_gone
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
 
@@ -54,11 +54,7 @@ PEAK_CPU = 1200
 
 
 def test_retry_returns_home(run: ScenarioRun) -> None:
-    n0, n1, n2 = run.node_names
-    for node in (n0, n1):
-        run.apply("filler", name=f"blocker-{node[-1]}", node=node, share=4000 / 4800)
-    for node in (n0, n1):
-        pod_must_be_running(run, f"blocker-{node[-1]}")
+    n2 = claim_must_be_forced_onto_the_last_node(run)
 
     run.apply("retry_returns_home")
     first, node, record = task_must_hold_its_group(run, "retry", "flaky")
@@ -68,13 +64,7 @@ def test_retry_returns_home(run: ScenarioRun) -> None:
         peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
     )
 
-    for node in (n0, n1):
-        run.delete({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"blocker-{node[-1]}"}})
-    pods_must_be_gone(run, (f"blocker-{n0[-1]}", f"blocker-{n1[-1]}"))
-    run.apply("filler", name="filler-1", node=n1, share=3000 / 4800)
-    run.apply("filler", name="filler-2", node=n2, share=1200 / 4800)
-    pod_must_be_running(run, "filler-1")
-    pod_must_be_running(run, "filler-2")
+    every_other_node_must_look_better(run)
 
     run.release_pod(first["metadata"]["name"])
     assert pod_must_be_finished(run, first["metadata"]["name"]) == "Failed"
