@@ -160,6 +160,8 @@ class Outcome:
     outcome: str
     duration: float
     message: str = ""
+    #: The report's name for this run: the scenario's, with pytest-repeat's "[k-N]" when run N times.
+    name: str = ""
 
 
 @dataclass
@@ -177,6 +179,12 @@ def scenario_of(item: pytest.Item) -> Scenario | None:
     module = getattr(item, "module", None)
     found = getattr(module, "SCENARIO", None)
     return found if isinstance(found, Scenario) else None
+
+
+def outcome_key(item: pytest.Item, scenario: Scenario) -> str:
+    """outcome_key() is "colocation", or "colocation[3-10]" for the third of ten runs under pytest-repeat's --count."""
+    callspec = getattr(item, "callspec", None)
+    return f"{scenario.name}[{callspec.id}]" if callspec is not None else scenario.name
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -234,14 +242,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if scenario is None:
         return
     state = item.config.stash[_STATE_KEY]
-    previous = state.outcomes.get(scenario.name)
+    key = outcome_key(item, scenario)
+    previous = state.outcomes.get(key)
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         message = _failure_message(report) if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
-        state.outcomes[scenario.name] = Outcome(scenario, verdict_of(report, call), report.duration, message)
+        state.outcomes[key] = Outcome(scenario, verdict_of(report, call), report.duration, message, key)
         if report.failed:
             item.rescon_failed = True  # type: ignore[attr-defined]
     elif report.when == "teardown" and report.failed and previous is not None and previous.outcome == "passed":
-        state.outcomes[scenario.name] = Outcome(scenario, "failed", previous.duration, _failure_message(report))
+        state.outcomes[key] = Outcome(scenario, "failed", previous.duration, _failure_message(report), key)
 
 
 def verdict_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:

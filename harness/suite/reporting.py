@@ -27,7 +27,7 @@ def write_conformance_report(state: SuiteState, *, wall_time: float) -> list[str
     """write_conformance_report() builds the report, writes it if asked, and returns the summary lines."""
     config = state.config
     outcomes = [
-        TestOutcome(o.scenario.name, o.scenario.description, tuple(f.value for f in o.scenario.features), Outcome(o.outcome), o.duration, o.message)
+        TestOutcome(o.name or o.scenario.name, o.scenario.description, tuple(f.value for f in o.scenario.features), Outcome(o.outcome), o.duration, o.message)
         for o in state.outcomes.values()
     ]
     mode = Mode.RESERVATION_STATE if Feature.RESERVATION_RECORDS in config.supported else Mode.PLACEMENT_ONLY

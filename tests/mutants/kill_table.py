@@ -21,6 +21,7 @@ otherwise, naming the cell that is wrong.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -78,8 +79,11 @@ class Subject:
         )
 
 
-def pytest_argv(subject: Subject, *, report: Path, scenarios: Sequence[str], python: str = sys.executable) -> list[str]:
+def pytest_argv(subject: Subject, *, report: Path, scenarios: Sequence[str], python: str = sys.executable, count: int = 0) -> list[str]:
     """pytest_argv() is the suite run for one subject; `scenarios` limits it to those (empty: all).
+
+    With `count`, pytest-repeat runs each scenario that many times in the one
+    session: one scheduler launch, a fresh namespace and pool for every run.
 
     It runs the venv's `pytest` script, not `python -m pytest`: with the
     checkout on sys.path its stale egg-info reorders the pytest plugins.
@@ -92,6 +96,8 @@ def pytest_argv(subject: Subject, *, report: Path, scenarios: Sequence[str], pyt
     ]
     if scenarios:
         argv += ["-k", " or ".join(f"test_{name}" for name in scenarios)]
+    if count:
+        argv += [f"--count={count}", "--repeat-scope=function"]
     return argv
 
 
@@ -183,6 +189,23 @@ def kill_counts(runs: Sequence[Mapping[str, str]]) -> dict[str, int]:
         for scenario, outcome in run.items():
             counts[scenario] = counts.get(scenario, 0) + (1 if outcome == "failed" else 0)
     return counts
+
+
+def split_repeats(outcomes: Mapping[str, str], runs: int) -> list[dict[str, str]]:
+    """split_repeats() turns one session's "colocation[3-10]" outcomes into ten runs of {"colocation": outcome}.
+
+    A repeat the session never reported (it died) is missing from its run, and
+    so is no kill.
+    """
+    split: list[dict[str, str]] = [{} for _ in range(runs)]
+    for name, outcome in outcomes.items():
+        scenario, _, suffix = name.partition("[")
+        index = suffix.rstrip("]").split("-")[0]
+        if index.isdigit() and 1 <= int(index) <= runs:
+            split[int(index) - 1][scenario] = outcome
+        elif not suffix:
+            split[0][scenario] = outcome
+    return split
 
 
 def render_repeat_table(counts: Mapping[str, Mapping[str, int]], runs: int) -> list[str]:
@@ -294,7 +317,7 @@ def confirm(subject: Subject, outcomes: dict[str, str], *, root: Path = REPO_ROO
     return confirmed(outcomes, rerun), seconds
 
 
-def run_suite(subject: Subject, *, scenarios: Sequence[str], root: Path, suffix: str = "") -> tuple[dict[str, str], float]:
+def run_suite(subject: Subject, *, scenarios: Sequence[str], root: Path, suffix: str = "", count: int = 0) -> tuple[dict[str, str], float]:
     """run_suite() is one pytest run against one subject: its outcomes by scenario and its wall time."""
     report = root / REPORTS_DIR / f"{subject.name}{suffix}.yaml"
     log = root / REPORTS_DIR / f"{subject.name}{suffix}.log"
@@ -304,7 +327,7 @@ def run_suite(subject: Subject, *, scenarios: Sequence[str], root: Path, suffix:
         (root / REPORTS_DIR / f"{subject.name}-rerun.yaml").unlink(missing_ok=True)
     started = time.monotonic()
     with log.open("w") as out:
-        subprocess.run(pytest_argv(subject, report=report, scenarios=scenarios), cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
+        subprocess.run(pytest_argv(subject, report=report, scenarios=scenarios, count=count), cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
     seconds = time.monotonic() - started
     if not report.is_file():
         raise SystemExit(f"kill_table: the suite run against {subject.name} wrote no report: read {log}")
@@ -331,6 +354,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--smoke", action="store_true", help=f"CI's subset: {', '.join(SMOKE)} against their own scenarios, no reference, no doc")
     parser.add_argument("--own", action="store_true", help="run each mutant against its own scenario only (its caught_by), not --scenarios")
     parser.add_argument("--repeat", type=int, default=0, help="run each cell this many times, no reruns, and count the kills (prints only)")
+    parser.add_argument("--fresh", action="store_true", help="with --repeat: each run its own pytest session and scheduler launch (slower)")
     parser.add_argument("--output", default=str(DOC), help=f"where the Markdown goes ('none': print only; default {DOC})")
     args = parser.parse_args(list(argv))
     unknown = [m for m in args.mutants if m not in MUTANTS]
@@ -354,16 +378,29 @@ def scenarios_for(name: str, *, given: Sequence[str], own: bool) -> list[str]:
     return list(given)
 
 
-def repeat(names: Sequence[str], *, given: Sequence[str], own: bool, runs: int, run_id: str) -> int:
-    """repeat() runs each subject's cells `runs` times, one after another, and prints the failures out of `runs`."""
+def repeat(names: Sequence[str], *, given: Sequence[str], own: bool, runs: int, run_id: str, fresh: bool = False) -> int:
+    """repeat() runs each subject's cells `runs` times and prints the failures out of `runs`.
+
+    By default the runs share one pytest session (pytest-repeat); with `fresh`
+    each run is a session of its own, with its own scheduler launch.
+    """
     counts: dict[str, dict[str, int]] = {}
     for name in names:
-        results = []
-        for index in range(1, runs + 1):
-            outcomes, seconds = run_suite(Subject(name, run_id), scenarios=scenarios_for(name, given=given, own=own), root=REPO_ROOT, suffix=f"-r{index}")
-            results.append(outcomes)
-            print(f"kill_table: {name} run {index}/{runs} in {seconds:.0f} s: {outcomes}", flush=True)
-        counts[name] = kill_counts(results)
+        scenarios = scenarios_for(name, given=given, own=own)
+        if fresh:
+            results = []
+            for index in range(1, runs + 1):
+                outcomes, seconds = run_suite(Subject(name, run_id), scenarios=scenarios, root=REPO_ROOT, suffix=f"-r{index}")
+                results.append(outcomes)
+                print(f"kill_table: {name} run {index}/{runs} in {seconds:.0f} s: {outcomes}", flush=True)
+        else:
+            outcomes, seconds = run_suite(Subject(name, run_id), scenarios=scenarios, root=REPO_ROOT, suffix=f"-x{runs}", count=runs)
+            results = split_repeats(outcomes, runs)
+            print(f"kill_table: {name}: {runs} runs in one session, {seconds:.0f} s: {kill_counts(results)} failed", flush=True)
+        # A scenario asked for and never reported (the session died) counts as failing in no run.
+        counts[name] = {scenario: 0 for scenario in scenarios} | kill_counts(results)
+        # Written after every subject, so a long measurement that is cut short keeps what it measured.
+        (REPO_ROOT / REPORTS_DIR / "repeat-counts.json").write_text(json.dumps({"runs": runs, "counts": counts}, indent=1))
     print("\n".join(render_repeat_table(counts, runs)))
     found = repeat_problems(counts, runs)
     for line in found:
@@ -376,7 +413,7 @@ def main(argv: Sequence[str]) -> int:
     scenarios = [s for s in args.scenarios.split(",") if s]
     names = ([] if args.no_reference else [REFERENCE]) + (args.mutants or list(MUTANTS))
     if args.repeat:
-        return repeat(names, given=scenarios, own=args.own, runs=args.repeat, run_id=run_id_for(os.getpid()))
+        return repeat(names, given=scenarios, own=args.own, runs=args.repeat, run_id=run_id_for(os.getpid()), fresh=args.fresh)
     outcomes: dict[str, dict[str, str]] = {}
     wall: dict[str, float] = {}
     started = time.monotonic()

@@ -19,6 +19,7 @@ from tests.mutants.kill_table import (
     pytest_argv,
     render_doc,
     render_repeat_table,
+    split_repeats,
     render_rule_table,
     repeat_problems,
     render_table,
@@ -152,3 +153,22 @@ def test_own_runs_each_mutant_against_its_own_scenario_and_the_reference_against
     assert scenarios_for(REFERENCE, given=["colocation"], own=True) == ["colocation"]
     assert scenarios_for("max_peak", given=["colocation"], own=False) == ["colocation"]
     assert parse_args(["max_peak", "--own", "--repeat", "10"]).output == "none"
+
+
+def test_one_session_of_repeats_splits_into_runs_and_a_missing_repeat_is_no_kill() -> None:
+    outcomes = {"parallel_peak[1-3]": "failed", "parallel_peak[3-3]": "failed"}
+    runs = split_repeats(outcomes, 3)
+    assert runs == [{"parallel_peak": "failed"}, {}, {"parallel_peak": "failed"}]
+    counts = {"max_peak": kill_counts(runs)}
+    assert repeat_problems(counts, 3) == ["mutant max_peak was killed by parallel_peak in 2 of 3 runs, not every run"]
+    assert split_repeats({"colocation": "passed"}, 1) == [{"colocation": "passed"}]
+
+
+def test_repeats_in_one_session_ask_pytest_repeat_for_the_count() -> None:
+    argv = pytest_argv(Subject("max_peak"), report=Path("r.yaml"), scenarios=["parallel_peak"], count=10)
+    assert argv[-2:] == ["--count=10", "--repeat-scope=function"]
+    assert "--count=10" not in pytest_argv(Subject("max_peak"), report=Path("r.yaml"), scenarios=["parallel_peak"])
+
+
+def test_a_mutant_whose_own_scenario_never_reported_is_a_problem() -> None:
+    assert repeat_problems({"max_peak": {"parallel_peak": 0}}, 10) == ["mutant max_peak was killed by parallel_peak in 0 of 10 runs, not every run"]
