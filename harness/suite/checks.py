@@ -505,6 +505,24 @@ def pod_must_be_bound(run: ScenarioRun, name: str) -> Obj:
     return _wait_for(run, poll, what=f"plain pod {name} to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
 
 
+def plain_pods_must_bind(run: ScenarioRun, names: tuple[str, ...], *, count: int) -> list[Obj]:
+    """plain_pods_must_bind() waits until `count` of the named plain pods have a node; it returns those pods.
+
+    Which of them bind is the scheduler's choice; that no more than `count`
+    bind is the contract monitor's to judge (a further one over-commits a node).
+    """
+    run.scheduler.check_alive()
+
+    def poll() -> list[Obj]:
+        pods = [run.pod(name) for name in names]
+        bound = [p for p in pods if (p.get("spec") or {}).get("nodeName")]
+        if len(bound) < count:
+            raise NotYet(f"{len(bound)} of {len(names)} bound: " + ", ".join(_describe(p) for p in pods))
+        return bound
+
+    return _wait_for(run, poll, what=f"{count} of {', '.join(names)} to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
+
+
 def pods_must_be_finished(run: ScenarioRun, names: tuple[str, ...]) -> None:
     """pods_must_be_finished() waits until every named pod is Succeeded or Failed (fillers that end on their own)."""
 

@@ -1504,7 +1504,6 @@ MUTANTS: dict[str, Mutant] = {
             "plain_pods_beside",
             apply_ignores_foreign_pods,
             "7.any_scheduler",
-            pending="a scenario where plain pods of another scheduler fill the node a group needs (none yet)",
         ),
         Mutant(
             "release_only_when_run_done",
