@@ -52,6 +52,10 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     group.addoption("--all-features", action="store_true", help="test every feature")
     group.addoption("--resize-floor-cpu", default="10m", help="the CPU request the Resize feature lowers lingering pods to (default 10m)")
     group.addoption("--report-output", default=None, help="write the ConformanceReport YAML here")
+    group.addoption(
+        "--contract-keep-going", action="store_true",
+        help="the contract monitor fails a scenario at its end with every rule broken, not at the first violation (shows all of a scheduler's faults; slower)",
+    )
     group.addoption("--implementation-organization", default=None, help="report metadata (default: ours for the reference and kube-scheduler, else 'unspecified')")
     group.addoption("--implementation-project", default=None, help="report metadata (default: the reference, kube-scheduler, or the schedulerName)")
     group.addoption("--implementation-url", default="")
@@ -115,6 +119,7 @@ class SuiteConfig:
     kind_bin: str | None = None
     scheduler_pod_selector: str | None = None
     scheduler_config_template: str | None = None
+    contract_keep_going: bool = False
 
     @classmethod
     def from_pytest(cls, config: pytest.Config) -> SuiteConfig:
@@ -151,6 +156,7 @@ class SuiteConfig:
             kind_bin=_option_or_none(config, "kind_bin"),
             scheduler_pod_selector=option("--scheduler-pod-selector"),
             scheduler_config_template=option("--scheduler-config-template"),
+            contract_keep_going=bool(option("--contract-keep-going")),
         )
 
 
@@ -215,22 +221,20 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     first, when there is one, since that is the cause a reader needs.
     """
     run = getattr(item, "funcargs", {}).get("run")
-    assert_contract = getattr(run, "assert_contract", None)
     try:
         result = yield
     except BaseException as err:
         monitor = getattr(run, "monitor", None)
-        first = monitor.first_violation() if monitor is not None else None
-        if first is not None and first.describe() not in str(err):
+        broken = monitor.describe_violations() if monitor is not None else None
+        if broken is not None and broken not in str(err):
             from harness.monitor.watcher import ContractBroken
 
-            raise ContractBroken(f"{first.describe()}; then the scenario failed: {err}") from err
+            raise ContractBroken(f"{broken}; then the scenario failed: {err}") from err
         raise
     monitor = getattr(run, "monitor", None)
     if monitor is not None:
         monitor.stop()
-    if assert_contract is not None:
-        assert_contract()
+        monitor.raise_if_violated(final=True)
     return result
 
 

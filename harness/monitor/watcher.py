@@ -87,6 +87,7 @@ class ContractMonitor:
         checks_records: bool,
         scheduler_name: str | None = None,
         clock: Callable[[], float] = time.monotonic,
+        keep_going: bool = False,
     ) -> None:
         self.kube = kube
         self.namespace = namespace
@@ -96,6 +97,8 @@ class ContractMonitor:
         #: The schedulerName under test: only its binds and claims are judged against a node's room.
         self.scheduler_name = scheduler_name
         self._clock = clock
+        #: Record every broken rule and fail only at the scenario's end (--contract-keep-going).
+        self.keep_going = keep_going
         self.started = clock()
         self.world = rules.World()
         self.violations: list[Violation] = []
@@ -156,12 +159,24 @@ class ContractMonitor:
         with self._lock:
             return self.violations[0] if self.violations else None
 
-    def raise_if_violated(self) -> None:
-        """raise_if_violated() fails the scenario with the first violation, if any."""
-        first = self.first_violation()
-        if first is not None:
-            more = len(self.violations) - 1
-            raise ContractBroken(first.describe() + (f" (and {more} more rule(s) broken)" if more else ""))
+    def describe_violations(self) -> str | None:
+        """describe_violations() is the first violation (and how many more rules broke), or with keep_going every one; None if none."""
+        with self._lock:
+            found = list(self.violations)
+        if not found:
+            return None
+        if self.keep_going:
+            return f"contract monitor: {len(found)} rule(s) broken: " + "; ".join(v.describe().removeprefix("contract monitor: ") for v in found)
+        more = len(found) - 1
+        return found[0].describe() + (f" (and {more} more rule(s) broken)" if more else "")
+
+    def raise_if_violated(self, *, final: bool = False) -> None:
+        """raise_if_violated() fails the scenario with the first violation, if any; with keep_going, only when `final`, with all of them."""
+        if self.keep_going and not final:
+            return
+        broken = self.describe_violations()
+        if broken is not None:
+            raise ContractBroken(broken)
 
     # --- watches ---
 

@@ -164,6 +164,7 @@ def scenario_run(
         # Started before the test applies its first fixture; asked by every check and once after the test.
         monitor = ContractMonitor(
             kube, namespace, pool.selector, timeouts=config.timeouts, checks_records=run.checks_records, scheduler_name=config.scheduler_name,
+            keep_going=config.contract_keep_going,
         )
         with monitor, _Sampler(run) as sampler:
             run.monitor = monitor

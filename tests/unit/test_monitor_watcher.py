@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from harness.monitor import invariants as rules
-from harness.monitor.watcher import ContractMonitor, _Event
+from harness.monitor.watcher import ContractBroken, ContractMonitor, Violation, _Event
 from harness.timeouts import DEFAULT_TIMEOUTS
 
 pytestmark = pytest.mark.unit
@@ -113,3 +113,30 @@ def test_room_is_judged_where_the_scheduler_under_test_decides_not_where_the_sui
     monitor._apply(_Event("pods", "ADDED", obj=_pod("ours", "100m", scheduler="tkn", node="n1")))
     assert [v.rule for v in monitor.violations] == [rules.NODE_OVERCOMMITTED]
     assert "5100m CPU" in monitor.violations[0].message
+
+
+def _two_violations(monitor: ContractMonitor) -> None:
+    monitor.violations += [
+        Violation(rules.CLAIM_CHANGED_NODE, 1.0, "g's claim moved from n0 to n1"),
+        Violation(rules.ACTIVE_LABEL_DIVERGED, 2.5, "record a has no active label"),
+    ]
+
+
+def test_by_default_the_first_violation_fails_at_once_and_counts_the_rest() -> None:
+    monitor = _monitor([0.0])
+    _two_violations(monitor)
+    with pytest.raises(ContractBroken, match=r"claim-changed-node at 1\.0s: g's claim moved from n0 to n1 \(and 1 more rule\(s\) broken\)$"):
+        monitor.raise_if_violated()
+
+
+def test_keep_going_waits_for_the_end_and_then_names_every_broken_rule() -> None:
+    monitor = _monitor([0.0])
+    monitor.keep_going = True
+    _two_violations(monitor)
+    monitor.raise_if_violated()  # a check's poll: the scenario goes on
+    with pytest.raises(ContractBroken) as failure:
+        monitor.raise_if_violated(final=True)
+    assert str(failure.value) == (
+        "contract monitor: 2 rule(s) broken: claim-changed-node at 1.0s: g's claim moved from n0 to n1; "
+        "active-label-diverged at 2.5s: record a has no active label"
+    )
