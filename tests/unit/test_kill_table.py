@@ -20,6 +20,7 @@ from tests.mutants.kill_table import (
     render_doc,
     render_repeat_table,
     split_repeats,
+    render_repeat_doc,
     render_rule_table,
     repeat_problems,
     render_table,
@@ -135,7 +136,7 @@ def test_the_rule_table_lists_every_rule_with_its_mutants_and_their_killers() ->
     (peak,) = [line for line in lines if "`max_peak`" in line]
     assert "| parallel_peak |" in peak and "`parallel_peak`: killed" in peak
     (cordon,) = [line for line in lines if "`ignores_foreign_pods`" in line]
-    assert "**nothing**" in cordon and "waits for" in cordon
+    assert "**nothing**" in cordon and "`plain_pods_beside`: not run" in cordon
     assert "not run" in next(line for line in lines if "`stale_node`" in line)
 
 
@@ -172,3 +173,12 @@ def test_repeats_in_one_session_ask_pytest_repeat_for_the_count() -> None:
 
 def test_a_mutant_whose_own_scenario_never_reported_is_a_problem() -> None:
     assert repeat_problems({"max_peak": {"parallel_peak": 0}}, 10) == ["mutant max_peak was killed by parallel_peak in 0 of 10 runs, not every run"]
+
+
+def test_the_repeat_doc_counts_a_rule_covered_only_by_a_full_kill() -> None:
+    counts = {"max_peak": {"parallel_peak": 10}, "double_counted_headroom": {"exact_headroom": 9}}
+    doc = render_repeat_doc(counts, 10, when="today", reasons={"max_peak": ("B landed on n0", 4.25)})
+    assert "| `max_peak` | a group's peak is its largest task" in doc.replace("\n", "\n")
+    assert "| `parallel_peak` | **10/10** | 4.2 | B landed on n0 |" in doc
+    assert "| `exact_headroom` | 9/10 (MISSED) |" in doc
+    assert "**1 of " in doc
