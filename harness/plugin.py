@@ -133,8 +133,10 @@ class SuiteConfig:
             default=default_features(mode),
         )
         report = option("--report-output")
+        from harness.suite.workers import scheduler_name_for, worker_id
+
         return cls(
-            scheduler_name=option("--scheduler-name"),
+            scheduler_name=scheduler_name_for(option("--scheduler-name"), mode=mode, worker=worker_id(config)),
             scheduler_mode=mode,
             scheduler_cmd=option("--scheduler-cmd"),
             cluster=option("--cluster"),
@@ -169,6 +171,27 @@ class Outcome:
     #: The report's name for this run: the scenario's, with pytest-repeat's "[k-N]" when run N times.
     name: str = ""
 
+    def to_wire(self) -> dict[str, Any]:
+        """to_wire() is this outcome as plain data, for a report's user_properties (xdist sends them to its controller)."""
+        s = self.scenario
+        return {
+            "scenario": {"name": s.name, "description": s.description, "features": [f.value for f in s.features]},
+            "outcome": self.outcome, "duration": self.duration, "message": self.message, "name": self.name or s.name,
+        }
+
+    @classmethod
+    def from_wire(cls, data: dict[str, Any]) -> Outcome:
+        s = data["scenario"]
+        scenario = Scenario(name=s["name"], description=s["description"], features=tuple(Feature(f) for f in s["features"]), fixtures=())
+        return cls(scenario, data["outcome"], data["duration"], data["message"], data["name"])
+
+
+#: The user_properties keys a scenario's report carries its outcome and the cluster's versions under.
+OUTCOME_PROPERTY = "rescon_outcome"
+VERSIONS_PROPERTY = "rescon_versions"
+#: The session's SuiteState, for hooks that get no config (pytest_runtest_logreport).
+_STATE: dict[str, SuiteState] = {}
+
 
 @dataclass
 class SuiteState:
@@ -199,6 +222,33 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[_STATE_KEY] = SuiteState(SuiteConfig.from_pytest(config))
     except HarnessError as err:
         raise pytest.UsageError(str(err)) from err
+    _STATE["state"] = config.stash[_STATE_KEY]
+
+
+#: The xdist controller's hold on the cluster (harness.suite.session.ControllerCluster).
+_CONTROLLER_KEY = pytest.StashKey[Any]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """With `-n N`, the controller locks and brings up the cluster before xdist starts its workers."""
+    from harness.suite.workers import is_controller, runs_scenarios
+
+    config = session.config
+    if not is_controller(config) or not runs_scenarios(config.args, Path(config.invocation_params.dir)):
+        return
+    from harness.suite.session import ControllerCluster
+
+    try:
+        config.stash[_CONTROLLER_KEY] = ControllerCluster(config.stash[_STATE_KEY].config, config.stash[_STATE_KEY])
+    except HarnessError as err:
+        raise pytest.UsageError(str(err)) from err
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    controller = config.stash.get(_CONTROLLER_KEY, None)
+    if controller is not None:
+        controller.close()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -247,14 +297,39 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return
     state = item.config.stash[_STATE_KEY]
     key = outcome_key(item, scenario)
-    previous = state.outcomes.get(key)
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         message = _failure_message(report) if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
-        state.outcomes[key] = Outcome(scenario, verdict_of(report, call), report.duration, message, key)
+        outcome_of_run = Outcome(scenario, verdict_of(report, call), report.duration, message, key)
         if report.failed:
             item.rescon_failed = True  # type: ignore[attr-defined]
-    elif report.when == "teardown" and report.failed and previous is not None and previous.outcome == "passed":
-        state.outcomes[key] = Outcome(scenario, "failed", previous.duration, _failure_message(report), key)
+    elif report.when == "teardown" and report.failed:
+        outcome_of_run = Outcome(scenario, "failed", 0.0, _failure_message(report), key)
+    else:
+        return
+    # Carried on the report, so the controller of xdist workers builds the ConformanceReport from them too.
+    report.user_properties.append((OUTCOME_PROPERTY, outcome_of_run.to_wire()))
+    if state.versions:
+        report.user_properties.append((VERSIONS_PROPERTY, dict(state.versions)))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """pytest_runtest_logreport() files a scenario's outcome, in a plain session and in the xdist controller alike."""
+    state = _STATE.get("state")
+    if state is None:
+        return
+    for name, value in report.user_properties:
+        if name == VERSIONS_PROPERTY and isinstance(value, dict):
+            state.versions.update(value)
+        if name != OUTCOME_PROPERTY or not isinstance(value, dict):
+            continue
+        arrived = Outcome.from_wire(value)
+        previous = state.outcomes.get(arrived.name)
+        if report.when == "teardown":
+            # A failed teardown fails a scenario that had passed; it says nothing new about one that had failed.
+            if previous is not None and previous.outcome == "passed":
+                state.outcomes[arrived.name] = Outcome(previous.scenario, "failed", previous.duration, arrived.message, arrived.name)
+            continue
+        state.outcomes[arrived.name] = arrived
 
 
 def verdict_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
@@ -287,8 +362,10 @@ def _failure_message(report: pytest.TestReport) -> str:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    from harness.suite.workers import worker_id
+
     state = session.config.stash.get(_STATE_KEY, None)
-    if state is None or not state.outcomes:
+    if state is None or not state.outcomes or worker_id(session.config) is not None:
         return
     from harness.suite.reporting import write_conformance_report
 
@@ -314,16 +391,20 @@ def suite_state(request: pytest.FixtureRequest) -> SuiteState:
 
 
 @pytest.fixture(scope="session")
-def cluster(suite_config: SuiteConfig) -> Iterator[Any]:
-    """cluster is the provider, brought up once per session (and down at the end unless --keep-cluster)."""
+def cluster(request: pytest.FixtureRequest, suite_config: SuiteConfig) -> Iterator[Any]:
+    """cluster is the provider, brought up once per session (and down at the end unless --keep-cluster).
+
+    An xdist worker leaves it up: its controller brought it up and takes it down.
+    """
     from harness.suite.session import hold_cluster, make_provider
+    from harness.suite.workers import worker_id
 
     with hold_cluster(suite_config):
         provider = make_provider(suite_config)
         try:
             yield provider
         finally:
-            if not suite_config.keep_cluster:
+            if not suite_config.keep_cluster and worker_id(request.config) is None:
                 provider.down()
 
 

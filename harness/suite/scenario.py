@@ -47,3 +47,6 @@ class Scenario:
     volumes: tuple[str, ...] = ()
     #: Named values every fixture of the scenario may use (`{{ pipeline_timeout }}`), declared here as data.
     values: Mapping[str, str] = field(default_factory=dict)
+    #: It acts on the whole cluster (restarts the API server, etcd, Tekton): under `pytest -n N` it runs
+    #: alone, no other scenario beside it (harness.suite.workers).
+    exclusive: bool = False

@@ -7,6 +7,7 @@ steps can be called (and tested) without pytest's machinery.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
 from pathlib import Path
@@ -63,6 +64,42 @@ def make_provider(config: SuiteConfig) -> Any:
     return KindProvider.from_options(
         coschedule=config.coschedule, timeouts=config.timeouts, kind_bin=config.kind_bin, keep=config.keep_cluster
     )
+
+
+class ControllerCluster:
+    """ControllerCluster is the cluster as the xdist controller holds it: locked and up before any worker starts.
+
+    Workers then find the lock held (they inherit its environment) and the
+    cluster running, and leave it up; the controller takes it down at the end
+    unless --keep-cluster.
+    """
+
+    def __init__(self, config: SuiteConfig, state: SuiteState) -> None:
+        import tempfile
+
+        from harness.suite.workers import SLOTS_ENV
+
+        if config.cluster == "kind":
+            raise HarnessError("-n (concurrent scenarios) works on --cluster local and existing; kind runs its pools on its own workers: drop -n")
+        self.config = config
+        self._stack = contextlib.ExitStack()
+        self._stack.enter_context(hold_cluster(config))
+        self.provider = make_provider(config)
+        kube = self.provider.up()
+        try:
+            prepare_cluster(kube, config, state)
+        finally:
+            kube.close()
+        slots = Path(tempfile.mkdtemp(prefix="rescon-slots-"))
+        os.environ[SLOTS_ENV] = str(slots)
+        self._stack.callback(os.environ.pop, SLOTS_ENV, None)
+
+    def close(self) -> None:
+        try:
+            if not self.config.keep_cluster:
+                self.provider.down()
+        finally:
+            self._stack.close()
 
 
 def prepare_cluster(kube: Kube, config: SuiteConfig, state: SuiteState) -> None:
@@ -128,7 +165,18 @@ class _Sampler:
 def scenario_run(
     request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig
 ) -> Iterator[ScenarioRun]:
-    """scenario_run() sets up namespace, pool and volumes, samples the timeline, attaches artifacts, cleans up."""
+    """scenario_run() is the scenario's run, in its place among concurrent scenarios (alone if it is exclusive)."""
+    from harness.suite.workers import scenario_slot
+
+    with scenario_slot(exclusive=scenario.exclusive), _scenario_run(request, scenario, cluster, kube, scheduler, config) as run:
+        yield run
+
+
+@contextlib.contextmanager
+def _scenario_run(
+    request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig
+) -> Iterator[ScenarioRun]:
+    """_scenario_run() sets up namespace, pool and volumes, samples the timeline, attaches artifacts, cleans up."""
     from harness.cluster.volumes import make_bound_pvc
 
     scheduler.check_alive()

@@ -1,0 +1,113 @@
+"""Concurrent scenarios: pytest-xdist workers, each with its own scheduler, sharing one cluster.
+
+`pytest -n 2` runs scenarios two at a time. Each scenario already has its own
+namespace and its own node pool, so two of them never share a node; what they
+share is the control plane, Tekton and, for a scheduler the suite starts, the
+scheduler's name. So:
+
+- each worker starts its own scheduler under `<name>-<worker>` (`tkn-scheduler-gw0`):
+  a scenario that kills its scheduler (Restart) kills only its own, and two
+  leaderless schedulers never serve the same pods. An external scheduler
+  (`--scheduler external`) keeps its one name and serves every worker's pools;
+- the controller takes the local cluster's lock and brings the cluster up once,
+  before the workers start, and takes it down at the end (unless --keep-cluster);
+- a scenario that acts on the whole cluster (restarts the API server, etcd, Tekton)
+  is `Scenario.exclusive`: it waits until no other scenario runs, and none starts
+  while it runs (ScenarioSlots).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+from typing import IO, Iterator
+
+import pytest
+
+#: Set by the controller for its workers: the directory of the ScenarioSlots lock files.
+SLOTS_ENV = "RESCON_SCENARIO_SLOTS"
+
+
+def worker_id(config: pytest.Config) -> str | None:
+    """worker_id() is "gw0", "gw1", ... in a pytest-xdist worker, None in the controller or a plain session."""
+    workerinput = getattr(config, "workerinput", None)
+    return str(workerinput["workerid"]) if workerinput else None
+
+
+def is_controller(config: pytest.Config) -> bool:
+    """is_controller() is True in the process that hands scenarios to xdist workers (`-n N`, N >= 1)."""
+    return worker_id(config) is None and bool(getattr(config.option, "numprocesses", None))
+
+
+def runs_scenarios(args: list[str], root: Path) -> bool:
+    """runs_scenarios() is True when the session's paths hold a conformance scenario (a module with `SCENARIO = Scenario(`).
+
+    The xdist controller collects nothing itself, so this is how it knows
+    whether its workers will need the cluster (`pytest tests/unit -n 2` does not).
+    """
+    for arg in args or ["."]:
+        path = (root / arg.split("::")[0]).resolve()
+        found = [path] if path.is_file() else sorted(path.rglob("test_*.py")) if path.is_dir() else []
+        files = [f for f in found if not any(part.startswith(".") or part == "site-packages" for part in f.relative_to(root).parts[:-1])] if path.is_dir() else found
+        if any("SCENARIO = Scenario(" in f.read_text(encoding="utf-8", errors="replace") for f in files):
+            return True
+    return False
+
+
+def scheduler_name_for(base: str, *, mode: str, worker: str | None) -> str:
+    """scheduler_name_for('tkn-scheduler', mode='reference', worker='gw1') == 'tkn-scheduler-gw1'.
+
+    A scheduler the suite starts gets one per worker; an external one keeps its name.
+    """
+    if worker is None or mode == "external":
+        return base
+    return f"{base}-{worker}"
+
+
+class ScenarioSlots:
+    """ScenarioSlots lets shared scenarios run side by side and an exclusive one run alone.
+
+    A readers-writer lock over two flock files: every scenario holds `slots`
+    shared, an exclusive one holds it exclusively. An exclusive scenario first
+    takes the `turnstile`, which every shared scenario passes through before it
+    asks for its slot, so a waiting exclusive scenario is not starved by
+    workers that keep starting shared ones.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    @classmethod
+    def from_env(cls) -> ScenarioSlots | None:
+        directory = os.environ.get(SLOTS_ENV)
+        return cls(Path(directory)) if directory else None
+
+    def _open(self, name: str) -> IO[str]:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        return open(self.directory / name, "a+", encoding="utf-8")  # noqa: SIM115 - closed by the caller's ExitStack
+
+    @contextlib.contextmanager
+    def hold(self, *, exclusive: bool) -> Iterator[None]:
+        with contextlib.ExitStack() as stack:
+            turnstile = stack.enter_context(self._open("turnstile"))
+            slots = stack.enter_context(self._open("slots"))
+            fcntl.flock(turnstile.fileno(), fcntl.LOCK_EX)
+            if exclusive:
+                fcntl.flock(slots.fileno(), fcntl.LOCK_EX)
+            else:
+                fcntl.flock(turnstile.fileno(), fcntl.LOCK_UN)
+                fcntl.flock(slots.fileno(), fcntl.LOCK_SH)
+            try:
+                yield
+            finally:
+                fcntl.flock(slots.fileno(), fcntl.LOCK_UN)
+                if exclusive:
+                    fcntl.flock(turnstile.fileno(), fcntl.LOCK_UN)
+
+
+def scenario_slot(*, exclusive: bool) -> contextlib.AbstractContextManager[None]:
+    """scenario_slot() is this scenario's place among concurrent ones; nothing in a plain session."""
+    slots = ScenarioSlots.from_env()
+    return slots.hold(exclusive=exclusive) if slots is not None else contextlib.nullcontext()
