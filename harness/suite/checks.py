@@ -227,17 +227,20 @@ def group_must_have(
         return
     group = record.group_of_task(task)
     assert group is not None, f"record {record.key} has no group with task {task!r}"
-    assert set(group.tasks) == tasks, f"group {group.name} has tasks {sorted(group.tasks)}, expected {sorted(tasks)}"
-    assert set(group.workspaces) == workspaces, (
-        f"group {group.name} lists workspaces {sorted(group.workspaces)}, expected {sorted(workspaces)}: "
-        "a group lists exactly the co-locating workspaces its tasks use (docs/contract.md section 4)"
-    )
-    assert group.peak_cpu_millis == peak_cpu_millis, (
-        f"group {group.name} reserves a peak of {group.peak_cpu_millis}m CPU, expected {peak_cpu_millis}m"
-    )
-    assert group.peak_memory_bytes == peak_memory_bytes, (
-        f"group {group.name} reserves a peak of {group.peak_memory_bytes} bytes of memory, expected {peak_memory_bytes}"
-    )
+    # Every field is compared before failing, so one message names all that differ.
+    wrong = []
+    if set(group.tasks) != tasks:
+        wrong.append(f"has tasks {sorted(group.tasks)}, expected {sorted(tasks)}")
+    if set(group.workspaces) != workspaces:
+        wrong.append(
+            f"lists workspaces {sorted(group.workspaces)}, expected {sorted(workspaces)}: "
+            "a group lists exactly the co-locating workspaces its tasks use (docs/contract.md section 4)"
+        )
+    if group.peak_cpu_millis != peak_cpu_millis:
+        wrong.append(f"reserves a peak of {group.peak_cpu_millis}m CPU, expected {peak_cpu_millis}m")
+    if group.peak_memory_bytes != peak_memory_bytes:
+        wrong.append(f"reserves a peak of {group.peak_memory_bytes} bytes of memory, expected {peak_memory_bytes}")
+    assert not wrong, f"group {group.name} " + "; it ".join(wrong)
 
 
 #: The node a binding probe targets: it does not exist, so a probe that gets through binds to nothing.
