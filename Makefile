@@ -6,6 +6,9 @@ VENV     ?= .venv
 CLUSTER  ?= local
 REPORTS  ?= reports
 PYTEST_ARGS ?=
+# Scenarios run this many at a time on the local cluster, each on its own pool with its own scheduler
+# (harness/suite/workers.py); 0 runs them one by one in one process.
+E2E_WORKERS ?= 2
 BENCH_SCALE ?= small
 
 PY       := $(VENV)/bin/python
@@ -51,7 +54,7 @@ integration: venv tools
 
 e2e: venv tools
 	@mkdir -p $(REPORTS)
-	$(PYTEST) tests/conformance --cluster=$(CLUSTER) --timeout=900 \
+	$(PYTEST) tests/conformance --cluster=$(CLUSTER) --timeout=900 $(if $(filter local existing,$(CLUSTER)),-n $(E2E_WORKERS)) \
 		--report-output=$(REPORTS)/conformance-report.yaml \
 		--junitxml=$(REPORTS)/junit.xml --alluredir=$(REPORTS)/allure-results $(PYTEST_ARGS)
 

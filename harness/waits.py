@@ -7,9 +7,10 @@ reports the last reason instead of a bare "timed out".
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 import tenacity
 
@@ -23,6 +24,26 @@ log = logging.getLogger("rescon.wait")
 #: The first poll interval; it grows to POLL_MAX_SECONDS.
 POLL_MIN_SECONDS = 0.1
 POLL_MAX_SECONDS = 1.0
+
+
+#: Called after every wait with (what, timeout name, seconds it took, its limit): the soak's margins.
+WaitObserver = Callable[[str, str, float, float], None]
+_observers: list[WaitObserver] = []
+
+
+@contextlib.contextmanager
+def observed(observer: WaitObserver) -> Iterator[None]:
+    """observed(cb) calls cb(what, timeout, seconds, limit) after each wait_for while the block runs."""
+    _observers.append(observer)
+    try:
+        yield
+    finally:
+        _observers.remove(observer)
+
+
+def _tell(what: str, timeout: str, seconds: float, limit: float) -> None:
+    for observer in list(_observers):
+        observer(what, timeout, seconds, limit)
 
 
 class NotYet(Exception):
@@ -66,13 +87,17 @@ def wait_for(
         after=remember,
         reraise=False,
     )
+    started = time.monotonic()
     try:
-        return retrying(poll)
+        value = retrying(poll)
     except tenacity.RetryError:
+        _tell(what, timeout, time.monotonic() - started, seconds)
         suffix = f"; {hint}" if hint else ""
         raise WaitTimeout(
             f"timed out after {seconds:g}s ({timeout}) waiting for {what}: {last_reason[0]}{suffix}"
         ) from None
+    _tell(what, timeout, time.monotonic() - started, seconds)
+    return value
 
 
 class Broken(HarnessError, AssertionError):

@@ -9,12 +9,20 @@ is correct, so the suite judged it wrongly, or the cluster failed it. The
 table gives each scenario's failures, and its median and slowest duration,
 and counts the contract monitor's findings (they are failures too).
 
+Each run also logs every wait of every scenario (RESCON_WAIT_LOG): the
+margin table gives, per scenario, the wait that came closest to its named
+timeout over all runs, so a margin that is thin shows before it flakes.
+
+Runs use `-n 2` as `make e2e` does (`--workers 0`: one process).
+
 Exit status 0 when no scenario failed in any run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
 import subprocess
 import sys
@@ -26,6 +34,7 @@ from pathlib import Path
 
 from harness.cluster.paths import REPO_ROOT
 from harness.report.conformance_report import read_report
+from harness.suite.session import WAIT_LOG_ENV
 
 REPORTS_DIR = Path("reports") / "soak"
 DOC = Path("docs") / "soak.md"
@@ -57,46 +66,94 @@ def collect(runs: Sequence[Mapping[str, tuple[str, float, str]]]) -> dict[str, S
     return found
 
 
-def render(records: Mapping[str, ScenarioRecord], *, runs: int, walls: Sequence[float], commit: str) -> list[str]:
+@dataclass(frozen=True)
+class Wait:
+    """Wait is one logged wait of a scenario: what, its named timeout, how long it took, and the limit."""
+
+    scenario: str
+    what: str
+    timeout: str
+    seconds: float
+    limit: float
+
+    @property
+    def used(self) -> float:
+        return self.seconds / self.limit if self.limit else 0.0
+
+
+def read_waits(path: Path) -> list[Wait]:
+    """read_waits() reads a run's RESCON_WAIT_LOG (missing file: no waits)."""
+    if not path.is_file():
+        return []
+    return [Wait(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def closest_waits(waits: Sequence[Wait]) -> dict[str, Wait]:
+    """closest_waits() is, per scenario, the wait that used the largest share of its timeout."""
+    found: dict[str, Wait] = {}
+    for wait in waits:
+        if wait.scenario not in found or wait.used > found[wait.scenario].used:
+            found[wait.scenario] = wait
+    return found
+
+
+def render(
+    records: Mapping[str, ScenarioRecord], *, runs: int, walls: Sequence[float], commit: str, closest: Mapping[str, Wait] | None = None, workers: int = 0
+) -> list[str]:
     """render() is the Markdown table of docs/soak.md."""
     flaky = sum(r.failed for r in records.values())
+    closest = closest or {}
     lines = [
         "# Soak: the suite against the reference, run after run",
         "",
-        f"{runs} full runs of `pytest tests/conformance` at {commit}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
+        f"{runs} full runs of `pytest tests/conformance{f' -n {workers}' if workers else ''}` at {commit}, {datetime.now(UTC):%Y-%m-%d %H:%M} UTC"
         f" (`python -m tests.soak --runs {runs}`). Wall time per run: median {statistics.median(walls):.0f} s,"
         f" slowest {max(walls):.0f} s. Failures of the reference: **{flaky}**.",
         "",
-        "| scenario | failed | median s | slowest s |",
-        "|---|---|---|---|",
+        "*closest wait* is, over all runs, the scenario's wait that used the largest share of its named",
+        "timeout: how long it took, against that timeout.",
+        "",
+        "| scenario | failed | p50 s | max s | closest wait (all runs) |",
+        "|---|---|---|---|---|",
     ]
     for name, record in sorted(records.items()):
-        lines.append(f"| `{name}` | {record.failed} of {len(record.outcomes)} | {statistics.median(record.durations):.1f} | {max(record.durations):.1f} |")
+        wait = closest.get(name.partition("[")[0])
+        margin = f"`{wait.timeout}`: {wait.seconds:.1f} s of {wait.limit:g} s ({wait.used:.0%}), {wait.what[:80]}" if wait else "—"
+        lines.append(
+            f"| `{name}` | {record.failed} of {len(record.outcomes)} | {statistics.median(record.durations):.1f} | {max(record.durations):.1f} | {margin} |"
+        )
     failures = [(name, message) for name, record in sorted(records.items()) for message in record.failures]
     if failures:
         lines += ["", "Failures:", ""] + [f"- `{name}`: {message.splitlines()[0][:300] if message else '(no message)'}" for name, message in failures]
     return lines
 
 
-def run_once(index: int, root: Path, extra: Sequence[str]) -> tuple[dict[str, tuple[str, float, str]], float]:
+def run_once(index: int, root: Path, extra: Sequence[str], *, workers: int = 0) -> tuple[dict[str, tuple[str, float, str]], float]:
     report = root / REPORTS_DIR / f"run-{index}.yaml"
     log = root / REPORTS_DIR / f"run-{index}.log"
+    waits = wait_log(root, index)
     report.parent.mkdir(parents=True, exist_ok=True)
     report.unlink(missing_ok=True)
+    waits.unlink(missing_ok=True)
     argv = [str(Path(sys.executable).parent / "pytest"), "tests/conformance", "-q", "-p", "no:cacheprovider", "--keep-cluster",
-            "--report-output", str(report), *extra]
+            *(["-n", str(workers)] if workers else []), "--report-output", str(report), *extra]
     started = time.monotonic()
     with log.open("w") as out:
-        subprocess.run(argv, cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
+        subprocess.run(argv, cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False, env={**os.environ, WAIT_LOG_ENV: str(waits)})
     wall = time.monotonic() - started
     if not report.is_file():
         raise SystemExit(f"soak: run {index} wrote no report: read {log}")
     return {t.name: (t.outcome.value, t.duration_seconds, t.message) for t in read_report(report).tests}, wall
 
 
+def wait_log(root: Path, index: int) -> Path:
+    return root / REPORTS_DIR / f"run-{index}-waits.jsonl"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.soak", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="how many full runs (default 10)")
+    parser.add_argument("--workers", type=int, default=2, help="scenarios at a time, as make e2e runs them (-n; default 2, 0: one process)")
     parser.add_argument("--output", default=str(DOC), help=f"where the Markdown goes ('none': print only; default {DOC})")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
     args = parser.parse_args(argv)
@@ -105,13 +162,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=False).stdout.strip() or "unknown"
     results, walls = [], []
     for index in range(1, args.runs + 1):
-        outcomes, wall = run_once(index, REPO_ROOT, args.pytest_args)
+        outcomes, wall = run_once(index, REPO_ROOT, args.pytest_args, workers=args.workers)
         results.append(outcomes)
         walls.append(wall)
         failed = sorted(name for name, (outcome, _, _) in outcomes.items() if outcome not in ("passed", "skipped"))
         print(f"soak: run {index}/{args.runs}: {len(outcomes) - len(failed)} passed, {len(failed)} failed {failed or ''} in {wall:.0f} s", flush=True)
     records = collect(results)
-    lines = render(records, runs=args.runs, walls=walls, commit=commit)
+    closest = closest_waits([w for index in range(1, args.runs + 1) for w in read_waits(wait_log(REPO_ROOT, index))])
+    lines = render(records, runs=args.runs, walls=walls, commit=commit, closest=closest, workers=args.workers)
     print("\n".join(lines))
     if args.output != "none":
         (REPO_ROOT / args.output).write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -168,8 +168,33 @@ def scenario_run(
     """scenario_run() is the scenario's run, in its place among concurrent scenarios (alone if it is exclusive)."""
     from harness.suite.workers import scenario_slot
 
-    with scenario_slot(exclusive=scenario.exclusive), _scenario_run(request, scenario, cluster, kube, scheduler, config) as run:
+    with (
+        scenario_slot(exclusive=scenario.exclusive),
+        _waits_logged(scenario.name),
+        _scenario_run(request, scenario, cluster, kube, scheduler, config) as run,
+    ):
         yield run
+
+
+#: A file the scenario's waits are appended to, one JSON line each (the soak's margins; tests/soak.py).
+WAIT_LOG_ENV = "RESCON_WAIT_LOG"
+
+
+def _waits_logged(scenario: str) -> contextlib.AbstractContextManager[None]:
+    """_waits_logged() appends each wait of the scenario to $RESCON_WAIT_LOG, when it is set."""
+    path = os.environ.get(WAIT_LOG_ENV)
+    if not path:
+        return contextlib.nullcontext()
+    import json
+
+    from harness.waits import observed
+
+    def append(what: str, timeout: str, seconds: float, limit: float) -> None:
+        line = json.dumps({"scenario": scenario, "what": what, "timeout": timeout, "seconds": round(seconds, 3), "limit": limit})
+        with open(path, "a", encoding="utf-8") as out:  # one short write per line: whole lines from concurrent workers
+            out.write(line + "\n")
+
+    return observed(append)
 
 
 @contextlib.contextmanager

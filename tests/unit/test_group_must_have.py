@@ -10,6 +10,8 @@ import yaml
 from harness.contract.record import Record
 from harness.suite.checks import group_must_have
 
+pytestmark = pytest.mark.unit
+
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "contract-example.yaml"
 # docs/contract-example.yaml's group "source": tasks clone, build, lint, unit-test; workspace source;
 # peak 2000m CPU and 2560Mi = 2560 x 1024 x 1024 = 2684354560 bytes of memory.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.soak import collect, render
+from tests.soak import Wait, closest_waits, collect, render
 
 pytestmark = pytest.mark.unit
 
@@ -18,7 +18,7 @@ def test_a_scenario_that_failed_once_in_three_runs_is_counted_and_quoted() -> No
     records = collect(runs)
     assert records["colocation"].failed == 1 and records["retry_hold"].failed == 1
     lines = render(records, runs=3, walls=[70.0, 100.0, 72.0], commit="abc123")
-    assert "| `colocation` | 1 of 3 | 3.2 | 31.0 |" in lines
+    assert "| `colocation` | 1 of 3 | 3.2 | 31.0 | — |" in lines
     assert "Failures of the reference: **2**." in lines[2]
     assert any("timed out after 30s (pod_scheduled)" in line for line in lines)
 
@@ -26,3 +26,16 @@ def test_a_scenario_that_failed_once_in_three_runs_is_counted_and_quoted() -> No
 def test_no_failure_reads_zero() -> None:
     lines = render(collect([{"a": ("passed", 1.0, "")}]), runs=1, walls=[10.0], commit="c")
     assert "Failures of the reference: **0**." in lines[2] and "Failures:" not in lines
+
+
+def test_the_wait_closest_to_its_timeout_is_shown_per_scenario() -> None:
+    waits = [
+        Wait("colocation", "colocation/fetch to be bound", "pod_scheduled", 1.5, 30.0),
+        Wait("colocation", "colocation to succeed", "pipelinerun_done", 27.0, 60.0),
+        Wait("colocation", "colocation/build to be bound", "pod_scheduled", 0.4, 30.0),
+    ]
+    closest = closest_waits(waits)
+    assert closest["colocation"].timeout == "pipelinerun_done"
+    lines = render(collect([{"colocation": ("passed", 3.0, "")}]), runs=1, walls=[10.0], commit="c", closest=closest, workers=2)
+    assert "| `colocation` | 0 of 1 | 3.0 | 3.0 | `pipelinerun_done`: 27.0 s of 60 s (45%), colocation to succeed |" in lines
+    assert "`pytest tests/conformance -n 2`" in lines[2]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import threading
 from pathlib import Path
 
@@ -9,6 +11,8 @@ from harness.plugin import Outcome
 from harness.suite.features import Feature
 from harness.suite.scenario import Scenario
 from harness.suite.workers import ScenarioSlots, runs_scenarios, scheduler_name_for
+
+pytestmark = pytest.mark.unit
 
 #: Bounds every wait of these tests; none comes near it unless the lock is wrong.
 WAIT = 10.0
