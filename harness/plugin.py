@@ -409,10 +409,11 @@ def cluster(request: pytest.FixtureRequest, suite_config: SuiteConfig) -> Iterat
 
 
 @pytest.fixture(scope="session")
-def kube(cluster: Any, suite_config: SuiteConfig, suite_state: SuiteState) -> Iterator[Any]:
-    from harness.suite.session import prepare_cluster
+def kube(request: pytest.FixtureRequest, cluster: Any, suite_config: SuiteConfig, suite_state: SuiteState) -> Iterator[Any]:
+    from harness.suite.session import prepare_cluster, worker_client
+    from harness.suite.workers import worker_id
 
-    client = cluster.up()
+    client = cluster.up() if worker_id(request.config) is None else worker_client(cluster)
     prepare_cluster(client, suite_config, suite_state)
     yield client
     client.close()

@@ -102,6 +102,15 @@ class ControllerCluster:
             self._stack.close()
 
 
+def worker_client(cluster: Any) -> Kube:
+    """worker_client() is an xdist worker's client of the cluster its controller brought up (local: no second bring-up)."""
+    from harness.cluster.local import LocalCluster
+
+    if isinstance(cluster, LocalCluster):
+        return Kube.connect(cluster.kubeconfig)
+    return cluster.up()  # type: ignore[no-any-return]
+
+
 def prepare_cluster(kube: Kube, config: SuiteConfig, state: SuiteState) -> None:
     """prepare_cluster() installs the contract's CRD and notes the versions for the report."""
     install_crd(kube, timeouts=config.timeouts)

@@ -79,11 +79,13 @@ class Subject:
         )
 
 
-def pytest_argv(subject: Subject, *, report: Path, scenarios: Sequence[str], python: str = sys.executable, count: int = 0) -> list[str]:
+def pytest_argv(subject: Subject, *, report: Path, scenarios: Sequence[str], python: str = sys.executable, count: int = 0, workers: int = 0) -> list[str]:
     """pytest_argv() is the suite run for one subject; `scenarios` limits it to those (empty: all).
 
     With `count`, pytest-repeat runs each scenario that many times in the one
     session: one scheduler launch, a fresh namespace and pool for every run.
+    With `workers`, pytest-xdist runs that many at a time, each worker with
+    its own instance of the subject (harness/suite/workers.py).
 
     It runs the venv's `pytest` script, not `python -m pytest`: with the
     checkout on sys.path its stale egg-info reorders the pytest plugins.
@@ -98,6 +100,8 @@ def pytest_argv(subject: Subject, *, report: Path, scenarios: Sequence[str], pyt
         argv += ["-k", " or ".join(f"test_{name}" for name in scenarios)]
     if count:
         argv += [f"--count={count}", "--repeat-scope=function"]
+    if workers:
+        argv += ["-n", str(workers)]
     return argv
 
 
@@ -374,7 +378,7 @@ def confirm(subject: Subject, outcomes: dict[str, str], *, root: Path = REPO_ROO
     return confirmed(outcomes, rerun), seconds
 
 
-def run_suite(subject: Subject, *, scenarios: Sequence[str], root: Path, suffix: str = "", count: int = 0) -> tuple[dict[str, str], float]:
+def run_suite(subject: Subject, *, scenarios: Sequence[str], root: Path, suffix: str = "", count: int = 0, workers: int = 0) -> tuple[dict[str, str], float]:
     """run_suite() is one pytest run against one subject: its outcomes by scenario and its wall time."""
     report = root / REPORTS_DIR / f"{subject.name}{suffix}.yaml"
     log = root / REPORTS_DIR / f"{subject.name}{suffix}.log"
@@ -384,7 +388,7 @@ def run_suite(subject: Subject, *, scenarios: Sequence[str], root: Path, suffix:
         (root / REPORTS_DIR / f"{subject.name}-rerun.yaml").unlink(missing_ok=True)
     started = time.monotonic()
     with log.open("w") as out:
-        subprocess.run(pytest_argv(subject, report=report, scenarios=scenarios, count=count), cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
+        subprocess.run(pytest_argv(subject, report=report, scenarios=scenarios, count=count, workers=workers), cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
     seconds = time.monotonic() - started
     if not report.is_file():
         raise SystemExit(f"kill_table: the suite run against {subject.name} wrote no report: read {log}")
@@ -412,6 +416,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--own", action="store_true", help="run each mutant against its own scenario only (its caught_by), not --scenarios")
     parser.add_argument("--repeat", type=int, default=0, help="run each cell this many times, no reruns, and count the kills (prints only)")
     parser.add_argument("--from-counts", default="", metavar="JSON", help=f"write the --own --repeat doc from a saved {REPORTS_DIR}/repeat-counts.json, running nothing")
+    parser.add_argument("--workers", type=int, default=3, help="with --repeat: runs at a time (pytest -n; default 3, 0: one process)")
     parser.add_argument("--fresh", action="store_true", help="with --repeat: each run its own pytest session and scheduler launch (slower)")
     parser.add_argument("--output", default=str(DOC), help=f"where the Markdown goes ('none': print only; default {DOC})")
     args = parser.parse_args(list(argv))
@@ -437,7 +442,9 @@ def scenarios_for(name: str, *, given: Sequence[str], own: bool) -> list[str]:
     return list(given)
 
 
-def repeat(names: Sequence[str], *, given: Sequence[str], own: bool, runs: int, run_id: str, fresh: bool = False, output: str = "none") -> int:
+def repeat(
+    names: Sequence[str], *, given: Sequence[str], own: bool, runs: int, run_id: str, fresh: bool = False, output: str = "none", workers: int = 0
+) -> int:
     """repeat() runs each subject's cells `runs` times and prints the failures out of `runs`.
 
     By default the runs share one pytest session (pytest-repeat); with `fresh`
@@ -453,7 +460,7 @@ def repeat(names: Sequence[str], *, given: Sequence[str], own: bool, runs: int, 
                 results.append(outcomes)
                 print(f"kill_table: {name} run {index}/{runs} in {seconds:.0f} s: {outcomes}", flush=True)
         else:
-            outcomes, seconds = run_suite(Subject(name, run_id), scenarios=scenarios, root=REPO_ROOT, suffix=f"-x{runs}", count=runs)
+            outcomes, seconds = run_suite(Subject(name, run_id), scenarios=scenarios, root=REPO_ROOT, suffix=f"-x{runs}", count=runs, workers=workers)
             results = split_repeats(outcomes, runs)
             print(f"kill_table: {name}: {runs} runs in one session, {seconds:.0f} s: {kill_counts(results)} failed", flush=True)
         # A scenario asked for and never reported (the session died) counts as failing in no run.
@@ -483,7 +490,7 @@ def main(argv: Sequence[str]) -> int:
     scenarios = [s for s in args.scenarios.split(",") if s]
     names = ([] if args.no_reference else [REFERENCE]) + (args.mutants or list(MUTANTS))
     if args.repeat:
-        return repeat(names, given=scenarios, own=args.own, runs=args.repeat, run_id=run_id_for(os.getpid()), fresh=args.fresh, output=args.output)
+        return repeat(names, given=scenarios, own=args.own, runs=args.repeat, run_id=run_id_for(os.getpid()), fresh=args.fresh, output=args.output, workers=args.workers)
     outcomes: dict[str, dict[str, str]] = {}
     wall: dict[str, float] = {}
     started = time.monotonic()
