@@ -237,11 +237,41 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     previous = state.outcomes.get(scenario.name)
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         message = _failure_message(report) if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
-        state.outcomes[scenario.name] = Outcome(scenario, verdict_of(report, call), report.duration, message)
+        verdict = verdict_of(report, call)
+        state.outcomes[scenario.name] = Outcome(scenario, verdict, report.duration, message)
         if report.failed:
             item.rescon_failed = True  # type: ignore[attr-defined]
+        if verdict == "error" and report.when == "call":
+            setattr(report, SETUP_ERROR_IN_CALL, True)
     elif report.when == "teardown" and report.failed and previous is not None and previous.outcome == "passed":
         state.outcomes[scenario.name] = Outcome(scenario, "failed", previous.duration, _failure_message(report))
+
+
+#: Set on a call-phase report whose verdict is "error" (a setup error met in the scenario's body).
+#: A plain attribute, so it travels with the report to pytest-xdist's controller.
+SETUP_ERROR_IN_CALL = "rescon_setup_error_in_call"
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> Iterator[None]:
+    """A setup error met in a scenario's body is reported as an error, as one met in its fixtures is.
+
+    pytest decides error or failure by the report's phase alone: a failed
+    report whose `when` is "setup" or "teardown" is an error (the terminal's
+    "E", JUnit's `<error>`), a failed "call" is a failure (`<failure>`). A
+    scheduler that exited at launch (SchedulerFailedToStart) or a fixture that
+    does not render is no verdict on the scheduler, wherever it is met. So
+    while the other plugins (terminal, junitxml, xdist's worker) read such a
+    report, its phase reads "setup"; afterwards it is "call" again, so the
+    error summary still says where it happened ("ERROR at call of ...").
+    """
+    if not getattr(report, SETUP_ERROR_IN_CALL, False):
+        return (yield)
+    report.when = "setup"
+    try:
+        return (yield)
+    finally:
+        report.when = "call"
 
 
 def verdict_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
