@@ -307,9 +307,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(_STATE_KEY, None)
     if state is None or not state.outcomes:
         return
-    from harness.suite.reporting import write_conformance_report
+    from harness.suite.reporting import write_allure_files, write_conformance_report
 
     lines = write_conformance_report(state, wall_time=time.monotonic() - state.started)
+    alluredir = _option_or_none(session.config, "allure_report_dir")
+    if alluredir:
+        write_allure_files(state, Path(alluredir))
     terminal = session.config.pluginmanager.get_plugin("terminalreporter")
     if terminal is not None:
         terminal.write_sep("=", "reservation conformance")
