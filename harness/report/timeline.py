@@ -610,7 +610,7 @@ def render_timeline(
                 clip_on=True,
             )
         if lane in capacity:
-            _draw_load_strips(ax, load_steps(pods, lane, t_end), capacity[lane], top + units, t_end, seconds_per_px)
+            _draw_load_strips(ax, load_steps(pods, lane, t_end), capacity[lane], top + units, (t_start, t_end), seconds_per_px)
     ax.set_yticks(ticks, tick_labels)
     for at, label in marks:
         ax.axvline(at, color=VIOLATION_COLOUR, linewidth=1.6, zorder=7)
@@ -641,7 +641,7 @@ def render_timeline(
 
 
 def _draw_load_strips(
-    ax: Any, steps: Sequence[tuple[float, Amount]], node: NodeCapacity, bottom: float, t_end: float, seconds_per_px: float
+    ax: Any, steps: Sequence[tuple[float, Amount]], node: NodeCapacity, bottom: float, span: tuple[float, float], seconds_per_px: float
 ) -> None:
     """_draw_load_strips fills the CPU strip (upper) and the memory strip (lower) that end at ``bottom``.
 
@@ -649,9 +649,9 @@ def _draw_load_strips(
     thin black line at its top); the fill is the pods' summed request, capped
     at the strip, and red where it goes past the allocatable.
     """
+    t_start, t_end = span
     if not steps or steps[-1][0] < t_end:
         steps = [*steps, (t_end, steps[-1][1] if steps else ZERO)]
-    xs = [t for t, _ in steps]
     strips: tuple[tuple[str, int, list[int], Callable[[int], str]], ...] = (
         ("cpu", node.cpu_millis, [a.cpu for _, a in steps], _cpu_text),
         ("memory", node.memory_bytes, [a.memory for _, a in steps], memory_text),
@@ -660,8 +660,8 @@ def _draw_load_strips(
         base = bottom - 0.1 - (1 - index) * STRIP_UNITS  # cpu above memory
         height = STRIP_UNITS * 0.8
         top = base - height
-        ax.hlines(top, xs[0] if xs else 0.0, t_end, colors="black", linewidth=0.6, zorder=4)
-        ax.hlines(base, xs[0] if xs else 0.0, t_end, colors="#b0b0b0", linewidth=0.6, zorder=4)
+        ax.hlines(top, t_start, t_end, colors="black", linewidth=0.6, zorder=4)
+        ax.hlines(base, t_start, t_end, colors="#b0b0b0", linewidth=0.6, zorder=4)
         if allocatable <= 0:
             continue
         for (start, _), (end, _), value in zip(steps, steps[1:], values, strict=False):
@@ -672,7 +672,7 @@ def _draw_load_strips(
             ax.barh(base - share * height / 2, end - start, left=start, height=share * height, color=colour, alpha=0.45, linewidth=0, zorder=4)
         peak = max(values, default=0)
         ax.text(
-            (xs[0] if xs else 0.0) + 4 * seconds_per_px, top + 0.05,
+            t_start + 4 * seconds_per_px, top + 0.05,
             f"{name} requested: at most {text(peak)} of {text(allocatable)} allocatable",
             va="top", ha="left", fontsize=FONT_SIZE - 1, color=OVER_COLOUR if peak > allocatable else "black", zorder=6, clip_on=True,
         )
