@@ -13,7 +13,7 @@ PYTEST   := $(VENV)/bin/pytest
 RESCON   := $(VENV)/bin/rescon
 STAMP    := $(VENV)/.installed
 
-.PHONY: help venv tools unit lint report allure integration integration-kind e2e e2e-kind kind-node-image test cluster-up cluster-down clean bench mutants mutants-smoke soak
+.PHONY: help venv tools unit lint report allure allure-java integration integration-kind e2e e2e-kind kind-node-image test cluster-up cluster-down clean bench mutants mutants-smoke soak
 
 help:
 	@echo "make e2e          full conformance suite vs the reference scheduler (CLUSTER=local|kind), reports in $(REPORTS)/"
@@ -118,8 +118,11 @@ $(ALLURE):
 	@tar -xzf $(ALLURE_CACHE)/allure.tgz.part -C $(ALLURE_CACHE) && rm -f $(ALLURE_CACHE)/allure.tgz.part
 	@test -x $@
 
-allure: $(ALLURE)
-	@command -v java >/dev/null 2>&1 || { test -n "$$JAVA_HOME" && test -x "$$JAVA_HOME/bin/java"; } || { echo "make report: no Java to run the Allure command line: install a JRE 8+ (Debian: apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME" >&2; exit 1; }
+# Checked before the download, so a machine without Java learns it at once.
+allure-java:
+	@command -v java >/dev/null 2>&1 || { test -n "$$JAVA_HOME" && test -x "$$JAVA_HOME/bin/java"; } || { echo "make report: no Java to run the Allure command line: install a Java runtime (17 runs it; Debian: apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME" >&2; exit 1; }
+
+allure: allure-java $(ALLURE)
 
 # One self-contained HTML file (allure generate --single-file): open it from disk, no server needed.
 report: allure
