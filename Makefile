@@ -13,6 +13,16 @@ PYTEST   := $(VENV)/bin/pytest
 RESCON   := $(VENV)/bin/rescon
 STAMP    := $(VENV)/.installed
 
+# The Allure command line from Maven Central, fetched by Maven's repository layout, checked against the
+# pinned SHA-256 and cached per user (keyed by version); it runs on the machine's Java (17 here).
+ALLURE_VERSION ?= 2.32.0
+ALLURE_SHA256  ?= cdfa978b3eab9cf9f52489ea9284e431d8b0d2d859bcd56a791c320e803ce65c
+MAVEN_REPOSITORY ?= https://repo.maven.apache.org/maven2
+ALLURE_CACHE   ?= $(HOME)/.cache/reservation-conformance/allure/$(ALLURE_VERSION)
+ALLURE         := $(ALLURE_CACHE)/allure-$(ALLURE_VERSION)/bin/allure
+ALLURE_RESULTS ?= $(REPORTS)/allure-results
+REPORT_DIR     ?= $(REPORTS)/allure-report
+
 .PHONY: help venv tools unit lint report allure allure-java integration integration-kind e2e e2e-kind kind-node-image test cluster-up cluster-down clean bench mutants mutants-smoke soak
 
 help:
@@ -40,7 +50,8 @@ venv: $(STAMP)
 tools: venv
 	$(RESCON) tools
 
-unit: venv
+# The Allure command line comes first (cached), so the report test renders without fetching anything.
+unit: venv $(ALLURE)
 	$(PYTEST) tests/unit -m unit -q -p no:randomly --timeout=120 $(PYTEST_ARGS)
 
 lint: venv
@@ -97,16 +108,6 @@ cluster-up: venv tools
 
 cluster-down: venv
 	$(RESCON) cluster down
-
-# The Allure command line from Maven Central, fetched by Maven's repository layout, checked against the
-# pinned SHA-256 and cached per user (keyed by version); it runs on the machine's Java (17 here).
-ALLURE_VERSION ?= 2.32.0
-ALLURE_SHA256  ?= cdfa978b3eab9cf9f52489ea9284e431d8b0d2d859bcd56a791c320e803ce65c
-MAVEN_REPOSITORY ?= https://repo.maven.apache.org/maven2
-ALLURE_CACHE   ?= $(HOME)/.cache/reservation-conformance/allure/$(ALLURE_VERSION)
-ALLURE         := $(ALLURE_CACHE)/allure-$(ALLURE_VERSION)/bin/allure
-ALLURE_RESULTS ?= $(REPORTS)/allure-results
-REPORT_DIR     ?= $(REPORTS)/allure-report
 
 $(ALLURE):
 	@mkdir -p $(ALLURE_CACHE)
