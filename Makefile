@@ -16,7 +16,17 @@ PYTEST   := $(VENV)/bin/pytest
 RESCON   := $(VENV)/bin/rescon
 STAMP    := $(VENV)/.installed
 
-.PHONY: help venv tools unit lint integration integration-kind e2e e2e-kind kind-node-image test cluster-up cluster-down clean bench mutants mutants-smoke soak
+# The Allure command line from Maven Central, fetched by Maven's repository layout, checked against the
+# pinned SHA-256 and cached per user (keyed by version); it runs on the machine's Java (17 here).
+ALLURE_VERSION ?= 2.32.0
+ALLURE_SHA256  ?= cdfa978b3eab9cf9f52489ea9284e431d8b0d2d859bcd56a791c320e803ce65c
+MAVEN_REPOSITORY ?= https://repo.maven.apache.org/maven2
+ALLURE_CACHE   ?= $(HOME)/.cache/reservation-conformance/allure/$(ALLURE_VERSION)
+ALLURE         := $(ALLURE_CACHE)/allure-$(ALLURE_VERSION)/bin/allure
+ALLURE_RESULTS ?= $(REPORTS)/allure-results
+REPORT_DIR     ?= $(REPORTS)/allure-report
+
+.PHONY: help venv tools unit lint report allure allure-java integration integration-kind e2e e2e-kind kind-node-image test cluster-up cluster-down clean bench mutants mutants-smoke soak
 
 help:
 	@echo "make e2e          full conformance suite vs the reference scheduler (CLUSTER=local|kind), reports in $(REPORTS)/"
@@ -30,6 +40,7 @@ help:
 	@echo "make mutants      the suite against every faulty variant of the reference; kill table in docs/mutants.md"
 	@echo "make soak N=10    the suite against the reference N times; flakes per scenario in docs/soak.md"
 	@echo "make bench        reference vs kube-scheduler on the local cluster (BENCH_SCALE=small|medium|large), docs/benchmarks.md"
+	@echo "make report       one HTML file from $(REPORTS)/allure-results (the Allure command line, installed and cached; needs Java)"
 
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -42,7 +53,8 @@ venv: $(STAMP)
 tools: venv
 	$(RESCON) tools
 
-unit: venv
+# The Allure command line comes first (cached), so the report test renders without fetching anything.
+unit: venv $(ALLURE)
 	$(PYTEST) tests/unit -m unit -q -p no:randomly --timeout=120 $(PYTEST_ARGS)
 
 lint: venv
@@ -99,6 +111,28 @@ cluster-up: venv tools
 
 cluster-down: venv
 	$(RESCON) cluster down
+
+$(ALLURE):
+	@mkdir -p $(ALLURE_CACHE)
+	@echo "allure: fetching allure-commandline $(ALLURE_VERSION) into $(ALLURE_CACHE)"
+	@curl -fsSL --retry 3 -o $(ALLURE_CACHE)/allure.tgz.part \
+		$(MAVEN_REPOSITORY)/io/qameta/allure/allure-commandline/$(ALLURE_VERSION)/allure-commandline-$(ALLURE_VERSION).tgz
+	@echo "$(ALLURE_SHA256)  $(ALLURE_CACHE)/allure.tgz.part" | sha256sum --check --quiet - \
+		|| { rm -f $(ALLURE_CACHE)/allure.tgz.part; echo "allure-commandline $(ALLURE_VERSION): checksum mismatch (expected $(ALLURE_SHA256)); download discarded" >&2; exit 1; }
+	@tar -xzf $(ALLURE_CACHE)/allure.tgz.part -C $(ALLURE_CACHE) && rm -f $(ALLURE_CACHE)/allure.tgz.part
+	@test -x $@
+
+# Checked before the download, so a machine without Java learns it at once.
+allure-java:
+	@command -v java >/dev/null 2>&1 || { test -n "$$JAVA_HOME" && test -x "$$JAVA_HOME/bin/java"; } || { echo "make report: no Java to run the Allure command line: install a Java runtime (17 runs it; Debian: apt-get install -y openjdk-17-jre-headless) or set JAVA_HOME" >&2; exit 1; }
+
+allure: allure-java $(ALLURE)
+
+# One self-contained HTML file (allure generate --single-file): open it from disk, no server needed.
+report: allure
+	@test -d $(ALLURE_RESULTS) || { echo "make report: no $(ALLURE_RESULTS): run 'make e2e' (or pytest --alluredir=$(ALLURE_RESULTS)) first" >&2; exit 1; }
+	$(ALLURE) generate --single-file --clean --output $(REPORT_DIR) $(ALLURE_RESULTS)
+	@echo "report: $(REPORT_DIR)/index.html ($$(du -h $(REPORT_DIR)/index.html | cut -f1))"
 
 clean:
 	rm -rf $(REPORTS) .pytest_cache .mypy_cache .hypothesis

@@ -299,9 +299,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     key = outcome_key(item, scenario)
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         message = _failure_message(report) if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
-        outcome_of_run = Outcome(scenario, verdict_of(report, call), report.duration, message, key)
+        verdict = verdict_of(report, call)
+        outcome_of_run = Outcome(scenario, verdict, report.duration, message, key)
         if report.failed:
             item.rescon_failed = True  # type: ignore[attr-defined]
+        if verdict == "error" and report.when == "call":
+            setattr(report, SETUP_ERROR_IN_CALL, True)
     elif report.when == "teardown" and report.failed:
         outcome_of_run = Outcome(scenario, "failed", 0.0, _failure_message(report), key)
     else:
@@ -312,8 +315,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.user_properties.append((VERSIONS_PROPERTY, dict(state.versions)))
 
 
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    """pytest_runtest_logreport() files a scenario's outcome, in a plain session and in the xdist controller alike."""
+def _file_outcome(report: pytest.TestReport) -> None:
+    """_file_outcome() files a scenario's outcome from its report, in a plain session and in the xdist controller alike."""
     state = _STATE.get("state")
     if state is None:
         return
@@ -330,6 +333,34 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
                 state.outcomes[arrived.name] = Outcome(previous.scenario, "failed", previous.duration, arrived.message, arrived.name)
             continue
         state.outcomes[arrived.name] = arrived
+
+
+#: Set on a call-phase report whose verdict is "error" (a setup error met in the scenario's body).
+#: A plain attribute, so it travels with the report to pytest-xdist's controller.
+SETUP_ERROR_IN_CALL = "rescon_setup_error_in_call"
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> Iterator[None]:
+    """A setup error met in a scenario's body is reported as an error, as one met in its fixtures is.
+
+    pytest decides error or failure by the report's phase alone: a failed
+    report whose `when` is "setup" or "teardown" is an error (the terminal's
+    "E", JUnit's `<error>`), a failed "call" is a failure (`<failure>`). A
+    scheduler that exited at launch (SchedulerFailedToStart) or a fixture that
+    does not render is no verdict on the scheduler, wherever it is met. So
+    while the other plugins (terminal, junitxml, xdist's worker) read such a
+    report, its phase reads "setup"; afterwards it is "call" again, so the
+    error summary still says where it happened ("ERROR at call of ...").
+    """
+    _file_outcome(report)
+    if not getattr(report, SETUP_ERROR_IN_CALL, False):
+        return (yield)
+    report.when = "setup"
+    try:
+        return (yield)
+    finally:
+        report.when = "call"
 
 
 def verdict_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
@@ -367,9 +398,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = session.config.stash.get(_STATE_KEY, None)
     if state is None or not state.outcomes or worker_id(session.config) is not None:
         return
-    from harness.suite.reporting import write_conformance_report
+    from harness.suite.reporting import write_allure_files, write_conformance_report
 
     lines = write_conformance_report(state, wall_time=time.monotonic() - state.started)
+    alluredir = _option_or_none(session.config, "allure_report_dir")
+    if alluredir:
+        write_allure_files(state, Path(alluredir))
     terminal = session.config.pluginmanager.get_plugin("terminalreporter")
     if terminal is not None:
         terminal.write_sep("=", "reservation conformance")

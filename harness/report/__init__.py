@@ -2,7 +2,9 @@
 
 ``conformance_report`` turns the scenarios' outcomes into a ConformanceReport
 (YAML, one per run) and a short table for the terminal; ``timeline`` turns
-pod and ReservationRecord observations into one PNG per scenario.
+pod and ReservationRecord observations into one PNG per scenario;
+``allure_metadata`` writes the Allure results folder's environment,
+categories and executor.
 """
 
 from harness.report.conformance_report import (

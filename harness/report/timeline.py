@@ -5,7 +5,10 @@ A scenario's story is told by two kinds of observation: pod snapshots
 node and peak). ``TimelineRecorder`` turns a time-ordered sequence of those
 snapshots into ``PodInterval``s and ``ReservationBand``s; ``render_timeline``
 draws them as one lane per node, time on the x axis, pods as bars coloured by
-their final phase and reservations as translucent bands behind them.
+their final phase and labelled with their request (CPU and memory), and
+reservations as translucent bands behind them. Under each node's bars two
+strips show what the pods bound there request, CPU and memory, against the
+node's allocatable.
 
 Example::
 
@@ -14,8 +17,9 @@ Example::
     recorder.observe_pods(time.monotonic(), core.list_namespaced_pod(ns).to_dict()["items"])
     recorder.observe_records(time.monotonic(), records_json)
     # after the scenario:
+    recorder.finish(time.monotonic())  # the scenario's end, whatever happened last
     render_timeline(recorder.intervals(), recorder.bands(), nodes, out / "timeline.png",
-                    title="retry-same-node", until=recorder.latest)
+                    title="retry-same-node", until=recorder.ended)
 
 The recorder is pure bookkeeping guarded by a lock: it makes no API call
 (the caller fetches) and can be fed from any thread. Its times are seconds
@@ -26,13 +30,16 @@ scenario's start.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
 from typing import Any
 
 from kubernetes.utils.quantity import parse_quantity
+
+from harness.errors import HarnessError
+from harness.quantities import ZERO, Amount, pod_request
 
 UNSCHEDULED_LANE = "unscheduled"
 """UNSCHEDULED_LANE is the lane of pods not (yet) bound to a node."""
@@ -72,13 +79,21 @@ LABEL_PAD_PX = 10
 #: The colour of the line marking a contract violation.
 VIOLATION_COLOUR = "#d62728"
 
+#: The load strips: row units each strip takes at the foot of a node's lane, and their fills.
+STRIP_UNITS = 1.0
+STRIP_COLOUR = "#7f7f7f"
+OVER_COLOUR = "#d62728"
+
 
 @dataclass(frozen=True)
 class PodInterval:
     """PodInterval is a stretch of time a pod spent on one node (or, with ``node`` None, waiting for one).
 
     ``end`` is None while the interval is still open; ``phase`` is the last
-    phase seen in it. Example: ``PodInterval("run-1-build-pod", "node-a", 1.0, 4.0, "Succeeded")``.
+    phase seen in it; ``request`` is the pod's effective request as last seen
+    (kube-scheduler's PodRequests: harness.quantities.pod_request), None when
+    the snapshot had no containers to read it from. Example:
+    ``PodInterval("run-1-build-pod", "node-a", 1.0, 4.0, "Succeeded", Amount(500, 2**30))``.
     """
 
     pod: str
@@ -86,6 +101,14 @@ class PodInterval:
     start: float
     end: float | None
     phase: str
+    request: Amount | None = None
+
+    @property
+    def label(self) -> str:
+        """label is what the picture writes on the bar: ``"run-1-build-pod 500m, 1Gi"``, or the name alone."""
+        if self.request is None:
+            return self.pod
+        return f"{self.pod} {self.request.cpu}m, {memory_text(self.request.memory)}"
 
 
 @dataclass(frozen=True)
@@ -113,10 +136,57 @@ class ReservationBand:
 
 @dataclass(frozen=True)
 class NodeCapacity:
-    """NodeCapacity is a node's allocatable CPU in millicores, written under its lane's name."""
+    """NodeCapacity is a node's allocatable CPU (millicores) and memory (bytes), written under its lane's name.
+
+    It is also the full height of the lane's two load strips: the pods bound
+    there request that much at most, or the node is over-committed.
+    """
 
     node: str
     cpu_millis: int
+    memory_bytes: int = 0
+
+    @property
+    def label(self) -> str:
+        """label is ``"4800m cpu, 8Gi"`` (memory left out when unknown)."""
+        if not self.memory_bytes:
+            return f"{self.cpu_millis}m cpu"
+        return f"{self.cpu_millis}m cpu, {memory_text(self.memory_bytes)}"
+
+
+def memory_text(amount: int) -> str:
+    """memory_text writes bytes as the picture's labels do: whole Gi or Mi when exact, else Mi with one decimal.
+
+    Example: ``memory_text(2**33) == "8Gi"``, ``memory_text(768 * 2**20) == "768Mi"``,
+    ``memory_text(1536 * 2**20) == "1536Mi"``, ``memory_text(1000) == "0.0Mi"``.
+    """
+    if amount and amount % 2**30 == 0:
+        return f"{amount // 2**30}Gi"
+    if amount % 2**20 == 0:
+        return f"{amount // 2**20}Mi"
+    return f"{amount / 2**20:.1f}Mi"
+
+
+def load_steps(pods: Sequence[PodInterval], node: str, until: float) -> list[tuple[float, Amount]]:
+    """load_steps is the sum of the requests of the pods bound to ``node``, as (from this time on, total) steps.
+
+    A pod counts from its bind to its end (a terminal phase or its deletion);
+    an open interval runs to ``until``; a pod whose request is unknown counts
+    nothing. The last step is at the latest end, with the total that remains.
+    Example: a 500m pod on node-a over [1, 4] and a 1000m one over [2, 3] give
+    ``[(1, 500m), (2, 1500m), (3, 500m), (4, 0)]``.
+    """
+    spans = [(i.start, i.end if i.end is not None else until, i.request or ZERO) for i in pods if i.node == node]
+    times = sorted({t for start, end, _ in spans for t in (start, end)})
+    steps: list[tuple[float, Amount]] = []
+    for t in times:
+        total = ZERO
+        for start, end, request in spans:
+            if start <= t < end:
+                total = total + request
+        if not steps or steps[-1][1] != total:
+            steps.append((t, total))
+    return steps
 
 
 def cpu_millis(quantity: str | int | float | None) -> int:
@@ -145,6 +215,7 @@ class _OpenPod:
     node: str | None
     start: float
     phase: str
+    request: Amount | None = None
 
 
 @dataclass
@@ -179,6 +250,20 @@ class TimelineRecorder:
         self._pod_intervals: list[PodInterval] = []
         self._open_bands: dict[tuple[str, str], _OpenBand] = {}
         self._bands: list[ReservationBand] = []
+        self._ended: float | None = None
+
+    def finish(self, t: float) -> None:
+        """finish marks the scenario's end at ``t``: the picture runs to it, not to the last change it saw."""
+        with self._lock:
+            self._ended = t - self.origin
+
+    @property
+    def ended(self) -> float | None:
+        """ended is the scenario's end (from ``origin``) once ``finish`` was called, else the latest snapshot."""
+        with self._lock:
+            if self._ended is not None:
+                return self._ended
+        return self.latest
 
     @property
     def latest(self) -> float | None:
@@ -206,12 +291,13 @@ class TimelineRecorder:
                     uid=str(_get(pod, "metadata", "uid") or ""),
                     node=_get(pod, "spec", "nodeName") or None,
                     phase=str(_get(pod, "status", "phase") or "Pending"),
+                    request=_request_of(pod),
                 )
             for name in [n for n in self._open_pods if n not in seen]:
                 self._close_pod(name, now)
             return True
 
-    def _observe_pod(self, now: float, name: str, *, uid: str, node: str | None, phase: str) -> None:
+    def _observe_pod(self, now: float, name: str, *, uid: str, node: str | None, phase: str, request: Amount | None) -> None:
         current = self._open_pods.get(name)
         if current is not None and uid and current.uid and uid != current.uid:
             self._close_pod(name, now)  # deleted and recreated between two snapshots
@@ -228,13 +314,15 @@ class TimelineRecorder:
             self._close_pod(name, now)
             current = self._open_pods[name] = _OpenPod(uid=uid or current.uid, node=node, start=now, phase=phase)
         current.phase = phase
+        if request is not None:
+            current.request = request
         if phase in TERMINAL_PHASES:
             self._close_pod(name, now)
             self._finished_pods[name] = uid
 
     def _close_pod(self, name: str, now: float) -> None:
         current = self._open_pods.pop(name)
-        self._pod_intervals.append(PodInterval(name, current.node, current.start, now, current.phase))
+        self._pod_intervals.append(PodInterval(name, current.node, current.start, now, current.phase, current.request))
 
     def observe_records(self, t: float, records: Sequence[Mapping[str, Any]]) -> bool:
         """observe_records records a snapshot of ReservationRecord JSON.
@@ -288,7 +376,7 @@ class TimelineRecorder:
         """intervals is every pod interval so far, open ones with ``end`` None, ordered by start then pod."""
         with self._lock:
             result = list(self._pod_intervals) + [
-                PodInterval(name, p.node, p.start, None, p.phase) for name, p in self._open_pods.items()
+                PodInterval(name, p.node, p.start, None, p.phase, p.request) for name, p in self._open_pods.items()
             ]
         return sorted(result, key=lambda i: (i.start, i.pod))
 
@@ -300,6 +388,16 @@ class TimelineRecorder:
                 for (record, group), b in self._open_bands.items()
             ]
         return sorted(result, key=lambda b: (b.start, b.record, b.group))
+
+
+def _request_of(pod: Mapping[str, Any]) -> Amount | None:
+    """_request_of is the pod's effective request, None when the snapshot has no containers or an unreadable quantity."""
+    if not _get(pod, "spec", "containers"):
+        return None
+    try:
+        return pod_request(pod)
+    except HarnessError:
+        return None
 
 
 # --- rendering ---
@@ -345,8 +443,12 @@ def render_timeline(
     One lane per node (``nodes`` first, in order, then any other node the
     pods or bands name, then ``UNSCHEDULED_LANE`` if a pod waited for one);
     time on the x axis in seconds from the scenario's start. Pods are bars
-    labelled with their name and filled by final phase; reservations are
-    translucent bands across their lane labelled ``record/group peak=3800m``.
+    labelled with their name and request (``PodInterval.label``) and filled
+    by final phase; reservations are translucent bands across their lane
+    labelled ``record/group peak=3800m``. A node of ``nodes`` has its
+    allocatable under its name and, at the foot of its lane, two strips (CPU,
+    then memory) whose full height is that allocatable, filled with the sum of
+    the requests of the pods bound there (``load_steps``), red above it.
     Open intervals (``end`` None) run to ``until`` (default: the latest time
     seen) with a dashed edge. Each of ``marks`` (time, label) is a red
     vertical line: where the contract monitor saw a rule broken. Rows inside a lane are packed so that no two
@@ -371,14 +473,14 @@ def render_timeline(
     axes_px = WIDTH_PX - LEFT_PX - RIGHT_PX
     # A label may run past its bar: widen the axis so the longest one, on the latest start, still fits.
     # With f the label's share of the axis width, that start must lie in the first (1 - f) of it.
-    longest = max([len(i.pod) for i in pods] + [len(b.label) for b in bands] + [0])
+    longest = max([len(i.label) for i in pods] + [len(b.label) for b in bands] + [0])
     label_share = min(0.6, (longest * CHAR_PX + LABEL_PAD_PX) / axes_px)
     t_last_start = max([i.start for i in pods] + [b.start for b in bands] + [t_start])
     x_max = max(t_start + (t_end - t_start) * 1.04, t_start + (t_last_start - t_start) / (1 - label_share))
     seconds_per_px = (x_max - t_start) / axes_px
     min_width = 3 * seconds_per_px
 
-    capacity = {n.node: n.cpu_millis for n in nodes}
+    capacity = {n.node: n for n in nodes}
     lanes: list[str] = list(dict.fromkeys(n.node for n in nodes))
     extra = {i.node for i in pods if i.node is not None} | {b.node for b in bands}
     lanes += sorted(extra - set(lanes))
@@ -400,14 +502,15 @@ def render_timeline(
     lane_pods = {lane: [i for i in pods if lane_of_pod(i) == lane] for lane in lanes}
     lane_bands = {lane: [b for b in bands if b.node == lane] for lane in lanes}
     gap = 4 * seconds_per_px
-    pod_rows = {lane: _pack([extent(i.start, i.end, i.pod) for i in lane_pods[lane]], gap) for lane in lanes}
+    pod_rows = {lane: _pack([extent(i.start, i.end, i.label) for i in lane_pods[lane]], gap) for lane in lanes}
     band_rows = {lane: _pack([extent(b.start, b.end, b.label) for b in lane_bands[lane]], gap) for lane in lanes}
     min_units = LANE_MIN_PX / ROW_PX
     lane_top: dict[str, float] = {}
     lane_units: dict[str, float] = {}
     y = 0.0
     for lane in lanes:
-        used = max(band_rows[lane], default=-1) + 1 + max(pod_rows[lane], default=-1) + 1
+        rows = max(band_rows[lane], default=-1) + 1 + max(pod_rows[lane], default=-1) + 1
+        used = rows + (2 * STRIP_UNITS if lane in capacity else 0.0)
         lane_top[lane], lane_units[lane] = y, max(min_units, used + 1.0)
         y += lane_units[lane]
     total_units = max(y, min_units)
@@ -442,7 +545,7 @@ def render_timeline(
         if lane == UNSCHEDULED_LANE:
             tick_labels.append(UNSCHEDULED_LANE)
         elif lane in capacity:
-            tick_labels.append(f"{_wrapped(lane)}\n{capacity[lane]}m cpu")
+            tick_labels.append(f"{_wrapped(lane)}\nallocatable\n{capacity[lane].label}")
         else:
             tick_labels.append(_wrapped(lane))
         n_band_rows = max(band_rows[lane], default=-1) + 1
@@ -499,13 +602,15 @@ def render_timeline(
             ax.text(
                 i.start + 4 * seconds_per_px,
                 centre,
-                i.pod,
+                i.label,
                 va="center",
                 ha="left",
                 fontsize=FONT_SIZE,
                 zorder=6,
                 clip_on=True,
             )
+        if lane in capacity:
+            _draw_load_strips(ax, load_steps(pods, lane, t_end), capacity[lane], top + units, (t_start, t_end), seconds_per_px)
     ax.set_yticks(ticks, tick_labels)
     for at, label in marks:
         ax.axvline(at, color=VIOLATION_COLOUR, linewidth=1.6, zorder=7)
@@ -518,6 +623,8 @@ def render_timeline(
     handles = [Patch(facecolor=colour, edgecolor="#404040", label=phase) for phase, colour in PHASE_COLOURS.items()]
     handles.append(Patch(facecolor="#1f77b4", alpha=0.25, edgecolor="#1f77b4", label="reservation band"))
     handles.append(Patch(facecolor="white", edgecolor="#404040", linestyle="--", label="still open at end"))
+    if capacity:
+        handles.append(Patch(facecolor=STRIP_COLOUR, alpha=0.5, edgecolor="black", label="pods' requests / allocatable"))
     if marks:
         handles.append(Patch(facecolor=VIOLATION_COLOUR, edgecolor=VIOLATION_COLOUR, label="contract violated"))
     ax.legend(
@@ -531,6 +638,48 @@ def render_timeline(
     )
     figure.savefig(target, format="png")
     return target
+
+
+def _draw_load_strips(
+    ax: Any, steps: Sequence[tuple[float, Amount]], node: NodeCapacity, bottom: float, span: tuple[float, float], seconds_per_px: float
+) -> None:
+    """_draw_load_strips fills the CPU strip (upper) and the memory strip (lower) that end at ``bottom``.
+
+    Each strip's full height is the node's allocatable of its resource (a
+    thin black line at its top); the fill is the pods' summed request, capped
+    at the strip, and red where it goes past the allocatable.
+    """
+    t_start, t_end = span
+    if not steps or steps[-1][0] < t_end:
+        steps = [*steps, (t_end, steps[-1][1] if steps else ZERO)]
+    strips: tuple[tuple[str, int, list[int], Callable[[int], str]], ...] = (
+        ("cpu", node.cpu_millis, [a.cpu for _, a in steps], _cpu_text),
+        ("memory", node.memory_bytes, [a.memory for _, a in steps], memory_text),
+    )
+    for index, (name, allocatable, values, text) in enumerate(strips):
+        base = bottom - 0.1 - (1 - index) * STRIP_UNITS  # cpu above memory
+        height = STRIP_UNITS * 0.8
+        top = base - height
+        ax.hlines(top, t_start, t_end, colors="black", linewidth=0.6, zorder=4)
+        ax.hlines(base, t_start, t_end, colors="#b0b0b0", linewidth=0.6, zorder=4)
+        if allocatable <= 0:
+            continue
+        for (start, _), (end, _), value in zip(steps, steps[1:], values, strict=False):
+            if value <= 0 or end <= start:
+                continue
+            share = min(value / allocatable, 1.0)
+            colour = OVER_COLOUR if value > allocatable else STRIP_COLOUR
+            ax.barh(base - share * height / 2, end - start, left=start, height=share * height, color=colour, alpha=0.45, linewidth=0, zorder=4)
+        peak = max(values, default=0)
+        ax.text(
+            t_start + 4 * seconds_per_px, top + 0.05,
+            f"{name} requested: at most {text(peak)} of {text(allocatable)} allocatable",
+            va="top", ha="left", fontsize=FONT_SIZE - 1, color=OVER_COLOUR if peak > allocatable else "black", zorder=6, clip_on=True,
+        )
+
+
+def _cpu_text(millis: int) -> str:
+    return f"{millis}m"
 
 
 def _wrapped(lane: str, width: int = 22) -> str:

@@ -15,7 +15,9 @@ import allure
 import yaml
 
 from harness.cluster.processes import tail
-from harness.kube import json_object
+from harness.kube import json_object, present
+from harness.quantities import Amount, amount_of
+from harness.report.timeline import NodeCapacity, TimelineRecorder
 from harness.suite.run import ScenarioRun
 
 #: Lines of each log attached.
@@ -35,7 +37,7 @@ def _final_objects(run: ScenarioRun) -> list[dict[str, Any]]:
 
 
 def attach_scenario_artifacts(
-    run: ScenarioRun, recorder: Any, cluster: Any, scheduler: Any, *, include_logs: bool, failed: bool,
+    run: ScenarioRun, recorder: TimelineRecorder, cluster: Any, scheduler: Any, *, include_logs: bool, failed: bool,
     marks: Sequence[tuple[float, str]] = (),
 ) -> None:
     """attach_scenario_artifacts() never raises: a missing picture must not fail a scenario.
@@ -64,11 +66,29 @@ def attach_scenario_artifacts(
             allure.attach(tail(tekton_log, LOG_TAIL_LINES) or "(no log)", "tekton controller log tail", allure.attachment_type.TEXT)
 
 
-def _attach_timeline(run: ScenarioRun, recorder: Any, marks: Sequence[tuple[float, str]]) -> None:
-    from harness.report.timeline import NodeCapacity, render_timeline
+def timeline_nodes(run: ScenarioRun) -> list[NodeCapacity]:
+    """timeline_nodes() is each pool node's allocatable as the API reports it now, else the pool's size.
 
-    nodes = [NodeCapacity(node, run.node_cpu_millis()) for node in run.node_names]
+    A node the scenario deleted (NodeLoss) or that cannot be read is drawn
+    with the size the pool was made with.
+    """
+    nodes = []
+    for name in run.node_names:
+        try:
+            allocatable = amount_of(present(run.kube.core.read_node(name).status).allocatable)
+        except Exception:  # noqa: BLE001 - the picture is for humans; a missing node is drawn at the pool's size
+            allocatable = Amount(run.node_cpu_millis(), run.node_memory_bytes())
+        nodes.append(NodeCapacity(name, allocatable.cpu, allocatable.memory))
+    return nodes
+
+
+def _attach_timeline(run: ScenarioRun, recorder: TimelineRecorder, marks: Sequence[tuple[float, str]]) -> None:
+    from harness.report.timeline import render_timeline
+
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "timeline.png"
-        render_timeline(recorder.intervals(), recorder.bands(), nodes, path, title=f"{run.scenario.name} ({run.namespace})", marks=marks)
+        render_timeline(
+            recorder.intervals(), recorder.bands(), timeline_nodes(run), path,
+            title=f"{run.scenario.name} ({run.namespace})", until=recorder.ended, marks=marks,
+        )
         allure.attach.file(str(path), "timeline", allure.attachment_type.PNG)  # type: ignore[no-untyped-call]

@@ -156,6 +156,7 @@ class _Sampler:
         self._stop.set()
         self._thread.join(timeout=5)
         self.sample()
+        self.recorder.finish(time.monotonic() - self.started)  # the picture spans the whole scenario
 
     def sample(self) -> None:
         t = time.monotonic() - self.started

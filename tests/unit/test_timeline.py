@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from harness.quantities import Amount
+from harness.report import timeline
 from harness.report.timeline import (
     LANE_MIN_PX,
     UNSCHEDULED_LANE,
@@ -18,8 +21,13 @@ from harness.report.timeline import (
     TimelineRecorder,
     _pack,
     cpu_millis,
+    load_steps,
+    memory_text,
     render_timeline,
 )
+
+Gi = 2**30
+Mi = 2**20
 
 pytestmark = pytest.mark.unit
 
@@ -206,3 +214,131 @@ def test_render_timeline_writes_a_readable_png(tmp_path: Path) -> None:
 def test_render_timeline_with_nothing_observed(tmp_path: Path) -> None:
     path = render_timeline([], [], [], tmp_path / "empty.png", title="nothing")
     assert path.stat().st_size > 1000
+
+
+def pod_with(name: str, node: str | None, phase: str, *containers: tuple[str, str], init: tuple[str, str] | None = None) -> dict[str, Any]:
+    """pod_with(name, node, phase, (cpu, memory), ...) is pod JSON whose containers request those amounts."""
+    obj = pod(name, node, phase)
+    obj["spec"]["containers"] = [{"name": f"step-{n}", "resources": {"requests": {"cpu": c, "memory": m}}} for n, (c, m) in enumerate(containers)]
+    if init is not None:
+        obj["spec"]["initContainers"] = [{"name": "prepare", "resources": {"requests": {"cpu": init[0], "memory": init[1]}}}]
+    return obj
+
+
+@pytest.mark.parametrize(
+    ("amount", "text"),
+    [
+        pytest.param(8 * Gi, "8Gi", id="whole-gi"),
+        pytest.param(768 * Mi, "768Mi", id="whole-mi"),
+        pytest.param(1536 * Mi, "1536Mi", id="mi-when-not-whole-gi"),
+        pytest.param(1000, "0.0Mi", id="bytes"),
+        pytest.param(0, "0Mi", id="nothing"),
+    ],
+)
+def test_memory_text(amount: int, text: str) -> None:
+    assert memory_text(amount) == text
+
+
+def test_each_pod_is_labelled_with_its_request() -> None:
+    recorder = TimelineRecorder()
+    # Two steps, 300m + 200m and 512Mi + 512Mi; the init container (100m, 64Mi) runs before them, so the pod needs 500m, 1Gi.
+    recorder.observe_pods(0.0, [pod_with("p", None, "Pending", ("300m", "512Mi"), ("200m", "512Mi"), init=("100m", "64Mi"))])
+    # An init container larger than the steps' sum decides: max(1500m, 500m) = 1500m; memory max(64Mi, 1Gi) = 1Gi.
+    recorder.observe_pods(1.0, [pod_with("p", "node-a", "Running", ("300m", "512Mi"), ("200m", "512Mi")),
+                                pod_with("q", "node-a", "Running", ("300m", "512Mi"), ("200m", "512Mi"), init=("1500m", "64Mi"))])
+    intervals = recorder.intervals()
+    assert [(i.pod, i.node, i.request) for i in intervals] == [
+        ("p", None, Amount(500, Gi)),
+        ("p", "node-a", Amount(500, Gi)),
+        ("q", "node-a", Amount(1500, Gi)),
+    ]
+    assert [i.label for i in intervals] == ["p 500m, 1Gi", "p 500m, 1Gi", "q 1500m, 1Gi"]
+    assert PodInterval("r", "node-a", 0, 1, "Running").label == "r"  # no containers seen: no request written
+
+
+def test_node_capacity_label() -> None:
+    assert NodeCapacity("node-a", 4800, 8 * Gi).label == "4800m cpu, 8Gi"
+    assert NodeCapacity("node-a", 4800).label == "4800m cpu"
+
+
+def test_load_steps_sum_the_requests_bound_to_the_node() -> None:
+    pods = [
+        PodInterval("a", "node-a", 1.0, 4.0, "Succeeded", Amount(500, Gi)),
+        PodInterval("b", "node-a", 2.0, 3.0, "Succeeded", Amount(1000, 2 * Gi)),
+        PodInterval("c", "node-a", 5.0, None, "Running", Amount(200, Gi)),  # open: counts to `until`
+        PodInterval("d", None, 0.0, 1.0, "Pending", Amount(900, Gi)),  # waiting for a node: counts nowhere
+        PodInterval("e", "node-b", 1.0, 9.0, "Running", Amount(900, Gi)),
+        PodInterval("f", "node-a", 6.0, 7.0, "Running"),  # request unknown: counts nothing
+    ]
+    # a alone 500m; a+b 1500m, 3Gi; a alone again; nothing; c 200m from 5 to the end at 10.
+    assert load_steps(pods, "node-a", until=10.0) == [
+        (1.0, Amount(500, Gi)),
+        (2.0, Amount(1500, 3 * Gi)),
+        (3.0, Amount(500, Gi)),
+        (4.0, Amount(0, 0)),
+        (5.0, Amount(200, Gi)),
+        (10.0, Amount(0, 0)),
+    ]
+    assert load_steps(pods, "node-c", until=10.0) == []
+
+
+def test_the_recorder_ends_at_the_scenarios_end_not_its_last_change() -> None:
+    recorder = TimelineRecorder(origin=100.0)
+    recorder.observe_pods(101.0, [pod("p", "node-a", "Running")])
+    recorder.observe_pods(101.6, [pod("p", "node-a", "Succeeded")])
+    assert recorder.ended == pytest.approx(1.6)  # before finish(): the latest snapshot
+    recorder.finish(131.0)  # a 31 s scenario whose pods stopped changing at 1.6 s
+    assert recorder.ended == 31.0
+
+
+def test_the_attached_timeline_spans_the_scenario_and_draws_each_nodes_allocatable(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.suite import attachments
+
+    drawn: dict[str, Any] = {}
+
+    def fake_render(pods: Any, bands: Any, nodes: Any, path: Path, **kwargs: Any) -> Path:
+        drawn.update(nodes=nodes, **kwargs)
+        Path(path).write_bytes(b"png")
+        return Path(path)
+
+    def read_node(name: str) -> Any:
+        if name == "gone":
+            raise RuntimeError("404 node gone")
+        return SimpleNamespace(status=SimpleNamespace(allocatable={"cpu": "4", "memory": "6Gi", "pods": "110"}))
+
+    monkeypatch.setattr(timeline, "render_timeline", fake_render)
+    monkeypatch.setattr(attachments.allure.attach, "file", lambda *a, **k: None)
+    run = SimpleNamespace(
+        node_names=("node-a", "gone"),
+        kube=SimpleNamespace(core=SimpleNamespace(read_node=read_node)),
+        node_cpu_millis=lambda: 4800,
+        node_memory_bytes=lambda: 8 * Gi,
+        scenario=SimpleNamespace(name="peak_blocks_b"),
+        namespace="conf-x",
+    )
+    recorder = TimelineRecorder()
+    recorder.observe_pods(0.6, [pod("p", "node-a", "Succeeded")])
+    recorder.finish(31.0)
+    attachments._attach_timeline(run, recorder, marks=())  # type: ignore[arg-type]
+    assert drawn["until"] == 31.0
+    # node-a as the API reports it; the deleted node at the pool's size.
+    assert drawn["nodes"] == [NodeCapacity("node-a", 4000, 6 * Gi), NodeCapacity("gone", 4800, 8 * Gi)]
+
+
+def _over_pixels(path: Path) -> int:
+    """_over_pixels counts the pixels of the strip's over-allocatable fill (OVER_COLOUR at alpha 0.45 on white)."""
+    from PIL import Image
+
+    target = (237, 158, 158)  # 255 * 0.55 + (214, 39, 40) * 0.45
+    with Image.open(path) as image:
+        colours = image.convert("RGB").getcolors(maxcolors=1 << 20) or []
+    return sum(count for count, rgb in colours if all(abs(c - t) <= 4 for c, t in zip(rgb, target, strict=True)))
+
+
+def test_a_node_over_its_allocatable_is_drawn_red_in_its_strip(tmp_path: Path) -> None:
+    nodes = [NodeCapacity("node-a", 4800, 8 * Gi)]
+    fits = [PodInterval("a", "node-a", 0.0, 5.0, "Running", Amount(4000, Gi)), PodInterval("b", "node-a", 1.0, 5.0, "Running", Amount(800, Gi))]
+    # 4000m + 900m = 4900m > 4800m from 1 s to 5 s.
+    over = [fits[0], PodInterval("b", "node-a", 1.0, 5.0, "Running", Amount(900, Gi))]
+    assert _over_pixels(render_timeline(fits, [], nodes, tmp_path / "fits.png", title="fits", until=6.0)) == 0
+    assert _over_pixels(render_timeline(over, [], nodes, tmp_path / "over.png", title="over", until=6.0)) > 500
