@@ -186,6 +186,9 @@ class Outcome:
         return cls(scenario, data["outcome"], data["duration"], data["message"], data["name"])
 
 
+#: How a HarnessError's detail (a scheduler's log tail) is titled in reports, and how much of it the message keeps.
+DETAIL_SECTION = "(the scheduler's log tail)"
+DETAIL_LINES = 10
 #: The user_properties keys a scenario's report carries its outcome and the cluster's versions under.
 OUTCOME_PROPERTY = "rescon_outcome"
 VERSIONS_PROPERTY = "rescon_versions"
@@ -299,6 +302,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     key = outcome_key(item, scenario)
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         message = _failure_message(report) if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
+        detail = getattr(call.excinfo.value, "detail", "") if report.failed and call.excinfo is not None else ""
+        if detail and hasattr(report.longrepr, "addsection"):
+            # A section of the failure itself: the terminal prints it under the traceback, JUnit's
+            # <error>/<failure> text and Allure's trace include it; the report's message carries its last lines.
+            report.longrepr.addsection(DETAIL_SECTION, detail)
+        if detail:
+            message = f"{message}\n{DETAIL_SECTION}:\n" + "\n".join(detail.splitlines()[-DETAIL_LINES:])
         verdict = verdict_of(report, call)
         outcome_of_run = Outcome(scenario, verdict, report.duration, message, key)
         if report.failed:

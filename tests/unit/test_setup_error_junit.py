@@ -30,7 +30,8 @@ BODIES = {
     "launch_fails": (
         "from harness.suite.scheduler_under_test import SchedulerFailedToStart\n"
         "    raise SchedulerFailedToStart(\"the scheduler under test (command) exited 0.3s after its start, "
-        "saying 'invalid isolationStrategy': fix its command or configuration\")"
+        "saying 'invalid isolationStrategy': fix its command or configuration\", "
+        "detail='I1201 starting\\nE1201 config: invalid isolationStrategy \"pods\"')"
     ),
     "fixture_broken": (
         "from harness.errors import HarnessError\n"
@@ -74,3 +75,19 @@ def test_pytest_counts_them_as_errors_and_says_they_happened_in_the_body(pyteste
     testsuite = ET.parse(pytester.path / "junit.xml").getroot().find("testsuite")
     assert testsuite is not None
     assert (testsuite.attrib["errors"], testsuite.attrib["failures"]) == ("2", "2")
+
+
+def test_the_log_tail_of_a_scheduler_that_failed_to_start_is_in_the_terminal_junit_and_the_report(pytester: pytest.Pytester) -> None:
+    for name, body in BODIES.items():
+        pytester.makepyfile(**{f"test_{name}": SCENARIOS.format(name=name, body=body)})
+    result = pytester.runpytest("-p", "no:randomly", "-p", "no:cacheprovider", "--junitxml=junit.xml", "--report-output=report.yaml")
+    result.stdout.fnmatch_lines(["*the scheduler's log tail*", '*E1201 config: invalid isolationStrategy "pods"*'])
+    case = next(c for c in ET.parse(pytester.path / "junit.xml").iter("testcase") if c.attrib["name"] == "test_launch_fails")
+    error = case.find("error")
+    assert error is not None and 'invalid isolationStrategy "pods"' in (error.text or "")
+    from harness.report.conformance_report import read_report
+
+    report = read_report(pytester.path / "report.yaml")
+    (launch,) = [t for t in report.tests if t.name == "launch_fails"]
+    assert launch.outcome.value == "error" and 'E1201 config: invalid isolationStrategy "pods"' in launch.message
+    assert [p.core.result.value for p in report.profiles] == ["error"]
