@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from _pytest._code.code import TerminalRepr
 
 from harness.errors import HarnessError
 from harness.suite.features import Feature, parse_features, resolve_supported
@@ -303,10 +304,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         message = _failure_message(report) if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
         detail = getattr(call.excinfo.value, "detail", "") if report.failed and call.excinfo is not None else ""
-        if detail and hasattr(report.longrepr, "addsection"):
+        longrepr = report.longrepr
+        if detail and isinstance(longrepr, TerminalRepr):
             # A section of the failure itself: the terminal prints it under the traceback, JUnit's
             # <error>/<failure> text and Allure's trace include it; the report's message carries its last lines.
-            report.longrepr.addsection(DETAIL_SECTION, detail)
+            longrepr.addsection(DETAIL_SECTION, detail)
         if detail:
             message = f"{message}\n{DETAIL_SECTION}:\n" + "\n".join(detail.splitlines()[-DETAIL_LINES:])
         verdict = verdict_of(report, call)
