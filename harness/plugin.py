@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
-from _pytest._code.code import TerminalRepr
+from _pytest._code.code import ExceptionRepr
 
 from harness.errors import HarnessError
 from harness.suite.features import Feature, parse_features, resolve_supported
@@ -305,7 +305,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         message = _failure_message(report) if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
         detail = getattr(call.excinfo.value, "detail", "") if report.failed and call.excinfo is not None else ""
         longrepr = report.longrepr
-        if detail and isinstance(longrepr, TerminalRepr):
+        if detail and isinstance(longrepr, ExceptionRepr):
             # A section of the failure itself: the terminal prints it under the traceback, JUnit's
             # <error>/<failure> text and Allure's trace include it; the report's message carries its last lines.
             longrepr.addsection(DETAIL_SECTION, detail)
