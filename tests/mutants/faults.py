@@ -816,6 +816,31 @@ def apply_drops_finished_holders() -> None:
     Releaser.evaluate = evaluate  # type: ignore[method-assign]
 
 
+# --- reserves_cpu_only -----------------------------------------------------------
+
+
+def cpu_only(reserved: Callable[..., Resources]) -> Callable[..., Resources]:
+    """cpu_only(foreign_reserved): other groups' residuals as the reference counts them, but their memory is dropped.
+
+    The fault: a reservation holds CPU only, so on memory_decides' node (A's
+    group Reserved at 0.7 of its memory, 0.05 in use) B's 0.4 sees 0.95 free
+    instead of 0.3 (docs/contract.md section 7: the residual is per resource).
+    """
+
+    @functools.wraps(reserved)
+    def held(node: NodeView, reservations: Iterable[ActiveReservation], *, excluding: GroupKey | None) -> Resources:
+        return dataclasses.replace(reserved(node, reservations, excluding=excluding), memory=0)
+
+    return held
+
+
+def apply_reserves_cpu_only() -> None:
+    from reference_scheduler.core import headroom, scoring
+
+    headroom.foreign_reserved = cpu_only(headroom.foreign_reserved)
+    scoring.foreign_reserved = cpu_only(scoring.foreign_reserved)
+
+
 # --- own_residual_counted --------------------------------------------------------
 
 
@@ -1490,6 +1515,13 @@ MUTANTS: dict[str, Mutant] = {
             "colocation",
             apply_drops_finished_holders,
             "7.holders_stay",
+        ),
+        Mutant(
+            "reserves_cpu_only",
+            "a reservation holds back CPU only: other groups' memory residuals are not subtracted from a node's room",
+            "memory_decides",
+            apply_reserves_cpu_only,
+            "7.residual",
         ),
         Mutant(
             "own_residual_counted",

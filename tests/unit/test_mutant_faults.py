@@ -172,3 +172,24 @@ def test_the_runner_refuses_an_unknown_mutant(capsys: pytest.CaptureFixture[str]
 
     assert main(["no_such_mutant"]) == 2
     assert "name a mutant first" in capsys.readouterr().err
+
+
+class TestReservesCpuOnly:
+    # memory_decides in bytes of an 8Gi node, by hand: A's big task peaks at 0.7 (6012954214 B), its small pod
+    # runs with 0.05 (429496729 B): A's residual is 6012954214 - 429496729 = 5583457485 B of memory.
+    NODE = NodeView("n1", Resources(cpu=4800, memory=8 * 1024**3), 110, (PodUsage("a-1", Resources(cpu=96, memory=429496729), A),))
+    HELD = (ActiveReservation(A, "n1", Resources(cpu=240, memory=6012954214)),)
+
+    def test_the_memory_residual_is_dropped_and_the_cpu_one_kept(self) -> None:
+        assert foreign_reserved(self.NODE, self.HELD, excluding=B) == Resources(cpu=144, memory=5583457485)
+        assert faults.cpu_only(foreign_reserved)(self.NODE, self.HELD, excluding=B) == Resources(cpu=144, memory=0)
+
+    def test_b_fits_beside_a_where_the_reference_turns_it_away(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from reference_scheduler.core import headroom
+
+        # B asks 0.4 of the memory (3435973836 B): 8Gi - 429496729 - 5583457485 = 2576980378 B are free, too few.
+        b_pod = PodUsage("b-1", Resources(cpu=48, memory=3435973836), B)
+        demand = GroupDemand(B, Resources(cpu=48, memory=3435973836))
+        assert [f.resource for f in fit(self.NODE, self.HELD, b_pod, demand)] == ["memory"]  # type: ignore[union-attr]
+        monkeypatch.setattr(headroom, "foreign_reserved", faults.cpu_only(foreign_reserved))
+        assert fit(self.NODE, self.HELD, b_pod, demand) == []
