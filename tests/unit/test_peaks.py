@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reference_scheduler.core.peaks import group_peak, max_weight_antichain
+from reference_scheduler.core.peaks import group_peak, max_weight_antichain, max_weight_antichain_of_graph
 from reference_scheduler.core.pipeline_graph import PipelineGraph, TaskNode
 from reference_scheduler.core.resources import ZERO, Resources
 
@@ -148,3 +148,32 @@ def test_antichain_of_a_total_order_is_the_heaviest_element(weights: dict[str, i
 @given(st.dictionaries(st.sampled_from("abcdefg"), st.integers(0, 100), min_size=1))
 def test_antichain_without_order_is_everything(weights: dict[str, int]) -> None:
     assert max_weight_antichain(weights, lambda x, y: False) == sum(weights.values())
+
+
+@st.composite
+def larger_dags(draw: st.DrawFn) -> tuple[PipelineGraph, list[str]]:
+    size = draw(st.integers(2, 40))
+    names = [f"t{i:02}" for i in range(size)]
+    nodes = []
+    for i, name in enumerate(names):
+        deps = [names[j] for j in range(max(0, i - 8), i) if draw(st.integers(0, 2)) == 0]
+        nodes.append(node(name, draw(st.integers(0, 3000)), *deps, memory=draw(st.integers(0, 4 * GI))))
+    group = draw(st.lists(st.sampled_from(names), unique=True, min_size=1))
+    return PipelineGraph(nodes), group
+
+
+@settings(max_examples=150, deadline=None)
+@given(larger_dags())
+def test_the_network_on_the_pipelines_edges_agrees_with_the_one_on_every_ordered_pair(case: tuple[PipelineGraph, list[str]]) -> None:
+    g, tasks = case
+    weights = {name: g.nodes[name].concurrent_request.cpu for name in tasks}
+    assert max_weight_antichain_of_graph(weights, g) == max_weight_antichain(weights, g.reaches)
+
+
+def test_a_300_task_dense_dag_gets_the_exact_peak() -> None:
+    # Each task runs after every second of the ten before it: a dense order, and a peak worth checking
+    # against the all-pairs network (the hostile input of issue 14; its time is in bench/microbench.py).
+    nodes = [node(f"t{i:03}", 100 + (i * 37) % 900, *(f"t{j:03}" for j in range(max(0, i - 10), i, 2))) for i in range(300)]
+    g = PipelineGraph(nodes)
+    weights = {n.name: n.request.cpu for n in nodes}
+    assert group_peak(g, list(weights)).cpu == max_weight_antichain(weights, g.reaches)
