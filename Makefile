@@ -26,7 +26,7 @@ ALLURE         := $(ALLURE_CACHE)/allure-$(ALLURE_VERSION)/bin/allure
 ALLURE_RESULTS ?= $(REPORTS)/allure-results
 REPORT_DIR     ?= $(REPORTS)/allure-report
 
-.PHONY: help venv tools unit lint report allure allure-java integration integration-kind e2e e2e-kind kind-node-image test cluster-up cluster-down clean bench mutants mutants-smoke soak
+.PHONY: load help venv tools unit lint report allure allure-java integration integration-kind e2e e2e-kind kind-node-image test cluster-up cluster-down clean bench mutants mutants-smoke soak
 
 help:
 	@echo "make e2e          full conformance suite vs the reference scheduler (CLUSTER=local|kind), reports in $(REPORTS)/"
@@ -85,6 +85,10 @@ kind-node-image: venv
 	$(RESCON) kind node-image
 
 test: unit lint integration mutants-smoke e2e
+
+# The opt-in Load scenario: fifty runs at once, 200 pods, watched by the contract monitor.
+load: venv tools
+	$(PYTEST) tests/conformance -k test_load --cluster=$(CLUSTER) --timeout=900 --all-features $(PYTEST_ARGS)
 
 # Every mutant of tests/mutants/ against the whole suite, then the kill table in docs/mutants.md;
 # fails if the reference fails a scenario or a mutant survives. Long, so not part of `make test`.

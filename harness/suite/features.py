@@ -29,6 +29,9 @@ class Feature(StrEnum):
     NODE_LOSS = "NodeLoss"
     #: Extended: lowers a lingering pod's requests after its TaskRun is done.
     RESIZE = "Resize"
+    #: Extended, opt-in: fifty runs at once (200 pods) into a tight pool. Tested only when asked for
+    #: (--supported-features ...,Load, --all-features, or `make load`): it is a stress test, about a minute.
+    LOAD = "Load"
 
 
 CORE_FEATURES: frozenset[Feature] = frozenset(
@@ -43,8 +46,10 @@ CORE_FEATURES: frozenset[Feature] = frozenset(
         Feature.RESERVATION_RECORDS,
     }
 )
-EXTENDED_FEATURES: frozenset[Feature] = frozenset({Feature.RESIZE})
+EXTENDED_FEATURES: frozenset[Feature] = frozenset({Feature.RESIZE, Feature.LOAD})
 ALL_FEATURES: frozenset[Feature] = CORE_FEATURES | EXTENDED_FEATURES
+#: Tested only when named (or with --all-features), even for an implementation that supports everything.
+OPT_IN_FEATURES: frozenset[Feature] = frozenset({Feature.LOAD})
 
 
 def parse_features(text: str | None) -> frozenset[Feature]:

@@ -24,7 +24,7 @@ import yaml
 from harness.cluster.processes import ManagedProcess, free_port, tail
 from harness.errors import HarnessError
 from harness.kube import Kube, present
-from harness.suite.features import ALL_FEATURES, CORE_FEATURES, Feature
+from harness.suite.features import ALL_FEATURES, CORE_FEATURES, OPT_IN_FEATURES, Feature
 
 MODES = ("reference", "kube-scheduler", "command", "external")
 PROCESS_NAME = "scheduler-under-test"
@@ -38,7 +38,7 @@ def default_features(mode: str) -> frozenset[Feature]:
     scheduler is assumed to implement the core contract.
     """
     if mode == "reference":
-        return ALL_FEATURES
+        return ALL_FEATURES - OPT_IN_FEATURES
     if mode == "kube-scheduler":
         return CORE_FEATURES - {Feature.RESERVATION_RECORDS}
     return CORE_FEATURES

@@ -178,3 +178,76 @@ def test_a_pipelinerun_deleted_mid_run_leaves_no_reservation_behind(
     it_kube.custom.delete_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", "doomed")
     it_kube.core.create_namespaced_pod(namespace, _pod("after", node_pool, "3"))
     assert _bound(it_kube, namespace, "after", it_timeouts, reference) == node
+
+
+def test_quantities_in_any_spelling_are_read_as_kubernetes_reads_them(
+    it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
+) -> None:
+    """"0.5" CPU is 500m; "0.25" CPU and "1e3" memory make a group's peak 250m and 1000 bytes."""
+    it_kube.core.create_namespaced_pod(namespace, _pod("half", node_pool, "0.5"))
+    assert _bound(it_kube, namespace, "half", it_timeouts, reference) in node_pool.nodes
+    claim = make_bound_pvc(it_kube, namespace, "source")
+    run = _run("spelled", node_pool, [task("only", cpu="0.25", memory="1e3", workspace="source", hold=True)], claim)
+    it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", run)
+    assert _bound(it_kube, namespace, _task_pod(it_kube, namespace, "spelled", "only", it_timeouts), it_timeouts, reference) in node_pool.nodes
+    group = _reserved(it_kube, namespace, "spelled", it_timeouts).groups[0]
+    assert (group.peak_cpu_millis, group.peak_memory_bytes) == (250, 1000)
+
+
+def test_a_record_edited_by_hand_into_a_refused_state_stays_as_it_was_and_the_run_goes_on(
+    it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
+) -> None:
+    claim = make_bound_pvc(it_kube, namespace, "source")
+    tasks = [task("first", workspace="source", hold=True), task("second", cpu="1", workspace="source", hold=True, run_after=("first",))]
+    it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", _run("edited", node_pool, tasks, claim))
+    first = _task_pod(it_kube, namespace, "edited", "first", it_timeouts)
+    node = _bound(it_kube, namespace, first, it_timeouts, reference)
+    before = _reserved(it_kube, namespace, "edited", it_timeouts)
+    group = before.groups[0].name
+    for edit in (
+        {"spec": {"groups": [{"name": group, "tasks": ["first", "second"], "workspaces": ["source"], "peak": {"cpu": "9", "memory": "0"}}]}},
+        {"status": {"groups": [{"name": group, "state": "Hoarded"}]}},
+    ):
+        with pytest.raises(kubernetes.client.ApiException) as refused:
+            subresource = "status" in edit
+            patch = it_kube.custom.patch_namespaced_custom_object_status if subresource else it_kube.custom.patch_namespaced_custom_object
+            patch(contract.GROUP, contract.VERSION, namespace, contract.PLURAL, "edited", edit)
+        assert refused.value.status == 422, refused.value.body
+    after = _record(it_kube, namespace, "edited")
+    assert after is not None and after.groups == before.groups and after.status_of(group).node == node
+    it_kube.core.patch_namespaced_pod(first, namespace, {"metadata": {"annotations": {"sim.rescon.dev/release": "true"}}})
+    second = _task_pod(it_kube, namespace, "edited", "second", it_timeouts)
+    assert _bound(it_kube, namespace, second, it_timeouts, reference) == node
+
+
+def test_a_task_changed_mid_run_gets_its_new_size_under_the_claim_the_run_already_holds(
+    it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
+) -> None:
+    """Tekton resolves a taskRef when it creates the TaskRun, so a Task edited mid-run sizes the later pod.
+
+    The record's peak stays what it was at creation (500m: first 100m, then grow 500m); the grown pod
+    (1500m) binds on the claim's node, where a 4-CPU node has room for it.
+    """
+    from harness.cluster.simulation import sim_task_spec
+
+    def grow(cpu: str) -> Obj:
+        return {"apiVersion": "tekton.dev/v1", "kind": "Task", "metadata": {"name": "grow"}, "spec": sim_task_spec(cpu=cpu, workspaces=("w",))}
+
+    it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "tasks", grow("500m"))
+    claim = make_bound_pvc(it_kube, namespace, "source")
+    second = {"name": "second", "taskRef": {"name": "grow"}, "runAfter": ["first"], "workspaces": [{"name": "w", "workspace": "source"}]}
+    it_kube.custom.create_namespaced_custom_object(
+        "tekton.dev", "v1", namespace, "pipelineruns", _run("changed", node_pool, [task("first", workspace="source", hold=True), second], claim)
+    )
+    first = _task_pod(it_kube, namespace, "changed", "first", it_timeouts)
+    node = _bound(it_kube, namespace, first, it_timeouts, reference)
+    assert _reserved(it_kube, namespace, "changed", it_timeouts).groups[0].peak_cpu_millis == 500
+    current = it_kube.custom.get_namespaced_custom_object("tekton.dev", "v1", namespace, "tasks", "grow")
+    it_kube.custom.replace_namespaced_custom_object("tekton.dev", "v1", namespace, "tasks", "grow", {**grow("1500m"), "metadata": current["metadata"]})
+    it_kube.core.patch_namespaced_pod(first, namespace, {"metadata": {"annotations": {"sim.rescon.dev/release": "true"}}})
+    grown = _task_pod(it_kube, namespace, "changed", "second", it_timeouts)
+    assert _bound(it_kube, namespace, grown, it_timeouts, reference) == node
+    requests = raw_pod(it_kube, namespace, grown)["spec"]["containers"][0]["resources"]["requests"]
+    assert requests["cpu"] == "1500m", f"Tekton built the second pod from the Task as it was: {requests}"
+    record = _record(it_kube, namespace, "changed")
+    assert record is not None and record.groups[0].peak_cpu_millis == 500
