@@ -481,12 +481,27 @@ def repeat(
 def main(argv: Sequence[str]) -> int:
     args = parse_args(argv)
     if args.from_counts:
-        saved = json.loads(Path(args.from_counts).read_text())
-        when = datetime.fromtimestamp(Path(args.from_counts).stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M UTC")
-        target = args.output if args.output != "none" else str(DOC)
-        (REPO_ROOT / target).write_text(render_repeat_doc(saved["counts"], saved["runs"], when=when, reasons=repeat_reasons(list(saved["counts"]), saved["runs"])))
-        print(f"kill_table: wrote {target}")
-        return 1 if repeat_problems(saved["counts"], saved["runs"]) else 0
+        return _from_counts(args)
+    # One hold of the local cluster for every subject: between two subjects' sessions other users would
+    # take it, and a measurement of an hour would spend most of it waiting (the sessions reenter the lock).
+    from harness.cluster.cluster_lock import local_cluster_lock
+    from harness.timeouts import DEFAULT_TIMEOUTS
+
+    with local_cluster_lock(timeouts=DEFAULT_TIMEOUTS, purpose="the kill table"):
+        return _measure(args)
+
+
+def _from_counts(args: argparse.Namespace) -> int:
+    """_from_counts() writes the --own --repeat doc from a saved measurement, running nothing."""
+    saved = json.loads(Path(args.from_counts).read_text())
+    when = datetime.fromtimestamp(Path(args.from_counts).stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    target = args.output if args.output != "none" else str(DOC)
+    (REPO_ROOT / target).write_text(render_repeat_doc(saved["counts"], saved["runs"], when=when, reasons=repeat_reasons(list(saved["counts"]), saved["runs"])))
+    print(f"kill_table: wrote {target}")
+    return 1 if repeat_problems(saved["counts"], saved["runs"]) else 0
+
+
+def _measure(args: argparse.Namespace) -> int:
     scenarios = [s for s in args.scenarios.split(",") if s]
     names = ([] if args.no_reference else [REFERENCE]) + (args.mutants or list(MUTANTS))
     if args.repeat:
