@@ -440,7 +440,9 @@ def suite_state(request: pytest.FixtureRequest) -> SuiteState:
 def cluster(request: pytest.FixtureRequest, suite_config: SuiteConfig) -> Iterator[Any]:
     """cluster is the provider, brought up once per session (and down at the end unless --keep-cluster).
 
-    An xdist worker leaves it up: its controller brought it up and takes it down.
+    An xdist worker leaves a local cluster up: its controller brought it up and
+    takes it down. On an existing cluster `down` only removes what this
+    session made, so each worker cleans up after itself.
     """
     from harness.suite.session import hold_cluster, make_provider
     from harness.suite.workers import worker_id
@@ -450,7 +452,7 @@ def cluster(request: pytest.FixtureRequest, suite_config: SuiteConfig) -> Iterat
         try:
             yield provider
         finally:
-            if not suite_config.keep_cluster and worker_id(request.config) is None:
+            if not suite_config.keep_cluster and (worker_id(request.config) is None or suite_config.cluster == "existing"):
                 provider.down()
 
 
