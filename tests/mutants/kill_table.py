@@ -316,7 +316,7 @@ def repeat_reasons(names: Sequence[str], runs: int, root: Path = REPO_ROOT) -> d
             continue
         own = [t for t in read_report(report).tests if t.name.partition("[")[0] == MUTANTS[name].caught_by]
         message = next((t.message for t in own if t.outcome.value == "failed"), "")
-        found[name] = (message, sum(t.duration for t in own) / max(1, len(own)))
+        found[name] = (message, sum(t.duration_seconds for t in own) / max(1, len(own)))
     return found
 
 

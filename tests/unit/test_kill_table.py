@@ -182,3 +182,17 @@ def test_the_repeat_doc_counts_a_rule_covered_only_by_a_full_kill() -> None:
     assert "| `parallel_peak` | **10/10** | 4.2 | B landed on n0 |" in doc
     assert "| `exact_headroom` | 9/10 (MISSED) |" in doc
     assert "**1 of " in doc
+
+
+def test_the_repeat_doc_quotes_the_first_kill_and_the_mean_time_from_the_sessions_report(tmp_path: Path) -> None:
+    from harness.report.conformance_report import write_report
+    from tests.mutants.kill_table import REPORTS_DIR, repeat_reasons
+    from tests.unit.test_conformance_report import outcome, report_of
+
+    report = report_of(
+        outcome("parallel_peak[1-2]", "passed", duration=3.0),
+        outcome("parallel_peak[2-2]", "failed", duration=5.0, message="B landed on n0"),
+    )
+    (tmp_path / REPORTS_DIR).mkdir(parents=True)
+    write_report(report, tmp_path / REPORTS_DIR / "max_peak-x2.yaml")
+    assert repeat_reasons(["max_peak", "not_measured"], 2, root=tmp_path) == {"max_peak": ("B landed on n0", 4.0)}
