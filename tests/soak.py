@@ -167,13 +167,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         walls.append(wall)
         failed = sorted(name for name, (outcome, _, _) in outcomes.items() if outcome not in ("passed", "skipped"))
         print(f"soak: run {index}/{args.runs}: {len(outcomes) - len(failed)} passed, {len(failed)} failed {failed or ''} in {wall:.0f} s", flush=True)
-    records = collect(results)
-    closest = closest_waits([w for index in range(1, args.runs + 1) for w in read_waits(wait_log(REPO_ROOT, index))])
-    lines = render(records, runs=args.runs, walls=walls, commit=commit, closest=closest, workers=args.workers)
+        # Written after every run, so a soak cut short keeps the runs it made.
+        records, lines = _table(results, walls, commit=commit, workers=args.workers)
+        if args.output != "none":
+            (REPO_ROOT / args.output).write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
-    if args.output != "none":
-        (REPO_ROOT / args.output).write_text("\n".join(lines) + "\n", encoding="utf-8")
     return 0 if all(r.failed == 0 for r in records.values()) else 1
+
+
+def _table(results: Sequence[Mapping[str, tuple[str, float, str]]], walls: Sequence[float], *, commit: str, workers: int) -> tuple[dict[str, ScenarioRecord], list[str]]:
+    records = collect(results)
+    closest = closest_waits([w for index in range(1, len(results) + 1) for w in read_waits(wait_log(REPO_ROOT, index))])
+    return records, render(records, runs=len(results), walls=walls, commit=commit, closest=closest, workers=workers)
 
 
 if __name__ == "__main__":
