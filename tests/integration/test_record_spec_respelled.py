@@ -162,3 +162,28 @@ def test_a_real_change_is_still_refused(it_kube: Kube, namespace: str, crd_group
     assert refused.value.status == 422, refused.value.body
     assert "immutable" in str(refused.value.body)
     assert _get(it_kube, crd_group, namespace, "run-b")["spec"] == created["spec"]
+
+
+def test_a_label_patch_carrying_resource_version_is_a_compare_and_swap(it_kube: Kube, namespace: str, crd_group: str) -> None:
+    """The label write the contract prescribes: a merge patch of metadata alone, with the resourceVersion read.
+
+    It sends no spec, so no spelling can trip the immutability rule; with a
+    stale resourceVersion it is refused with 409, like an update.
+    """
+    created = json_object(it_kube.custom.create_namespaced_custom_object(crd_group, VERSION, namespace, PLURAL, _record(crd_group, "run-c")))
+    read_version = created["metadata"]["resourceVersion"]
+    # Someone else writes in between: the version read is stale now.
+    _replace(it_kube, crd_group, namespace, {**created, "metadata": {**created["metadata"], "annotations": {"x": "y"}}})
+
+    def patch(version: str) -> Obj:
+        body = {"metadata": {"resourceVersion": version, "labels": {"rescon.dev/active": "true"}}}
+        return json_object(it_kube.custom.patch_namespaced_custom_object(crd_group, VERSION, namespace, PLURAL, "run-c", body))
+
+    with pytest.raises(kubernetes.client.ApiException) as refused:
+        patch(read_version)
+    assert refused.value.status == 409, refused.value.body
+
+    current = _get(it_kube, crd_group, namespace, "run-c")
+    patched = patch(current["metadata"]["resourceVersion"])
+    assert patched["metadata"]["labels"] == {"rescon.dev/active": "true"}
+    assert patched["spec"] == created["spec"]
