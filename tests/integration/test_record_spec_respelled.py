@@ -76,9 +76,11 @@ def _record(group: str, name: str) -> Obj:
 def _go_round_trip(obj: Obj) -> Obj:
     """_go_round_trip is what a typed Go read-modify-write sends back: canonical quantities, the label added.
 
-    Canonical forms, as resource.Quantity.String() writes them (hand-checked):
-    2000m → "2", 1.5Gi = 1610612736 bytes = 1536 × 2^20 → "1536Mi",
-    500m → "500m", 512Mi → "512Mi".
+    Canonical forms, as resource.Quantity marshals them: 2000m → "2",
+    1.5Gi = 1610612736 bytes = 1536 × 2^20 → "1536Mi", 500m → "500m",
+    512Mi → "512Mi" (checked once with a json.Unmarshal/json.Marshal round
+    trip of k8s.io/apimachinery v0.37.2's resource.Quantity, which also gave
+    "0.5" → "500m").
     """
     sent = copy.deepcopy(obj)
     sent["metadata"].setdefault("labels", {})["rescon.dev/active"] = "true"
