@@ -4,7 +4,8 @@ A scheduler written in Go reads a record into typed structs and writes it back
 to change the active label. `resource.Quantity` marshals in canonical form, so
 a peak created as "2000m" / "1.5Gi" goes back as "2" / "1536Mi": the same
 amounts in other spellings, which a string comparison (`self == oldSelf`)
-refused with HTTP 422. The rule now compares peaks as amounts: that update is
+refused with HTTP 422 (measured once on this API server with the previous
+CRD: "spec is immutable"). The rule now compares peaks as amounts: that update is
 accepted, and any change of value, of tasks, of workspaces, of the run or of
 the set of groups is still refused with 422.
 
