@@ -288,7 +288,7 @@ class TestCRD:
         for path, rule in _cel_rules():
             assert rule["message"], f"CEL rule at {path} has no message"
             if "oldSelf" in rule["rule"]:
-                assert path in (".spec", ".status.groups[]"), path
+                assert path in (".spec", ".spec.groups[]", ".spec.groups[].peak", ".status.groups[]"), path
 
     def test_manifest_is_a_fresh_copy(self) -> None:
         crd_manifest()["spec"]["group"] = "changed"
@@ -530,6 +530,8 @@ CEL_CASES: list[tuple[str, Mutation, str]] = [
     ("metadata.name must equal spec.pipelineRun.name", _set("metadata.name", "other"), "metadata.name"),
     ("must name a group of spec.groups", _set("status.groups[source].name", "ghost"), "status.groups[ghost]"),
     ("spec is immutable", lambda o: None, ""),
+    ("tasks and workspaces are immutable", lambda o: None, ""),
+    ("peak is immutable as an amount", lambda o: None, ""),
     ("reservedGroups must equal", _set("status.reservedGroups", 0), "status.reservedGroups"),
     ("a Reserved group needs node", _set("status.groups[reports].node", DELETE), "status.groups[reports].node"),
     (

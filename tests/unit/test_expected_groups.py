@@ -76,3 +76,32 @@ def test_groups_partition_the_tasks_that_use_a_volume_and_never_share_a_workspac
         if ws:
             group = group_of(groups, f"t{i}")
             assert group is not None and set(ws) <= group.workspaces
+
+
+# Propagated workspaces (Tekton's propagateWorkspaces, v1.15.0): an embedded taskSpec's reference binds by name.
+
+
+def test_an_embedded_task_that_refers_to_an_unbound_workspace_uses_it() -> None:
+    implicit = {"name": "report", "taskSpec": {"steps": [{"name": "s", "env": [{"name": "D", "value": "$(workspaces.source.path)"}]}]}}
+    run = _run({"source": "persistentVolumeClaim"}, [_task("build", "source"), implicit])
+    assert expected_groups(run) == (ExpectedGroup(frozenset({"build", "report"}), frozenset({"source"})),)
+
+
+def test_every_field_tekton_reads_is_a_reference() -> None:
+    spec = {
+        "steps": [{"script": "cd $(workspaces.a.path)", "args": ["$(workspaces[\"b\"].path)"], "params": [{"name": "p", "value": ["$(workspaces.c.bound)"]}]}],
+        "sidecars": [{"command": ["$(workspaces['d'].claim)"], "workingDir": "$(workspaces.e.path)/sub"}],
+        "stepTemplate": {"env": [{"name": "X", "value": "$(workspaces.f.volume)"}], "script": "$(workspaces.not-read.path)"},
+    }
+    assert workspaces_used({"name": "t", "taskSpec": spec}) == {"a", "b", "c", "d", "e", "f"}
+
+
+def test_a_reference_to_a_bound_task_workspace_adds_nothing() -> None:
+    """The step's `$(workspaces.w.path)` is the entry's own binding w → source, not a pipeline workspace w."""
+    task = {"name": "t", "workspaces": [{"name": "w", "workspace": "source"}], "taskSpec": {"steps": [{"script": "ls $(workspaces.w.path)"}]}}
+    assert workspaces_used(task) == {"source"}
+
+
+def test_a_task_ref_propagates_nothing() -> None:
+    """Only an embedded taskSpec is read: Tekton propagates only into `rpt.PipelineTask.TaskSpec`."""
+    assert workspaces_used({"name": "t", "taskRef": {"name": "x"}}) == frozenset()
