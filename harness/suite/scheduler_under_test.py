@@ -220,5 +220,7 @@ def _which(program: str) -> str:
 
     found = shutil.which(program)
     if found is None:
-        raise HarnessError(f"{program!r} from --scheduler-cmd is not on PATH: give an absolute path")
-    return found
+        where = "does not exist or is not executable" if "/" in program else "is not on PATH"
+        raise HarnessError(f"{program!r} from --scheduler-cmd {where}: give an absolute path, or a path from the directory pytest runs in")
+    # Absolute: the scheduler runs in its own work directory, where a path like .venv/bin/x means nothing.
+    return os.path.abspath(found)

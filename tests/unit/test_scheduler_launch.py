@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import HarnessError
 from harness.suite.scheduler_under_test import SchedulerDied, SchedulerFailedToStart, SchedulerUnderTest
 from harness.timeouts import DEFAULT_TIMEOUTS
 from harness.waits import NotYet, wait_for
@@ -75,3 +76,16 @@ def test_config_without_a_template_and_unknown_template_names_fail_naming_the_fi
     bad = SchedulerUnderTest(mode="command", scheduler_name="s", kubeconfig=tmp_path / "k", workdir=tmp_path, command_template="x {config}", config_template=template)
     with pytest.raises(HarnessError, match="'nodes' is undefined: use scheduler_name, kubeconfig, port, lease_name"):
         bad.argv()
+
+
+def test_a_relative_program_path_is_made_absolute_since_the_scheduler_runs_in_its_work_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.suite.scheduler_under_test import _which
+
+    program = tmp_path / "bin" / "my-scheduler"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+    monkeypatch.chdir(tmp_path)
+    assert _which("bin/my-scheduler") == str(program)
+    with pytest.raises(HarnessError, match="'bin/nothing' from --scheduler-cmd does not exist or is not executable"):
+        _which("bin/nothing")
