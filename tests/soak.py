@@ -160,6 +160,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.runs < 1:
         parser.error("--runs takes a whole number of at least 1")
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=False).stdout.strip() or "unknown"
+    # One hold of the local cluster for every run (the runs reenter the lock): between two runs others
+    # would take it, and each run's wall time would count their turn.
+    from harness.cluster.cluster_lock import local_cluster_lock
+    from harness.timeouts import DEFAULT_TIMEOUTS
+
+    with local_cluster_lock(timeouts=DEFAULT_TIMEOUTS, purpose="the soak"):
+        return _soak(args, commit)
+
+
+def _soak(args: argparse.Namespace, commit: str) -> int:
     results, walls = [], []
     for index in range(1, args.runs + 1):
         outcomes, wall = run_once(index, REPO_ROOT, args.pytest_args, workers=args.workers)
