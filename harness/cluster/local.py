@@ -34,7 +34,7 @@ from harness.cluster import namespaces, node_pools, tekton, volumes
 from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import state_root
 from harness.cluster.processes import ManagedProcess, free_port, port_in_use, tail
-from harness.cluster.simulation import all_stages
+from harness.cluster.simulation import affinity_assistant_policy, all_stages
 from harness.cluster.toolchain import Toolchain, program_named
 from harness.errors import HarnessError
 from harness.kube import Kube, present
@@ -336,6 +336,8 @@ class LocalCluster:
         kube.apply_all(crds)
         self._wait_crds_established(kube, [c["metadata"]["name"] for c in crds])
         kube.apply_all(tekton.config_maps(config_dir, coschedule=self.coschedule))
+        # KWOK would finish Tekton's affinity-assistant pods like task pods; keep them Running.
+        kube.apply_all(affinity_assistant_policy())
         if not self.tekton_process.alive():
             self._start_tekton(binary)
         self._wait_tekton_reconciles(kube)
