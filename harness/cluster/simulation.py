@@ -458,5 +458,19 @@ def affinity_assistant_policy() -> list[dict[str, Any]]:
     return [policy, binding]
 
 
+def affinity_assistant_probe_pod(namespace: str) -> dict[str, Any]:
+    """affinity_assistant_probe_pod(ns) is a pod the policy must mark, for a server-side dry-run create.
+
+    The API server loads a new policy a moment after it is written; the harness
+    dry-runs this pod until it comes back marked, so no assistant is created first.
+    """
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "rescon-affinity-assistant-probe", "namespace": namespace, "labels": {AFFINITY_ASSISTANT_LABEL: AFFINITY_ASSISTANT_COMPONENT}},
+        "spec": {"containers": [{"name": "probe", "image": STEP_IMAGE}]},
+    }
+
+
 def all_stages() -> list[dict[str, Any]]:
     return node_stages() + pod_stages()

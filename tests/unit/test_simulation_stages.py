@@ -182,3 +182,11 @@ def test_the_policy_holds_exactly_tekton_affinity_assistant_pods_at_creation() -
     assert mutation["patchType"] == "ApplyConfiguration"
     assert mutation["applyConfiguration"]["expression"] == 'Object{metadata: Object.metadata{annotations: {"sim.rescon.dev/hold": "true"}}}'
     assert policy["spec"]["failurePolicy"] == "Fail"
+
+
+def test_the_probe_pod_is_one_the_policy_marks() -> None:
+    policy, _ = simulation.affinity_assistant_policy()
+    probe = simulation.affinity_assistant_probe_pod("tekton-pipelines")
+    selector = policy["spec"]["matchConstraints"]["objectSelector"]["matchLabels"]
+    assert set(selector.items()) <= set(probe["metadata"]["labels"].items())
+    assert probe["metadata"]["namespace"] == "tekton-pipelines" and probe["kind"] == "Pod"
