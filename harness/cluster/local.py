@@ -380,6 +380,14 @@ class LocalCluster:
             check_alive=lambda: self._fail_if_crashed((TEKTON_PROCESS,)),
             hint=f"read {self.tekton_process.log_file}",
         )
+        # A mode switch (--coschedule) reaches Tekton a while after the ConfigMap changed.
+        tekton.wait_coschedule(
+            kube,
+            self.coschedule,
+            timeouts=self.timeouts,
+            check_alive=lambda: self._fail_if_crashed((TEKTON_PROCESS,)),
+            hint=f"read {self.tekton_process.log_file}",
+        )
 
     # --- helpers ---
 

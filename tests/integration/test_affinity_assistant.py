@@ -12,7 +12,7 @@ while a held task runs, or if the next task does not follow it.
 
 from __future__ import annotations
 
-from typing import Any, Iterator
+from typing import Iterator
 
 import kubernetes
 import pytest
@@ -28,9 +28,7 @@ from it_pipelines import pipeline_run, task
 
 pytestmark = pytest.mark.integration
 
-#: The TaskRun annotation naming a task's affinity assistant (tektoncd/pipeline v1.15.0,
-#: workspace.AnnotationAffinityAssistantName); its value is the assistant's instance label.
-ASSISTANT_ANNOTATION = "pipeline.tekton.dev/affinity-assistant"
+#: The label whose value is the assistant's name (the TaskRun's pipeline.tekton.dev/affinity-assistant).
 INSTANCE_LABEL = "app.kubernetes.io/instance"
 
 
@@ -39,37 +37,21 @@ def _set_coschedule(kube: Kube, mode: str) -> None:
 
 
 @pytest.fixture
-def coschedule_workspaces(it_kube: Kube) -> Iterator[None]:
+def coschedule_workspaces(it_kube: Kube, it_timeouts: TimeoutConfig) -> Iterator[None]:
     """coschedule_workspaces sets Tekton's coschedule flag to `workspaces` for one test, then puts back what it found.
 
+    Each switch is awaited with a probe PipelineRun (tekton.wait_coschedule): Tekton
+    decides a run's assistants at its first reconcile, from the flags it has seen.
     The integration session holds the cluster lock, so no other suite sees the switch.
     """
     found = (it_kube.core.read_namespaced_config_map("feature-flags", tekton.NAMESPACE).data or {}).get("coschedule", "disabled")
     _set_coschedule(it_kube, "workspaces")
     try:
+        tekton.wait_coschedule(it_kube, "workspaces", timeouts=it_timeouts)
         yield
     finally:
         _set_coschedule(it_kube, found)
-
-
-def _create_assisted_run(kube: Kube, namespace: str, manifest: dict[str, Any], timeouts: TimeoutConfig) -> tuple[str, str]:
-    """_create_assisted_run() returns (PipelineRun, assistant instance) once Tekton ran it with coschedule=workspaces.
-
-    Tekton reads the flag from its informer, a moment after the ConfigMap changed.
-    A run it reconciled before that has no assistant (the decision is taken once,
-    at the run's first reconcile), so such a run is deleted and created again.
-    """
-
-    def assisted() -> tuple[str, str]:
-        name = runs.create(kube, namespace, manifest)
-        taskrun = runs.wait_for_taskrun(kube, namespace, name, "hold", timeouts=timeouts)
-        instance = (taskrun["metadata"].get("annotations") or {}).get(ASSISTANT_ANNOTATION)
-        if not instance:
-            kube.custom.delete_namespaced_custom_object(runs.GROUP, runs.VERSION, namespace, "pipelineruns", name)
-            raise NotYet(f"TaskRun {taskrun['metadata']['name']} has no {ASSISTANT_ANNOTATION}: Tekton had not seen coschedule=workspaces yet")
-        return name, str(instance)
-
-    return wait_for(assisted, what="a PipelineRun that Tekton runs with coschedule=workspaces", timeout="tekton_ready", timeouts=timeouts)
+        tekton.wait_coschedule(it_kube, found, timeouts=it_timeouts)
 
 
 def _assistant_pod(kube: Kube, namespace: str, instance: str) -> kubernetes.client.V1Pod | None:
@@ -89,8 +71,10 @@ def test_the_affinity_assistant_runs_on_one_node_through_a_held_task(
         pool=node_pool,
         claims={"source": claim},
     )
-    name, instance = _create_assisted_run(it_kube, namespace, manifest, it_timeouts)
+    name = runs.create(it_kube, namespace, manifest)
     held_taskrun = runs.wait_for_taskrun(it_kube, namespace, name, "hold", timeouts=it_timeouts)
+    instance = (held_taskrun["metadata"].get("annotations") or {}).get(tekton.AFFINITY_ASSISTANT_ANNOTATION)
+    assert instance, f"TaskRun {held_taskrun['metadata']['name']} has no {tekton.AFFINITY_ASSISTANT_ANNOTATION}: Tekton gave it no assistant"
     held_pod = held_taskrun["status"]["podName"]
     runs.wait_for_pod_phase(it_kube, namespace, held_pod, ("Running",), timeout="pod_running", timeouts=it_timeouts)
 
