@@ -37,6 +37,8 @@ class TimeoutConfig:
     cluster_delete: float = field(default=120.0, metadata={"kind": "knob"})
     #: An injected admission fault (a ValidatingAdmissionPolicy) starts denying requests.
     fault_active: float = field(default=30.0, metadata={"kind": "knob"})
+    #: The local cluster's affinity-assistant policy (a MutatingAdmissionPolicy) marks new pods.
+    simulation_policy_active: float = field(default=30.0, metadata={"kind": "knob"})
     #: Objects of a test namespace are gone after it is deleted.
     namespace_deleted: float = field(default=120.0, metadata={"kind": "knob"})
     #: A cluster the suite did not start answers /version (existing clusters, kind); includes retries.

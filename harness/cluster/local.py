@@ -34,7 +34,7 @@ from harness.cluster import namespaces, node_pools, tekton, volumes
 from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import state_root
 from harness.cluster.processes import ManagedProcess, free_port, port_in_use, tail
-from harness.cluster.simulation import all_stages
+from harness.cluster.simulation import HOLD, affinity_assistant_policy, affinity_assistant_probe_pod, all_stages
 from harness.cluster.toolchain import Toolchain, program_named
 from harness.errors import HarnessError
 from harness.kube import Kube, present
@@ -336,9 +336,22 @@ class LocalCluster:
         kube.apply_all(crds)
         self._wait_crds_established(kube, [c["metadata"]["name"] for c in crds])
         kube.apply_all(tekton.config_maps(config_dir, coschedule=self.coschedule))
+        # KWOK would finish Tekton's affinity-assistant pods like task pods; keep them Running.
+        kube.apply_all(affinity_assistant_policy())
+        self._wait_simulation_policy(kube)
         if not self.tekton_process.alive():
             self._start_tekton(binary)
         self._wait_tekton_reconciles(kube)
+
+    def _wait_simulation_policy(self, kube: Kube) -> None:
+        probe = kubernetes.client.V1Pod.model_validate(affinity_assistant_probe_pod(tekton.NAMESPACE))
+
+        def marks() -> None:
+            pod = kube.core.create_namespaced_pod(tekton.NAMESPACE, probe, dry_run="All")
+            if (present(pod.metadata).annotations or {}).get(HOLD) != "true":
+                raise NotYet(f"a dry-run affinity-assistant pod comes back without {HOLD}")
+
+        wait_for(marks, what="the affinity-assistant policy to mark new pods", timeout="simulation_policy_active", timeouts=self.timeouts)
 
     def _wait_crds_established(self, kube: Kube, names: list[str]) -> None:
         ext = kubernetes.client.ApiextensionsV1Api(kube.api)
@@ -363,6 +376,14 @@ class LocalCluster:
     def _wait_tekton_reconciles(self, kube: Kube) -> None:
         tekton.wait_reconciles(
             kube,
+            timeouts=self.timeouts,
+            check_alive=lambda: self._fail_if_crashed((TEKTON_PROCESS,)),
+            hint=f"read {self.tekton_process.log_file}",
+        )
+        # A mode switch (--coschedule) reaches Tekton a while after the ConfigMap changed.
+        tekton.wait_coschedule(
+            kube,
+            self.coschedule,
             timeouts=self.timeouts,
             check_alive=lambda: self._fail_if_crashed((TEKTON_PROCESS,)),
             hint=f"read {self.tekton_process.log_file}",

@@ -13,6 +13,11 @@ taskSpec's `metadata.annotations` (Tekton copies them to the TaskRun and the pod
                                           stays Running while its TaskRun is already terminal
     sim.rescon.dev/linger-for   "30s"     how long a lingering sidecar runs (default 1h)
 
+Tekton's affinity-assistant pods (coschedule modes other than `disabled`) run
+until they are deleted, as the StatefulSet pods they are: a MutatingAdmissionPolicy
+marks each one `sim.rescon.dev/hold` at creation, and nothing ever releases it
+(see affinity_assistant_policy()).
+
 The same vocabulary drives real containers on kind (see fixtures/pipelines/_sim.j2),
 so one fixture serves both providers. Terminated step containers carry no
 termination message: Tekton parses a non-empty one as JSON. Running containers
@@ -41,6 +46,16 @@ DEFAULT_LINGER_FOR_MS = 3_600_000
 START_DELAY_MS = 200
 
 STAGE_API_VERSION = "kwok.x-k8s.io/v1alpha1"
+
+#: The label Tekton puts on every affinity-assistant StatefulSet and its pod, and its value
+#: (tektoncd/pipeline v1.15.0: workspace.LabelComponent and ComponentNameAffinityAssistant in
+#: pkg/workspace/affinity_assistant_names.go, set by getStatefulSetLabels in
+#: pkg/reconciler/pipelinerun/affinity_assistant.go for every coschedule mode).
+AFFINITY_ASSISTANT_LABEL = "app.kubernetes.io/component"
+AFFINITY_ASSISTANT_COMPONENT = "affinity-assistant"
+#: The name of the policy (and of its binding) that keeps affinity-assistant pods Running.
+AFFINITY_ASSISTANT_POLICY = "rescon-affinity-assistant-runs"
+ADMISSION_API_VERSION = "admissionregistration.k8s.io/v1"
 
 #: Where a real step (kind) reads its own pod's annotations: a downward-API volume.
 PODINFO_DIR = "/etc/podinfo"
@@ -393,6 +408,68 @@ def pod_stages() -> list[dict[str, Any]]:
         {"delete": True},
     )
     return [running, finish_after, finish_on_release, sidecars_stop, delete]
+
+
+def affinity_assistant_policy() -> list[dict[str, Any]]:
+    """affinity_assistant_policy() keeps Tekton's affinity-assistant pods Running until they are deleted.
+
+    An affinity assistant is a one-replica StatefulSet whose container runs
+    `tekton_run_indefinitely`; task pods follow it by required pod affinity. On
+    KWOK it carries no sim annotation, so rescon-pod-steps-finish-after would end
+    it after DEFAULT_RUN_FOR_MS; the StatefulSet controller would then replace the
+    Succeeded pod, the replacement could land on another node, and a group would
+    split by accident. This MutatingAdmissionPolicy, bound cluster-wide, annotates
+    each pod with Tekton's label `app.kubernetes.io/component: affinity-assistant`
+    `sim.rescon.dev/hold: "true"` at creation. Nothing sets `sim.rescon.dev/release`
+    on it, so no stage but rescon-pod-delete ever matches it again: it runs until
+    Tekton deletes its StatefulSet.
+
+    A policy rather than one more Stage because KWOK reads Stages only when its
+    controller starts, while the harness applies these manifests at every
+    `rescon cluster up`: a cluster kept up across harness versions gets them too.
+    failurePolicy Fail: a policy that cannot run refuses the pod (the StatefulSet
+    retries) instead of letting a finishing assistant through unnoticed.
+    """
+    policy = {
+        "apiVersion": ADMISSION_API_VERSION,
+        "kind": "MutatingAdmissionPolicy",
+        "metadata": {"name": AFFINITY_ASSISTANT_POLICY},
+        "spec": {
+            "matchConstraints": {
+                "resourceRules": [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}],
+                "objectSelector": {"matchLabels": {AFFINITY_ASSISTANT_LABEL: AFFINITY_ASSISTANT_COMPONENT}},
+            },
+            "failurePolicy": "Fail",
+            "reinvocationPolicy": "Never",
+            "mutations": [
+                {
+                    "patchType": "ApplyConfiguration",
+                    "applyConfiguration": {"expression": f'Object{{metadata: Object.metadata{{annotations: {{"{HOLD}": "true"}}}}}}'},
+                }
+            ],
+        },
+    }
+    binding = {
+        "apiVersion": ADMISSION_API_VERSION,
+        "kind": "MutatingAdmissionPolicyBinding",
+        "metadata": {"name": AFFINITY_ASSISTANT_POLICY},
+        "spec": {"policyName": AFFINITY_ASSISTANT_POLICY},
+    }
+    return [policy, binding]
+
+
+def affinity_assistant_probe_pod(namespace: str) -> dict[str, Any]:
+    """affinity_assistant_probe_pod(ns) is a pod the policy must mark, for a server-side dry-run create.
+
+    The API server loads a new policy a moment after it is written; the harness
+    dry-runs this pod until it comes back marked, so no assistant is created first.
+    """
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "rescon-affinity-assistant-probe", "namespace": namespace, "labels": {AFFINITY_ASSISTANT_LABEL: AFFINITY_ASSISTANT_COMPONENT}},
+        "spec": {"containers": [{"name": "probe", "image": STEP_IMAGE}]},
+    }
 
 
 def all_stages() -> list[dict[str, Any]]:

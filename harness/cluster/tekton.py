@@ -9,6 +9,7 @@ flags get placeholder names, since no pod here pulls an image.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 from pathlib import Path
@@ -204,3 +205,117 @@ def wait_reconciles(kube: Kube, *, timeouts: TimeoutConfig, check_alive: Callabl
         wait_for(reconciled, what="Tekton to reconcile a probe TaskRun", timeout="tekton_ready", timeouts=timeouts, hint=hint)
     finally:
         kube.custom.delete_collection_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "taskruns", label_selector=PROBE_LABEL)
+
+
+# --- which coschedule mode Tekton acts on: a probe PipelineRun shows it ---
+
+#: The TaskRun annotation that names a task's affinity assistant (tektoncd/pipeline v1.15.0,
+#: workspace.AnnotationAffinityAssistantName); Tekton writes it when it creates the TaskRun.
+AFFINITY_ASSISTANT_ANNOTATION = "pipeline.tekton.dev/affinity-assistant"
+#: The probe PipelineRun's workspace; its PVC never exists, and its pods select no node.
+COSCHEDULE_PROBE_WORKSPACE = "probe"
+
+
+def affinity_assistant_name(workspace: str, pipelinerun: str) -> str:
+    """affinity_assistant_name('source', 'build-x') is Tekton's name for that assistant.
+
+    GetAffinityAssistantName in pkg/reconciler/pipelinerun/affinity_assistant.go:
+    `affinity-assistant-` and the first 10 hex digits of sha256(workspace + run);
+    the per-PipelineRun modes pass workspace ''.
+    """
+    return "affinity-assistant-" + hashlib.sha256((workspace + pipelinerun).encode()).hexdigest()[:10]
+
+
+def observed_coschedule(pipelinerun: str, annotation: str | None, required_anti_affinity: bool | None) -> str | None:
+    """observed_coschedule(run, the TaskRun's assistant annotation, its StatefulSet's kind of anti-affinity) is the mode Tekton used.
+
+    No annotation: `disabled`. The per-workspace name of the probe's workspace:
+    `workspaces`. The per-PipelineRun name: `isolate-pipelinerun` if the
+    assistant repels the others by a required term, `pipelineruns` if by a
+    preferred one; None while its StatefulSet is not there to tell.
+    """
+    if not annotation:
+        return "disabled"
+    if annotation == affinity_assistant_name(COSCHEDULE_PROBE_WORKSPACE, pipelinerun):
+        return "workspaces"
+    if annotation == affinity_assistant_name("", pipelinerun):
+        if required_anti_affinity is None:
+            return None
+        return "isolate-pipelinerun" if required_anti_affinity else "pipelineruns"
+    raise HarnessError(f"Tekton named the probe's affinity assistant {annotation!r}, which no coschedule mode gives run {pipelinerun}")
+
+
+def coschedule_probe() -> dict[str, Any]:
+    """coschedule_probe() is a PipelineRun whose TaskRun shows which coschedule mode Tekton acts on.
+
+    Its one workspace is a PVC, so every mode but `disabled` gives it an
+    affinity assistant; its pods select no node, so nothing ever runs.
+    """
+    nowhere = {"nodeSelector": {"rescon.dev/pool": "rescon-coschedule-probe-nowhere"}}
+    return {
+        "apiVersion": "tekton.dev/v1",
+        "kind": "PipelineRun",
+        "metadata": {"generateName": "rescon-coschedule-", "namespace": NAMESPACE, "labels": {PROBE_LABEL: "true"}},
+        "spec": {
+            "pipelineSpec": {
+                "workspaces": [{"name": COSCHEDULE_PROBE_WORKSPACE}],
+                "tasks": [
+                    {
+                        "name": "probe",
+                        "workspaces": [{"name": "w", "workspace": COSCHEDULE_PROBE_WORKSPACE}],
+                        "taskSpec": {"workspaces": [{"name": "w"}], "steps": [{"name": "noop", "image": "rescon.invalid/noop", "command": ["true"]}]},
+                    }
+                ],
+            },
+            "workspaces": [{"name": COSCHEDULE_PROBE_WORKSPACE, "persistentVolumeClaim": {"claimName": "rescon-coschedule-probe"}}],
+            "taskRunTemplate": {"podTemplate": nowhere},
+        },
+    }
+
+
+def wait_coschedule(kube: Kube, mode: str, *, timeouts: TimeoutConfig, check_alive: Callable[[], None] = lambda: None, hint: str = "") -> None:
+    """wait_coschedule(kube, 'workspaces') returns once Tekton runs new PipelineRuns in that coschedule mode.
+
+    Tekton reads feature-flags through an informer, and decides a run's
+    assistants once, at its first reconcile: a run created right after the
+    ConfigMap changed can still get the old mode (measured: for about 15 s after
+    a switch to `workspaces`, scenarios got no assistant). So a probe
+    PipelineRun is created, read and, while it shows another mode, deleted and
+    made again.
+    """
+    created: list[str] = []
+    apps = kubernetes.client.AppsV1Api(kube.api)
+
+    def acts_on_mode() -> None:
+        check_alive()
+        if not created:
+            obj = json_object(kube.custom.create_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "pipelineruns", coschedule_probe()))
+            created.append(str(obj["metadata"]["name"]))
+        run = created[0]
+        taskruns = json_object(kube.custom.list_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "taskruns", label_selector=f"tekton.dev/pipelineRun={run}"))["items"]
+        if not taskruns:
+            raise NotYet(f"probe PipelineRun {run} has no TaskRun yet")
+        annotation = (taskruns[0]["metadata"].get("annotations") or {}).get(AFFINITY_ASSISTANT_ANNOTATION)
+        required: bool | None = None
+        if annotation:
+            try:
+                statefulset = apps.read_namespaced_stateful_set(annotation, NAMESPACE)
+            except kubernetes.client.ApiException as err:
+                if err.status != 404:
+                    raise
+            else:
+                affinity = statefulset.spec.template.spec.affinity if statefulset.spec and statefulset.spec.template.spec else None
+                anti = affinity.pod_anti_affinity if affinity else None
+                required = bool(anti and anti.required_during_scheduling_ignored_during_execution)
+        seen = observed_coschedule(run, annotation, required)
+        if seen is None:
+            raise NotYet(f"probe PipelineRun {run}: the StatefulSet of affinity assistant {annotation} is not there yet")
+        if seen != mode:
+            kube.custom.delete_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "pipelineruns", run)
+            created.clear()
+            raise NotYet(f"Tekton still runs new PipelineRuns with coschedule {seen}")
+
+    try:
+        wait_for(acts_on_mode, what=f"Tekton to run new PipelineRuns with coschedule {mode}", timeout="tekton_ready", timeouts=timeouts, hint=hint)
+    finally:
+        kube.custom.delete_collection_namespaced_custom_object("tekton.dev", "v1", NAMESPACE, "pipelineruns", label_selector=PROBE_LABEL)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 
 from harness.cluster import simulation
@@ -51,3 +54,139 @@ def test_deleted_pods_are_removed() -> None:
     delete = _by_name()["rescon-pod-delete"]
     assert delete["spec"]["next"] == {"delete": True}
     assert ".metadata.deletionTimestamp" in _keys(delete)
+
+
+# --- which pod stage KWOK picks for a pod: the selectors evaluated as KWOK v0.8 does ---
+#
+# KWOK runs each matchExpressions key as a jq query (sigs.k8s.io/kwok pkg/utils/expression):
+# null results are dropped, a query error counts as "no value", In/NotIn compare strings, and
+# NotIn/DoesNotExist hold when there is no value. The stages use only `.field`, `.[]` and
+# `["key"]` steps on pods, which _query() evaluates; anything else is refused.
+
+_STEP = re.compile(r'\.\[\]|\.([A-Za-z_][A-Za-z0-9_]*)|\["([^"]+)"\]')
+
+
+class _NoValue(Exception):
+    pass
+
+
+def _query(obj: Any, key: str) -> list[Any]:
+    values: list[Any] = [obj]
+    position = 0
+    while position < len(key):
+        step = _STEP.match(key, position)
+        assert step is not None, f"the test's evaluator does not know {key[position:]!r} in {key!r}"
+        position = step.end()
+        name = step.group(1) or step.group(2)
+        following: list[Any] = []
+        for value in values:
+            if name is None:  # .[]
+                if not isinstance(value, list):
+                    return []  # jq: cannot iterate over null/an object -> an error -> no value
+                following.extend(value)
+            elif value is None:
+                following.append(None)
+            elif isinstance(value, dict):
+                following.append(value.get(name))
+            else:
+                return []
+        values = following
+    return [v for v in values if v is not None]
+
+
+def _matches(expression: dict, obj: dict) -> bool:
+    values = _query(obj, expression["key"])
+    operator = expression["operator"]
+    strings = {str(v).lower() if isinstance(v, bool) else str(v) for v in values}
+    if operator == "In":
+        return bool(strings & set(expression["values"]))
+    if operator == "NotIn":
+        return not strings & set(expression["values"])
+    if operator == "Exists":
+        return bool(values)
+    assert operator == "DoesNotExist", operator
+    return not values
+
+
+def _pod_stages_matching(pod: dict) -> set[str]:
+    return {
+        s["metadata"]["name"]
+        for s in simulation.pod_stages()
+        if all(_matches(e, pod) for e in s["spec"]["selector"]["matchExpressions"])
+    }
+
+
+def _pod(labels: dict[str, str], annotations: dict[str, str], *, phase: str | None = None, deleting: bool = False) -> dict:
+    """_pod(...) is a pod bound to a node: Pending as the scheduler left it, or Running as the Stages make it."""
+    pod: dict[str, Any] = {
+        "metadata": {"name": "p", "labels": labels, "annotations": annotations},
+        "spec": {"nodeName": "n-0", "containers": [{"name": "c", "image": "i"}]},
+        "status": {},
+    }
+    if phase == "Running":
+        pod["status"] = {
+            "phase": "Running",
+            "podIP": "10.0.0.1",
+            "containerStatuses": [{"name": "c", "state": {"running": {"startedAt": "2026-12-01T00:00:00Z"}}}],
+        }
+    if deleting:
+        pod["metadata"]["deletionTimestamp"] = "2026-12-01T00:00:10Z"
+    return pod
+
+
+#: An affinity-assistant pod's labels as Tekton v1.15.0 writes them (getStatefulSetLabels:
+#: the PipelineRun's labels, tekton.dev/pipelineRun, app.kubernetes.io/instance and /component);
+#: the instance is `affinity-assistant-` + 10 hex digits of a sha256. Typed out, not imported.
+_ASSISTANT_LABELS = {
+    "tekton.dev/pipelineRun": "share-x7k2p",
+    "app.kubernetes.io/instance": "affinity-assistant-0a1b2c3d4e",
+    "app.kubernetes.io/component": "affinity-assistant",
+}
+#: What the policy adds to it at creation.
+_POLICY_ANNOTATIONS = {"sim.rescon.dev/hold": "true"}
+_TASK_LABELS = {"tekton.dev/pipelineRun": "share-x7k2p", "tekton.dev/pipelineTask": "write", "app.kubernetes.io/managed-by": "tekton-pipelines"}
+
+
+@pytest.mark.parametrize(
+    ("case", "pod", "expected"),
+    [
+        ("assistant-pending-starts", _pod(_ASSISTANT_LABELS, _POLICY_ANNOTATIONS), {"rescon-pod-running"}),
+        ("assistant-running-stays-running", _pod(_ASSISTANT_LABELS, _POLICY_ANNOTATIONS, phase="Running"), set()),
+        ("assistant-deleted-goes", _pod(_ASSISTANT_LABELS, _POLICY_ANNOTATIONS, phase="Running", deleting=True), {"rescon-pod-delete"}),
+        # Without the policy's annotation the assistant is played as a 1 s task: the bug it fixes.
+        ("assistant-unannotated-finishes", _pod(_ASSISTANT_LABELS, {}, phase="Running"), {"rescon-pod-steps-finish-after"}),
+        ("task-running-finishes-after-run-for", _pod(_TASK_LABELS, {"sim.rescon.dev/run-for": "2s"}, phase="Running"), {"rescon-pod-steps-finish-after"}),
+        ("held-task-waits", _pod(_TASK_LABELS, {"sim.rescon.dev/hold": "true"}, phase="Running"), set()),
+        (
+            "released-task-finishes",
+            _pod(_TASK_LABELS, {"sim.rescon.dev/hold": "true", "sim.rescon.dev/release": "true"}, phase="Running"),
+            {"rescon-pod-steps-finish-on-release"},
+        ),
+    ],
+    ids=lambda v: v if isinstance(v, str) else "",
+)
+def test_each_pod_state_matches_the_expected_stages(case: str, pod: dict, expected: set[str]) -> None:
+    assert _pod_stages_matching(pod) == expected, case
+
+
+def test_the_policy_holds_exactly_tekton_affinity_assistant_pods_at_creation() -> None:
+    policy, binding = simulation.affinity_assistant_policy()
+    assert (policy["kind"], binding["kind"]) == ("MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding")
+    assert binding["spec"] == {"policyName": policy["metadata"]["name"]}
+    constraints = policy["spec"]["matchConstraints"]
+    # Tekton's own label (pkg/workspace/affinity_assistant_names.go), typed out here.
+    assert constraints["objectSelector"] == {"matchLabels": {"app.kubernetes.io/component": "affinity-assistant"}}
+    assert constraints["resourceRules"] == [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["pods"]}]
+    assert not set(constraints["objectSelector"]["matchLabels"].items()) <= set(_TASK_LABELS.items())
+    (mutation,) = policy["spec"]["mutations"]
+    assert mutation["patchType"] == "ApplyConfiguration"
+    assert mutation["applyConfiguration"]["expression"] == 'Object{metadata: Object.metadata{annotations: {"sim.rescon.dev/hold": "true"}}}'
+    assert policy["spec"]["failurePolicy"] == "Fail"
+
+
+def test_the_probe_pod_is_one_the_policy_marks() -> None:
+    policy, _ = simulation.affinity_assistant_policy()
+    probe = simulation.affinity_assistant_probe_pod("tekton-pipelines")
+    selector = policy["spec"]["matchConstraints"]["objectSelector"]["matchLabels"]
+    assert set(selector.items()) <= set(probe["metadata"]["labels"].items())
+    assert probe["metadata"]["namespace"] == "tekton-pipelines" and probe["kind"] == "Pod"

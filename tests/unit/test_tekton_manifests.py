@@ -73,3 +73,41 @@ def test_controller_env_uses_the_given_ports_and_drops_kubeconfig() -> None:
     assert env["PROBES_PORT"] == "1" and env["PROFILING_PORT"] == "3"
     assert env["SYSTEM_NAMESPACE"] == tekton.NAMESPACE
     assert "KUBECONFIG" not in env
+
+
+def test_affinity_assistant_names_are_tektons() -> None:
+    # By `printf '%s' 'sourcebuild-x' | sha256sum` and `printf '%s' 'build-x' | sha256sum`, first 10 digits.
+    assert tekton.affinity_assistant_name("source", "build-x") == "affinity-assistant-abde58dbfd"
+    assert tekton.affinity_assistant_name("", "build-x") == "affinity-assistant-a45474c0e6"
+
+
+@pytest.mark.parametrize(
+    ("annotation", "required", "expected"),
+    [
+        (None, None, "disabled"),
+        ("", None, "disabled"),
+        # sha256("probe" + run) and sha256(run), run = rescon-coschedule-abcde, by sha256sum.
+        ("affinity-assistant-f07ef8daae", None, "workspaces"),
+        ("affinity-assistant-6688182119", None, None),
+        ("affinity-assistant-6688182119", False, "pipelineruns"),
+        ("affinity-assistant-6688182119", True, "isolate-pipelinerun"),
+    ],
+    ids=["no-annotation", "empty-annotation", "per-workspace", "per-run-statefulset-unseen", "per-run-preferred", "per-run-required"],
+)
+def test_the_probe_tells_the_coschedule_mode(annotation: str | None, required: bool | None, expected: str | None) -> None:
+    assert tekton.observed_coschedule("rescon-coschedule-abcde", annotation, required) == expected
+
+
+def test_an_assistant_no_mode_names_is_refused() -> None:
+    with pytest.raises(HarnessError, match="no coschedule mode"):
+        tekton.observed_coschedule("rescon-coschedule-abcde", "affinity-assistant-0000000000", None)
+
+
+def test_the_coschedule_probe_has_a_pvc_workspace_and_runs_nowhere() -> None:
+    probe = tekton.coschedule_probe()
+    (binding,) = probe["spec"]["workspaces"]
+    assert binding["name"] == tekton.COSCHEDULE_PROBE_WORKSPACE and "persistentVolumeClaim" in binding
+    (task,) = probe["spec"]["pipelineSpec"]["tasks"]
+    assert task["workspaces"] == [{"name": "w", "workspace": tekton.COSCHEDULE_PROBE_WORKSPACE}]
+    assert probe["spec"]["taskRunTemplate"]["podTemplate"]["nodeSelector"]
+    assert probe["metadata"]["labels"] == {tekton.PROBE_LABEL: "true"}
