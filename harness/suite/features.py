@@ -29,6 +29,9 @@ class Feature(StrEnum):
     NODE_LOSS = "NodeLoss"
     #: Extended: lowers a lingering pod's requests after its TaskRun is done.
     RESIZE = "Resize"
+    #: Extended: reservations survive what production does to a cluster: the API server, etcd or Tekton's controller
+    #: restarted, a group's node tainted or NotReady, a group's pod evicted; claims hold, nothing leaks or double-books.
+    RESILIENCE = "Resilience"
 
 
 CORE_FEATURES: frozenset[Feature] = frozenset(
@@ -43,7 +46,7 @@ CORE_FEATURES: frozenset[Feature] = frozenset(
         Feature.RESERVATION_RECORDS,
     }
 )
-EXTENDED_FEATURES: frozenset[Feature] = frozenset({Feature.RESIZE})
+EXTENDED_FEATURES: frozenset[Feature] = frozenset({Feature.RESIZE, Feature.RESILIENCE})
 ALL_FEATURES: frozenset[Feature] = CORE_FEATURES | EXTENDED_FEATURES
 
 

@@ -15,6 +15,7 @@ import kubernetes
 
 from harness.cluster.node_pools import NodePool
 from harness.contract import record as contract
+from harness.errors import HarnessError
 from harness.kube import Kube, json_object
 from harness.monitor.watcher import ContractMonitor
 from harness.suite import manifests
@@ -52,6 +53,8 @@ class ScenarioRun:
     applied: list[Obj] = field(default_factory=list)
     #: The contract monitor watching this scenario (harness.monitor.watcher); None only in unit tests.
     monitor: ContractMonitor | None = None
+    #: The cluster provider (harness.cluster), for the faults only it can inject; None only in unit tests.
+    cluster: Any = None
 
     # --- what the implementation claims ---
 
@@ -153,6 +156,22 @@ class ScenarioRun:
         if killed:
             self._wait_scheduler_replaced(set(killed))
         self.scheduler.check_alive()
+
+    def restart_component(self, name: str) -> float:
+        """restart_component('kube-apiserver') restarts one cluster component and returns once the cluster serves again.
+
+        The scenario declares it in `Scenario.restarts`, so that the runner
+        skips it on a provider that cannot (harness.cluster.local restarts
+        kube-apiserver, etcd and tekton-controller). Returns the seconds from
+        the stop to the cluster serving again.
+        """
+        if name not in self.scenario.restarts:
+            raise HarnessError(f"scenario {self.scenario.name} restarts {name!r} without declaring it: add it to Scenario.restarts")
+        if self.cluster is None:
+            raise HarnessError(f"scenario {self.scenario.name} restarts {name!r} but this run has no cluster provider")
+        seconds = float(self.cluster.restart_component(self.kube, name))
+        self.scheduler.check_alive()
+        return seconds
 
     def _wait_scheduler_replaced(self, killed: set[str]) -> None:
         selector = self.scheduler.pod_selector

@@ -47,3 +47,18 @@ class Scenario:
     volumes: tuple[str, ...] = ()
     #: Named values every fixture of the scenario may use (`{{ pipeline_timeout }}`), declared here as data.
     values: Mapping[str, str] = field(default_factory=dict)
+    #: Cluster components the scenario restarts (`run.restart_component(name)`): kube-apiserver, etcd, tekton-controller.
+    #: The runner skips the scenario, saying why, on a cluster provider that cannot restart one of them.
+    restarts: tuple[str, ...] = ()
+
+
+def restart_skip_reason(scenario: Scenario, *, provider: str, restartable: frozenset[str]) -> str | None:
+    """restart_skip_reason() says why a scenario cannot run on this provider, or None when it can.
+
+    Example: a scenario with restarts=('etcd',) on kind gets
+    "the kind cluster cannot restart etcd (only the local cluster restarts its components)".
+    """
+    missing = [name for name in scenario.restarts if name not in restartable]
+    if not missing:
+        return None
+    return f"the {provider} cluster cannot restart {', '.join(missing)} (only the local cluster restarts its components)"

@@ -27,7 +27,7 @@ from harness.quantities import cpu_millis, memory_bytes
 from harness.suite import manifests
 from harness.suite.attachments import attach_scenario_artifacts
 from harness.suite.run import ScenarioRun
-from harness.suite.scenario import Scenario
+from harness.suite.scenario import Scenario, restart_skip_reason
 from harness.suite.scheduler_under_test import SchedulerUnderTest
 
 if TYPE_CHECKING:
@@ -63,6 +63,12 @@ def make_provider(config: SuiteConfig) -> Any:
     return KindProvider.from_options(
         coschedule=config.coschedule, timeouts=config.timeouts, kind_bin=config.kind_bin, keep=config.keep_cluster
     )
+
+
+def restartable_components(cluster: Any) -> frozenset[str]:
+    """restartable_components() is what the provider can restart (harness.cluster.local); none for a provider without the method."""
+    names = getattr(cluster, "restartable_components", None)
+    return frozenset(names()) if callable(names) else frozenset()
 
 
 def prepare_cluster(kube: Kube, config: SuiteConfig, state: SuiteState) -> None:
@@ -131,6 +137,9 @@ def scenario_run(
     """scenario_run() sets up namespace, pool and volumes, samples the timeline, attaches artifacts, cleans up."""
     from harness.cluster.volumes import make_bound_pvc
 
+    skip = restart_skip_reason(scenario, provider=cluster.kind, restartable=restartable_components(cluster))
+    if skip is not None:
+        pytest.skip(skip)
     scheduler.check_alive()
     namespace = cluster.create_test_namespace(kube, unique_name("conf", scenario.name))
     pool = None
@@ -159,7 +168,7 @@ def scenario_run(
         )
         run = ScenarioRun(
             scenario, kube, namespace, pool, context, config.timeouts, config.supported, scheduler,
-            resize_floor_cpu_millis=cpu_millis(config.resize_floor_cpu),
+            resize_floor_cpu_millis=cpu_millis(config.resize_floor_cpu), cluster=cluster,
         )
         # Started before the test applies its first fixture; asked by every check and once after the test.
         monitor = ContractMonitor(

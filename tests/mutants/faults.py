@@ -1154,6 +1154,53 @@ def apply_cordon_drops_claim() -> None:
     Releaser.evaluate = evaluate  # type: ignore[method-assign]
 
 
+# === faults (branch `faults`): the Resilience scenarios' mutants ===
+
+# --- forgets_records_on_broken_watch -------------------------------------------
+
+
+def resume_point(list_raw: Callable[..., Obj]) -> str:
+    """resume_point(list_raw): the server's current resourceVersion, from a one-item list whose items are thrown away.
+
+    The fault it serves: a broken watch resumed "from now" instead of relisted,
+    so the objects that existed before the break and do not change afterwards
+    are never seen again.
+    """
+    listing = list_raw(limit=1)
+    return str((listing.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def apply_forgets_records_on_broken_watch() -> None:
+    """The fault: when the record watch fails (the API server restarts), the record cache is emptied and the watch resumed from now.
+
+    The reference relists after any error and so finds every Reserved group
+    again; this one only learns of the records written after the break, so a
+    claim that nobody writes again (A holding its peak) stops counting.
+    """
+    from reference_scheduler.runtime import informer as informer_module
+    from reference_scheduler.runtime.informer import Informer
+
+    original_run = Informer._run
+
+    def run(self: Informer) -> None:
+        if self.name != "reservationrecords":
+            original_run(self)
+            return
+        resource_version: str | None = None
+        while not self._stop.is_set():
+            try:
+                if resource_version is None:
+                    resource_version = self._relist() if not self.synced else resume_point(self._list_raw)
+                resource_version = self._watch(resource_version)
+            except Exception:  # noqa: BLE001 - the fault: a failed watch forgets everything it knew
+                with self._lock:
+                    self._store.clear()
+                self._stop.wait(informer_module.ERROR_BACKOFF_SECONDS)
+                resource_version = None
+
+    Informer._run = run  # type: ignore[method-assign]
+
+
 #: The contract rules the mutants break: key -> where docs/contract.md states it, in a few words.
 #: A Mutant's `rule` is one of these keys; the kill table groups its rows by them.
 # === pool shapes (branch `pools`): node checks, pod limit, finished pods, the group's node, release ===
@@ -1325,7 +1372,7 @@ RULES: dict[str, str] = {
     "3.workspaces": "sections 3-4: spec.groups[].workspaces lists exactly the co-locating workspaces the group's tasks use",
     "3.holders": "sections 3, 5, 7.2: every pod bound under a claim is in its holders, added before the bind",
     "4.finally": "section 4: finally tasks are grouped like any other task",
-    "5.record_is_state": "section 5, The record is the state: Reserved groups found in the records hold their room after a restart",
+    "5.record_is_state": "section 5, The record is the state: Reserved groups found in the records hold their room after a restart (of the scheduler, or of its watches)",
     "6.concurrent_sum": "section 6: the peak adds up the tasks that can run at the same time",
     "6.finally": "section 6: finally tasks never add to a DAG task",
     "6.results": "section 6: using a task's results orders two tasks like runAfter",
@@ -1602,5 +1649,13 @@ MUTANTS: dict[str, Mutant] = {
             "7.join_node",
         ),
         Mutant("no_release_when_done", "a group is never released when its tasks or its run are done", "sequential_reuse", apply_no_release_when_done, "8.tasks_done"),
+        # --- the Resilience scenarios (issue 14): faults production does to a cluster ---
+        Mutant(
+            "forgets_records_on_broken_watch",
+            "a record watch that fails (the API server restarts) empties the record cache and resumes from now: claims nobody writes again stop counting",
+            "api_server_restart",
+            apply_forgets_records_on_broken_watch,
+            "5.record_is_state",
+        ),
     )
 }
