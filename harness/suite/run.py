@@ -125,6 +125,11 @@ class ScenarioRun:
             if (pod.get("spec") or {}).get("nodeName") == node:
                 self.kube.core.delete_namespaced_pod(pod["metadata"]["name"], self.namespace, grace_period_seconds=0)
 
+    def evict_pod(self, pod_name: str) -> None:
+        """evict_pod() evicts one pod through the Eviction API, as `kubectl drain` does (PodDisruptionBudgets apply)."""
+        body = kubernetes.client.V1Eviction(metadata=kubernetes.client.V1ObjectMeta(name=pod_name, namespace=self.namespace))
+        self.kube.core.create_namespaced_pod_eviction(pod_name, self.namespace, body)
+
     def cordon(self, node: str, *, taint: bool) -> None:
         """cordon() marks the node unschedulable as `kubectl cordon` does and, with taint, adds a NoSchedule taint too."""
         body: Obj = {"spec": {"unschedulable": True}}

@@ -1201,6 +1201,61 @@ def apply_forgets_records_on_broken_watch() -> None:
     Informer._run = run  # type: ignore[method-assign]
 
 
+# --- eviction_rolls_back_claim ---------------------------------------------------
+
+
+def claim_without_deleted_pod(claim: GroupClaim, pod_uid: str) -> GroupClaim:
+    """claim_without_deleted_pod: a deleted (evicted) pod leaves holders as if its bind had failed; with none left, Pending.
+
+    The fault: only a failed bind removes a holder (docs/contract.md 7.3), and
+    only the node's deletion loses a claim (section 10). Here the group's next
+    pod, once its only bound pod is evicted, claims anew wherever it scores best.
+    """
+    if claim.state is not ClaimState.RESERVED or pod_uid not in claim.holders:
+        return claim
+    holders = claim.holders - {pod_uid}
+    if holders:
+        return GroupClaim(ClaimState.RESERVED, claim.node, holders, claim.claim_generation)
+    return GroupClaim(claim_generation=claim.claim_generation)
+
+
+def apply_eviction_rolls_back_claim() -> None:
+    import threading
+
+    from reference_scheduler.runtime.cluster_view import is_terminal, pipeline_task_of
+    from reference_scheduler.runtime.records import claim_of, spec_group_of_task, with_claim
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    original_init = Scheduler.__init__
+
+    @functools.wraps(original_init)
+    def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+
+        def roll_back(namespace: str, run: str, group: str, uid: str) -> None:
+            def change(entry: Obj) -> Obj | None:
+                before = claim_of(entry)
+                after = claim_without_deleted_pod(before, uid)
+                return None if after == before else with_claim(entry, after)
+
+            self.releaser._write(namespace, run, group, change)
+
+        def on_pod(kind: str, pod: Obj, old: Obj | None) -> None:
+            found = pipeline_task_of(pod)
+            if kind != "DELETED" or found is None or is_terminal(pod) or not (pod.get("spec") or {}).get("nodeName"):
+                return
+            namespace = (pod.get("metadata") or {}).get("namespace") or ""
+            record = self.records.get(namespace, found[0])
+            group = spec_group_of_task(record, found[1]) if record is not None else None
+            if group is not None:
+                uid = str(pod["metadata"].get("uid"))
+                threading.Thread(target=roll_back, args=(namespace, found[0], str(group.get("name")), uid), daemon=True).start()
+
+        self.pods.add_handler(on_pod)
+
+    Scheduler.__init__ = init  # type: ignore[method-assign]
+
+
 #: The contract rules the mutants break: key -> where docs/contract.md states it, in a few words.
 #: A Mutant's `rule` is one of these keys; the kill table groups its rows by them.
 # === pool shapes (branch `pools`): node checks, pod limit, finished pods, the group's node, release ===
@@ -1656,6 +1711,13 @@ MUTANTS: dict[str, Mutant] = {
             "api_server_restart",
             apply_forgets_records_on_broken_watch,
             "5.record_is_state",
+        ),
+        Mutant(
+            "eviction_rolls_back_claim",
+            "an evicted (deleted) pod of a Reserved group leaves holders as if its bind had failed; with none left the claim goes back to Pending, so the replacement claims anew elsewhere",
+            "evicted_pod_returns",
+            apply_eviction_rolls_back_claim,
+            "7.holders_stay",
         ),
     )
 }

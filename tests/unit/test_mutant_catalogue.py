@@ -507,3 +507,17 @@ class TestForgetsRecordsOnBrokenWatch:
         records._run()
         assert records.get("ci", "a") is None, "the record listed before the break is forgotten"
         assert [c for c in calls if not c.get("watch")] == [{}, {"limit": 1}], "one full list, then only a resume point"
+
+
+class TestEvictionRollsBackClaim:
+    def test_the_only_holder_evicted_sends_the_claim_back_to_pending(self) -> None:
+        claim = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 1)
+        assert faults.claim_without_deleted_pod(claim, "p1") == GroupClaim(ClaimState.PENDING, None, frozenset(), 1)
+
+    def test_another_holder_keeps_it_reserved_without_the_evicted_pod(self) -> None:
+        claim = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1", "p2"}), 1)
+        assert faults.claim_without_deleted_pod(claim, "p1") == GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p2"}), 1)
+
+    def test_a_pod_that_holds_nothing_changes_nothing(self) -> None:
+        claim = GroupClaim(ClaimState.RELEASED, "n1", frozenset({"p1"}), 1)
+        assert faults.claim_without_deleted_pod(claim, "p1") is claim
