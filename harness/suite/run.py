@@ -141,6 +141,18 @@ class ScenarioRun:
         """uncordon() undoes cordon(): schedulable again, without the suite's taint."""
         self.kube.core.patch_node(node, {"spec": {"unschedulable": False, "taints": []}})
 
+    def taint(self, node: str, taint: Obj) -> None:
+        """taint() adds one taint to the node (as `kubectl taint` does), keeping the others it has."""
+        self.kube.core.patch_node(node, {"spec": {"taints": [*self._taints_but(node, taint), taint]}})
+
+    def untaint(self, node: str, taint: Obj) -> None:
+        """untaint() removes the node's taint with taint's key and effect, keeping the others."""
+        self.kube.core.patch_node(node, {"spec": {"taints": self._taints_but(node, taint)}})
+
+    def _taints_but(self, node: str, taint: Obj) -> list[Obj]:
+        current: list[Obj] = (_json(self.kube.core.read_node(node, _preload_content=False)).get("spec") or {}).get("taints") or []
+        return [t for t in current if (t.get("key"), t.get("effect")) != (taint["key"], taint["effect"])]
+
     def create_foreign_record(self, manifest: Obj) -> Obj:
         """create_foreign_record() publishes a record as another scheduler would: created, then its status written.
 

@@ -1256,6 +1256,62 @@ def apply_eviction_rolls_back_claim() -> None:
     Scheduler.__init__ = init  # type: ignore[method-assign]
 
 
+# --- taint_drops_claim -----------------------------------------------------------
+
+
+def claim_on_tainted_node(claim: GroupClaim, node: Mapping[str, Any] | None) -> GroupClaim:
+    """claim_on_tainted_node: a Reserved claim whose node carries a NoSchedule taint goes back to Pending, as if the node were lost.
+
+    The fault: only deleting the Node object loses a claim; a tainted node
+    keeps it, and the group's tolerating pods still go there (docs/contract.md section 10).
+    """
+    taints = ((node or {}).get("spec") or {}).get("taints") or []
+    if claim.state is not ClaimState.RESERVED or not any(t.get("effect") == "NoSchedule" for t in taints):
+        return claim
+    return GroupClaim(ClaimState.PENDING, None, frozenset(), claim.claim_generation)
+
+
+def apply_taint_drops_claim() -> None:
+    from reference_scheduler.runtime.records import claim_of, with_claim
+    from reference_scheduler.runtime.releaser import Releaser
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    original = Releaser.evaluate
+    original_init = Scheduler.__init__
+
+    @functools.wraps(original_init)
+    def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
+        # A taint is a node event: like a node-loss handler, it sends the releaser to every record at once.
+        original_init(self, *args, **kwargs)
+
+        def on_node(kind: str, node: Obj, old: Obj | None) -> None:
+            if (node.get("spec") or {}).get("taints"):
+                for record in self.records.list(self.releaser.owns):
+                    self.releaser.mark(record["metadata"].get("namespace") or "", record["metadata"]["name"])
+
+        self.nodes.add_handler(on_node)
+
+    Scheduler.__init__ = init  # type: ignore[method-assign]
+
+    def evaluate(self: Releaser, record: Obj) -> None:
+        namespace = record["metadata"].get("namespace") or ""
+        for entry in (record.get("status") or {}).get("groups") or []:
+            claim = claim_of(entry)
+            if claim.state is not ClaimState.RESERVED or claim.node is None:
+                continue
+            node = claim.node
+
+            def drop(current: Obj) -> Obj | None:
+                before = claim_of(current)
+                after = claim_on_tainted_node(before, self._nodes.get("", node)) if before.node == node else before
+                return None if after == before else with_claim(current, after)
+
+            self._write(namespace, record["metadata"]["name"], str(entry.get("name")), drop)
+        original(self, record)
+
+    Releaser.evaluate = evaluate  # type: ignore[method-assign]
+
+
 #: The contract rules the mutants break: key -> where docs/contract.md states it, in a few words.
 #: A Mutant's `rule` is one of these keys; the kill table groups its rows by them.
 # === pool shapes (branch `pools`): node checks, pod limit, finished pods, the group's node, release ===
@@ -1718,6 +1774,13 @@ MUTANTS: dict[str, Mutant] = {
             "evicted_pod_returns",
             apply_eviction_rolls_back_claim,
             "7.holders_stay",
+        ),
+        Mutant(
+            "taint_drops_claim",
+            "a claim on a node tainted NoSchedule goes back to Pending, as if the node had been deleted",
+            "taint_keeps_claim",
+            apply_taint_drops_claim,
+            "10.only_deletion",
         ),
     )
 }

@@ -521,3 +521,16 @@ class TestEvictionRollsBackClaim:
     def test_a_pod_that_holds_nothing_changes_nothing(self) -> None:
         claim = GroupClaim(ClaimState.RELEASED, "n1", frozenset({"p1"}), 1)
         assert faults.claim_without_deleted_pod(claim, "p1") is claim
+
+
+class TestTaintDropsClaim:
+    RESERVED = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 1)
+
+    def test_a_noschedule_taint_loses_the_claim(self) -> None:
+        node = {"spec": {"taints": [{"key": "rescon.dev/maintenance", "effect": "NoSchedule"}]}}
+        assert faults.claim_on_tainted_node(self.RESERVED, node) == GroupClaim(ClaimState.PENDING, None, frozenset(), 1)
+
+    def test_an_untainted_or_prefer_tainted_node_keeps_it(self) -> None:
+        assert faults.claim_on_tainted_node(self.RESERVED, {"spec": {}}) is self.RESERVED
+        prefer = {"spec": {"taints": [{"key": "k", "effect": "PreferNoSchedule"}]}}
+        assert faults.claim_on_tainted_node(self.RESERVED, prefer) is self.RESERVED
