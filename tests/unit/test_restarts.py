@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -37,6 +38,7 @@ def test_a_stopped_process_is_started_again_as_it_ran(tmp_path: Path) -> None:
     process = ManagedProcess.in_dir("sleeper", tmp_path)
     process.start([sleep, "30"], env={"RESCON_MARK": "kept"}, cwd=tmp_path)
     try:
+        _wait_exec(process)
         launch = launch_of(process)
         assert launch.argv == (sleep, "30")
         assert launch.env.get("RESCON_MARK") == "kept"
@@ -45,10 +47,22 @@ def test_a_stopped_process_is_started_again_as_it_ran(tmp_path: Path) -> None:
         process.stop(grace_seconds=5)
         assert revive({"sleeper": launch}, {"sleeper": process}) == ["sleeper"]
         assert process.alive() and process.pid() != first
+        _wait_exec(process)
         assert launch_of(process) == launch
         assert revive({"sleeper": launch}, {"sleeper": process}) == [], "a live process is left alone"
     finally:
         process.stop(grace_seconds=5)
+
+
+def _wait_exec(process: ManagedProcess) -> None:
+    """Right after the fork, /proc shows the child mid-exec (an empty or the parent's command line): wait for its own."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        cmdline = Path(f"/proc/{process.pid()}/cmdline").read_bytes()
+        if cmdline.startswith(str(shutil.which("sleep")).encode()):
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"{process.name} never showed its own command line")
 
 
 def test_relaunch_refuses_a_process_that_still_runs(tmp_path: Path) -> None:
