@@ -242,14 +242,16 @@ class LocalCluster:
         """restartable_components() names what restart_component() can restart here: kube-apiserver, etcd, tekton-controller."""
         return RESTARTABLE
 
-    def restart_component(self, kube: Kube, name: str) -> float:
+    def restart_component(self, kube: Kube, name: str, *, while_down: Callable[[], None] | None = None) -> float:
         """restart_component(kube, 'kube-apiserver') stops one process (SIGTERM, as a rolling restart does), starts it again, and waits until the cluster serves.
 
         It returns the seconds from the stop to the cluster serving again.
-        Every wait is bounded by `component_restart`. The process is started
-        again whatever happens after its stop (finally), and so is any other
-        component that died meanwhile (a controller that lost its lease while
-        the API was away), so the shared cluster is never left short of one.
+        `while_down`, if given, runs while the process is stopped (a scenario's
+        action in the outage; its own waits bound it). Every wait here is
+        bounded by `component_restart`. The process is started again whatever
+        happens after its stop (finally), and so is any other component that
+        died meanwhile (a controller that lost its lease while the API was
+        away), so the shared cluster is never left short of one.
         """
         if name not in RESTARTABLE:
             raise HarnessError(f"restart_component: cannot restart {name!r}; use one of {', '.join(sorted(RESTARTABLE))}")
@@ -259,11 +261,13 @@ class LocalCluster:
             raise HarnessError(f"{name} of cluster {self.name} is not running, so it cannot be restarted: read {processes[name].log_file}")
         started = time.monotonic()
         try:
-            processes[name].stop(grace_seconds=self.timeouts.process_stop)
-        finally:
-            if not processes[name].alive():
-                relaunch(processes[name], launches[name])
-        try:
+            try:
+                processes[name].stop(grace_seconds=self.timeouts.process_stop)
+                if while_down is not None:
+                    while_down()
+            finally:
+                if not processes[name].alive():
+                    relaunch(processes[name], launches[name])
             self._wait_serving(kube, name, since=time.time())
         finally:
             revived = revive(launches, processes)

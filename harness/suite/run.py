@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import kubernetes
 
@@ -174,19 +174,21 @@ class ScenarioRun:
             self._wait_scheduler_replaced(set(killed))
         self.scheduler.check_alive()
 
-    def restart_component(self, name: str) -> float:
+    def restart_component(self, name: str, *, while_down: Callable[[], None] | None = None) -> float:
         """restart_component('kube-apiserver') restarts one cluster component and returns once the cluster serves again.
 
         The scenario declares it in `Scenario.restarts`, so that the runner
         skips it on a provider that cannot (harness.cluster.local restarts
-        kube-apiserver, etcd and tekton-controller). Returns the seconds from
-        the stop to the cluster serving again.
+        kube-apiserver, etcd and tekton-controller). `while_down` runs while
+        the component is stopped (say, a pod that finishes while Tekton's
+        controller is away); the component is started again even if it fails.
+        Returns the seconds from the stop to the cluster serving again.
         """
         if name not in self.scenario.restarts:
             raise HarnessError(f"scenario {self.scenario.name} restarts {name!r} without declaring it: add it to Scenario.restarts")
         if self.cluster is None:
             raise HarnessError(f"scenario {self.scenario.name} restarts {name!r} but this run has no cluster provider")
-        seconds = float(self.cluster.restart_component(self.kube, name))
+        seconds = float(self.cluster.restart_component(self.kube, name, while_down=while_down))
         self.scheduler.check_alive()
         return seconds
 

@@ -1312,6 +1312,41 @@ def apply_taint_drops_claim() -> None:
     Releaser.evaluate = evaluate  # type: ignore[method-assign]
 
 
+# --- taskrun_done_from_pod ---------------------------------------------------------
+
+
+def task_run_as_its_pod(task_run: Obj, pod: Obj | None) -> Obj:
+    """task_run_as_its_pod: a TaskRun whose pod (status.podName) has finished reads as Succeeded, whatever Tekton will do next.
+
+    The fault: a task is done when its TaskRun says so (docs/contract.md
+    section 8), and a failed attempt's TaskRun may still retry. While Tekton's
+    controller is away nobody writes the TaskRun, so the finished pod is all
+    there is to see; this reads it as the end of the task.
+    """
+    if pod is None or (pod.get("status") or {}).get("phase") not in TERMINAL_PHASES:
+        return task_run
+    status = dict(task_run.get("status") or {})
+    status["conditions"] = [{"type": "Succeeded", "status": "True", "reason": "Succeeded"}]
+    return {**task_run, "status": status}
+
+
+def apply_taskrun_done_from_pod() -> None:
+    from reference_scheduler.runtime.releaser import Releaser
+
+    _releaser_sees_pods()
+    original = Releaser._task_runs_of
+
+    def task_runs_of(self: Releaser, namespace: str, pipeline_run: Obj | None) -> dict[str, Obj]:
+        found = original(self, namespace, pipeline_run)
+        pods = self.mutant_pods  # type: ignore[attr-defined]
+        return {
+            name: task_run_as_its_pod(task_run, pods.get(namespace, (task_run.get("status") or {}).get("podName") or ""))
+            for name, task_run in found.items()
+        }
+
+    Releaser._task_runs_of = task_runs_of  # type: ignore[method-assign]
+
+
 #: The contract rules the mutants break: key -> where docs/contract.md states it, in a few words.
 #: A Mutant's `rule` is one of these keys; the kill table groups its rows by them.
 # === pool shapes (branch `pools`): node checks, pod limit, finished pods, the group's node, release ===
@@ -1781,6 +1816,13 @@ MUTANTS: dict[str, Mutant] = {
             "taint_keeps_claim",
             apply_taint_drops_claim,
             "10.only_deletion",
+        ),
+        Mutant(
+            "taskrun_done_from_pod",
+            "a TaskRun whose pod has finished counts as Succeeded before Tekton says so: a failed attempt's retry gap (wide open while Tekton's controller is away) releases the group",
+            "tekton_restart",
+            apply_taskrun_done_from_pod,
+            "8.retry_gap",
         ),
     )
 }

@@ -534,3 +534,16 @@ class TestTaintDropsClaim:
         assert faults.claim_on_tainted_node(self.RESERVED, {"spec": {}}) is self.RESERVED
         prefer = {"spec": {"taints": [{"key": "k", "effect": "PreferNoSchedule"}]}}
         assert faults.claim_on_tainted_node(self.RESERVED, prefer) is self.RESERVED
+
+
+class TestTaskRunDoneFromPod:
+    RUNNING = {"metadata": {"name": "tr"}, "spec": {"retries": 1}, "status": {"podName": "tr-pod", "conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "Running"}]}}
+
+    def test_a_failed_attempts_pod_ends_a_taskrun_that_will_retry(self) -> None:
+        read = faults.task_run_as_its_pod(self.RUNNING, {"status": {"phase": "Failed"}})
+        assert release.task_run_progress(read) is release.TaskRunProgress.SUCCEEDED
+        assert release.task_run_progress(self.RUNNING) is release.TaskRunProgress.RUNNING, "the reference reads it as running"
+
+    def test_a_running_or_missing_pod_changes_nothing(self) -> None:
+        assert faults.task_run_as_its_pod(self.RUNNING, {"status": {"phase": "Running"}}) is self.RUNNING
+        assert faults.task_run_as_its_pod(self.RUNNING, None) is self.RUNNING
