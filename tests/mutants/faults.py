@@ -1201,41 +1201,6 @@ def apply_forgets_records_on_broken_watch() -> None:
     Informer._run = run  # type: ignore[method-assign]
 
 
-# --- forgets_records_when_watch_ends ---------------------------------------------
-
-
-def apply_forgets_records_when_watch_ends() -> None:
-    """The fault: whenever the record watch ends, cleanly or not, the record cache is emptied and the watch resumed from now.
-
-    A server ends watches on its own: at their timeout, and all at once when
-    the API server's watch cache starts over (etcd restarted under it). The
-    reference resumes from the last resourceVersion it saw, or relists; this
-    one only learns of records written afterwards.
-    """
-    from reference_scheduler.runtime import informer as informer_module
-    from reference_scheduler.runtime.informer import Informer
-
-    original_run = Informer._run
-
-    def run(self: Informer) -> None:
-        if self.name != "reservationrecords":
-            original_run(self)
-            return
-        resource_version: str | None = None
-        while not self._stop.is_set():
-            try:
-                if resource_version is None:
-                    resource_version = self._relist() if not self.synced else resume_point(self._list_raw)
-                self._watch(resource_version)
-            except Exception:  # noqa: BLE001 - a failed watch is handled like an ended one below
-                self._stop.wait(informer_module.ERROR_BACKOFF_SECONDS)
-            with self._lock:
-                self._store.clear()  # the fault: every end of the watch forgets everything it knew
-            resource_version = None
-
-    Informer._run = run  # type: ignore[method-assign]
-
-
 # --- eviction_rolls_back_claim ---------------------------------------------------
 
 
@@ -1836,13 +1801,6 @@ MUTANTS: dict[str, Mutant] = {
             "a record watch that fails (the API server restarts) empties the record cache and resumes from now: claims nobody writes again stop counting",
             "api_server_restart",
             apply_forgets_records_on_broken_watch,
-            "5.record_is_state",
-        ),
-        Mutant(
-            "forgets_records_when_watch_ends",
-            "whenever the record watch ends (its timeout, or the API server's watch cache starting over when etcd restarts) the record cache is emptied and the watch resumed from now",
-            "etcd_restart",
-            apply_forgets_records_when_watch_ends,
             "5.record_is_state",
         ),
         Mutant(
