@@ -38,7 +38,7 @@ from harness.cluster.restarts import launch_of, relaunch, revive
 from harness.cluster.simulation import all_stages
 from harness.cluster.toolchain import Toolchain, program_named
 from harness.errors import HarnessError
-from harness.kube import Kube, present
+from harness.kube import Kube, json_object, present
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -312,8 +312,38 @@ class LocalCluster:
 
         wait_for(renewed, what=f"the leader-elected controllers of cluster {self.name} to renew their leases", timeout="component_restart",
                  timeouts=self.timeouts)
-        if name == TEKTON_PROCESS:
-            self._wait_tekton_reconciles(kube)
+        # Tekton's informers back off after failed watches (client-go: up to 30 s, jittered to 60 s), so after any
+        # restart the cluster serves only once Tekton sees new TaskRuns and PipelineRuns again.
+        self._wait_tekton_reconciles(kube)
+        self._wait_tekton_sees_pipelineruns(kube)
+
+    def _wait_tekton_sees_pipelineruns(self, kube: Kube) -> None:
+        """_wait_tekton_sees_pipelineruns() creates a PipelineRun cancelled from the start and waits for Tekton to give it a condition (no TaskRun is made)."""
+        probe = {
+            "apiVersion": "tekton.dev/v1",
+            "kind": "PipelineRun",
+            "metadata": {"generateName": "rescon-readiness-", "namespace": tekton.NAMESPACE, "labels": {PROBE_LABEL: "true"}},
+            "spec": {
+                "status": "Cancelled",
+                "pipelineSpec": {"tasks": [{"name": "noop", "taskSpec": {"steps": [{"name": "noop", "image": "rescon.invalid/noop", "command": ["true"]}]}}]},
+            },
+        }
+        created: list[str] = []
+
+        def reconciled() -> None:
+            self._fail_if_crashed((TEKTON_PROCESS,))
+            if not created:
+                made = json_object(kube.custom.create_namespaced_custom_object("tekton.dev", "v1", tekton.NAMESPACE, "pipelineruns", probe))
+                created.append(str(made["metadata"]["name"]))
+            obj = json_object(kube.custom.get_namespaced_custom_object("tekton.dev", "v1", tekton.NAMESPACE, "pipelineruns", created[0]))
+            if not (obj.get("status") or {}).get("conditions"):
+                raise NotYet(f"PipelineRun {tekton.NAMESPACE}/{created[0]} has no condition yet")
+
+        try:
+            wait_for(reconciled, what="Tekton to reconcile a probe PipelineRun", timeout="component_restart", timeouts=self.timeouts,
+                     hint=f"read {self.tekton_process.log_file}")
+        finally:
+            kube.custom.delete_collection_namespaced_custom_object("tekton.dev", "v1", tekton.NAMESPACE, "pipelineruns", label_selector=PROBE_LABEL)
 
     # --- node pools: KWOK nodes made to measure ---
 
