@@ -53,6 +53,10 @@ class TimeoutConfig:
     cluster_lock: float = field(default=3600.0, metadata={"kind": "knob"})
     #: The contract monitor has listed pods, nodes, PipelineRuns and records, before a scenario applies anything.
     monitor_synced: float = field(default=30.0, metadata={"kind": "knob"})
+    #: A restarted cluster component (kube-apiserver, etcd, Tekton's controller) serves again: /readyz answers,
+    #: the leader-elected controllers renewed their leases (or, if the outage cost them their lease, were started
+    #: again), Tekton reconciles a probe TaskRun. Bounds each step of harness.cluster.local's restart_component.
+    component_restart: float = field(default=90.0, metadata={"kind": "knob"})
 
     # --- scenario waits (conformance maximums) ---
     #: A task pod exists after its PipelineRun is created (Tekton's work, not the scheduler's).
@@ -63,6 +67,9 @@ class TimeoutConfig:
     #: dead leader's lease. 90 s covers kube-scheduler's defaults (15 s lease) with room; a scheduler with a
     #: longer lease sets `--rescon-timeout scheduler_failover=SECONDS` (its lease duration plus 30 s).
     scheduler_failover: float = field(default=90.0, metadata={"kind": "max"})
+    #: The first pod created after a cluster component (kube-apiserver, etcd, Tekton's controller) was restarted
+    #: is bound: the scheduler's watches reconnect with a backoff first (client-go's reflectors back off up to 30 s).
+    component_recovery: float = field(default=60.0, metadata={"kind": "max"})
     #: How long a pod that must not be scheduled is watched to stay Pending.
     pod_stays_pending: float = field(default=8.0, metadata={"kind": "max"})
     #: A bound task pod reports phase Running (KWOK starts it 0.2s after binding).

@@ -34,16 +34,21 @@ from harness.cluster import namespaces, node_pools, tekton, volumes
 from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import state_root
 from harness.cluster.processes import ManagedProcess, free_port, port_in_use, tail
+from harness.cluster.restarts import launch_of, relaunch, revive
 from harness.cluster.simulation import HOLD, affinity_assistant_policy, affinity_assistant_probe_pod, all_stages
 from harness.cluster.toolchain import Toolchain, program_named
 from harness.errors import HarnessError
-from harness.kube import Kube, present
+from harness.kube import Kube, json_object, present
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
 from harness.waits import NotYet, wait_for
 
 #: The processes kwokctl starts, by the name of their pid and log files.
 KWOKCTL_COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller")
 TEKTON_PROCESS = "tekton-controller"
+#: The components restart_component() can restart (the Resilience scenarios' faults).
+RESTARTABLE = frozenset({"kube-apiserver", "etcd", TEKTON_PROCESS})
+#: The components that hold a leader-election Lease in kube-system, and lose it (and exit) when the API is away 10 s.
+LEADER_ELECTED = ("kube-controller-manager", "kube-scheduler")
 
 #: The label that marks the probe TaskRun used to see Tekton reconcile.
 PROBE_LABEL = tekton.PROBE_LABEL
@@ -230,6 +235,115 @@ class LocalCluster:
             pool = (meta.labels or {}).get("rescon.dev/pool", "-")
             lines.append(f"{meta.name:<32} pool {pool:<16} cpu {alloc.get('cpu', '?'):<8} memory {alloc.get('memory', '?'):<10} pods {alloc.get('pods', '?')}")
         return lines or ["no nodes (scenarios add their own pools)"]
+
+    # --- faults: one component restarted ---
+
+    def restartable_components(self) -> frozenset[str]:
+        """restartable_components() names what restart_component() can restart here: kube-apiserver, etcd, tekton-controller."""
+        return RESTARTABLE
+
+    def restart_component(self, kube: Kube, name: str, *, while_down: Callable[[], None] | None = None) -> float:
+        """restart_component(kube, 'kube-apiserver') stops one process (SIGTERM, as a rolling restart does), starts it again, and waits until the cluster serves.
+
+        It returns the seconds from the stop to the cluster serving again.
+        `while_down`, if given, runs while the process is stopped (a scenario's
+        action in the outage; its own waits bound it). Every wait here is
+        bounded by `component_restart`. The process is started again whatever
+        happens after its stop (finally), and so is any other component that
+        died meanwhile (a controller that lost its lease while the API was
+        away), so the shared cluster is never left short of one.
+        """
+        if name not in RESTARTABLE:
+            raise HarnessError(f"restart_component: cannot restart {name!r}; use one of {', '.join(sorted(RESTARTABLE))}")
+        processes = {p.name: p for p in self.component_processes()}
+        launches = {n: launch_of(p) for n, p in processes.items() if p.alive()}
+        if name not in launches:
+            raise HarnessError(f"{name} of cluster {self.name} is not running, so it cannot be restarted: read {processes[name].log_file}")
+        started = time.monotonic()
+        try:
+            try:
+                processes[name].stop(grace_seconds=self.timeouts.process_stop)
+                if while_down is not None:
+                    while_down()
+            finally:
+                if not processes[name].alive():
+                    relaunch(processes[name], launches[name])
+            self._wait_serving(kube, name, since=time.time())
+        finally:
+            revived = revive(launches, processes)
+            if revived:
+                self._say(f"cluster {self.name}: started {', '.join(revived)} again after the restart of {name}")
+        if revived:
+            self._wait_serving(kube, name, since=time.time())
+        seconds = time.monotonic() - started
+        self._say(f"cluster {self.name}: {name} restarted; the cluster served again {seconds:.1f}s after the stop")
+        return seconds
+
+    def _wait_serving(self, kube: Kube, name: str, *, since: float) -> None:
+        """_wait_serving() returns once the API is ready, the leader-elected controllers hold their leases again, and, after a restart of Tekton, Tekton reconciles."""
+        processes = {p.name: p for p in self.component_processes()}
+
+        def ready() -> None:
+            try:
+                method, url, headers, body, _ = kube.api.param_serialize("GET", "/readyz", auth_settings=["BearerToken"])
+                response = kube.api.call_api(method, url, header_params=headers, _request_timeout=5)
+                if response.status != 200:
+                    raise NotYet(f"/readyz answered {response.status}")
+            except NotYet:
+                raise
+            except Exception as err:  # any transport or HTTP error means: not ready yet
+                raise NotYet(f"/readyz: {err.__class__.__name__}: {str(err)[:120]}") from err
+
+        wait_for(ready, what=f"the API server of cluster {self.name} after the restart of {name}", timeout="component_restart",
+                 timeouts=self.timeouts, hint=f"read {self.logs_dir()}/{name}.log")
+        coordination = kubernetes.client.CoordinationV1Api(kube.api)
+
+        def renewed() -> None:
+            for component in LEADER_ELECTED:
+                if not processes[component].alive():
+                    continue  # revive() starts it again; a fresh process takes the lease itself
+                try:
+                    lease = coordination.read_namespaced_lease(component, "kube-system")
+                except Exception as err:  # transport errors right after a restart: try again
+                    raise NotYet(f"reading the {component} lease: {err.__class__.__name__}") from err
+                renew = lease.spec.renew_time if lease.spec is not None else None
+                if renew is None or renew.timestamp() < since:
+                    raise NotYet(f"{component} has not renewed its lease since the API came back (last {renew})")
+
+        wait_for(renewed, what=f"the leader-elected controllers of cluster {self.name} to renew their leases", timeout="component_restart",
+                 timeouts=self.timeouts)
+        # Tekton's informers back off after failed watches (client-go: up to 30 s, jittered to 60 s), so after any
+        # restart the cluster serves only once Tekton sees new TaskRuns and PipelineRuns again.
+        self._wait_tekton_reconciles(kube)
+        self._wait_tekton_sees_pipelineruns(kube)
+
+    def _wait_tekton_sees_pipelineruns(self, kube: Kube) -> None:
+        """_wait_tekton_sees_pipelineruns() creates a PipelineRun cancelled from the start and waits for Tekton to give it a condition (no TaskRun is made)."""
+        probe = {
+            "apiVersion": "tekton.dev/v1",
+            "kind": "PipelineRun",
+            "metadata": {"generateName": "rescon-readiness-", "namespace": tekton.NAMESPACE, "labels": {PROBE_LABEL: "true"}},
+            "spec": {
+                "status": "Cancelled",
+                "pipelineSpec": {"tasks": [{"name": "noop", "taskSpec": {"steps": [{"name": "noop", "image": "rescon.invalid/noop", "command": ["true"]}]}}]},
+            },
+        }
+        created: list[str] = []
+
+        def reconciled() -> None:
+            self._fail_if_crashed((TEKTON_PROCESS,))
+            if not created:
+                made = json_object(kube.custom.create_namespaced_custom_object("tekton.dev", "v1", tekton.NAMESPACE, "pipelineruns", probe))
+                created.append(str(made["metadata"]["name"]))
+            obj = json_object(kube.custom.get_namespaced_custom_object("tekton.dev", "v1", tekton.NAMESPACE, "pipelineruns", created[0]))
+            if not (obj.get("status") or {}).get("conditions"):
+                raise NotYet(f"PipelineRun {tekton.NAMESPACE}/{created[0]} has no condition yet")
+
+        try:
+            wait_for(reconciled, what="Tekton to reconcile a probe PipelineRun", timeout="component_restart", timeouts=self.timeouts,
+                     hint=f"read {self.tekton_process.log_file}")
+        finally:
+            kube.custom.delete_collection_namespaced_custom_object("tekton.dev", "v1", tekton.NAMESPACE, "pipelineruns", label_selector=PROBE_LABEL)
 
     # --- node pools: KWOK nodes made to measure ---
 

@@ -88,6 +88,32 @@ def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, at
     return _wait_for(run, poll, what=f"{pipeline_run}/{task} (attempt {attempt}) to be bound", timeout=timeout, timeouts=run.timeouts)
 
 
+def task_pod_must_be_replaced(run: ScenarioRun, pipeline_run: str, task: str, *, gone: Obj) -> Obj:
+    """task_pod_must_be_replaced() waits for another pod of the task than `gone` (by uid) to exist, then to be bound; it returns the new pod.
+
+    After an eviction Tekton creates the TaskRun's pod again, often under the
+    same name, so the old and the new pod are told apart by uid.
+    """
+    old_uid = gone["metadata"]["uid"]
+
+    def replacement() -> Obj:
+        pods = [p for p in run.task_pods(pipeline_run, task) if p["metadata"]["uid"] != old_uid]
+        if not pods:
+            raise NotYet(f"{pipeline_run}/{task} has no pod but {gone['metadata']['name']} (uid {old_uid})")
+        return pods[0]
+
+    _wait_for(run, replacement, what=f"{pipeline_run}/{task} to have a pod in place of {gone['metadata']['name']}", timeout="pod_created", timeouts=run.timeouts)
+    run.scheduler.check_alive()
+
+    def bound() -> Obj:
+        pod = replacement()
+        if not (pod.get("spec") or {}).get("nodeName"):
+            raise NotYet(_describe(pod))
+        return pod
+
+    return _wait_for(run, bound, what=f"the replacement of {pipeline_run}/{task} to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
+
+
 def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
     """task_pod_must_stay_pending() asserts the pod is not bound over the whole `pod_stays_pending` window."""
     task_pod_must_exist(run, pipeline_run, task)

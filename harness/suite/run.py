@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import kubernetes
 
 from harness.cluster.node_pools import NodePool
 from harness.contract import record as contract
+from harness.errors import HarnessError
 from harness.kube import Kube, json_object
 from harness.monitor.watcher import ContractMonitor
 from harness.suite import manifests
@@ -52,6 +53,8 @@ class ScenarioRun:
     applied: list[Obj] = field(default_factory=list)
     #: The contract monitor watching this scenario (harness.monitor.watcher); None only in unit tests.
     monitor: ContractMonitor | None = None
+    #: The cluster provider (harness.cluster), for the faults only it can inject; None only in unit tests.
+    cluster: Any = None
 
     # --- what the implementation claims ---
 
@@ -122,6 +125,11 @@ class ScenarioRun:
             if (pod.get("spec") or {}).get("nodeName") == node:
                 self.kube.core.delete_namespaced_pod(pod["metadata"]["name"], self.namespace, grace_period_seconds=0)
 
+    def evict_pod(self, pod_name: str) -> None:
+        """evict_pod() evicts one pod through the Eviction API, as `kubectl drain` does (PodDisruptionBudgets apply)."""
+        body = kubernetes.client.V1Eviction(metadata=kubernetes.client.V1ObjectMeta(name=pod_name, namespace=self.namespace))
+        self.kube.core.create_namespaced_pod_eviction(pod_name, self.namespace, body)
+
     def cordon(self, node: str, *, taint: bool) -> None:
         """cordon() marks the node unschedulable as `kubectl cordon` does and, with taint, adds a NoSchedule taint too."""
         body: Obj = {"spec": {"unschedulable": True}}
@@ -132,6 +140,18 @@ class ScenarioRun:
     def uncordon(self, node: str) -> None:
         """uncordon() undoes cordon(): schedulable again, without the suite's taint."""
         self.kube.core.patch_node(node, {"spec": {"unschedulable": False, "taints": []}})
+
+    def taint(self, node: str, taint: Obj) -> None:
+        """taint() adds one taint to the node (as `kubectl taint` does), keeping the others it has."""
+        self.kube.core.patch_node(node, {"spec": {"taints": [*self._taints_but(node, taint), taint]}})
+
+    def untaint(self, node: str, taint: Obj) -> None:
+        """untaint() removes the node's taint with taint's key and effect, keeping the others."""
+        self.kube.core.patch_node(node, {"spec": {"taints": self._taints_but(node, taint)}})
+
+    def _taints_but(self, node: str, taint: Obj) -> list[Obj]:
+        current: list[Obj] = (_json(self.kube.core.read_node(node, _preload_content=False)).get("spec") or {}).get("taints") or []
+        return [t for t in current if (t.get("key"), t.get("effect")) != (taint["key"], taint["effect"])]
 
     def create_foreign_record(self, manifest: Obj) -> Obj:
         """create_foreign_record() publishes a record as another scheduler would: created, then its status written.
@@ -153,6 +173,24 @@ class ScenarioRun:
         if killed:
             self._wait_scheduler_replaced(set(killed))
         self.scheduler.check_alive()
+
+    def restart_component(self, name: str, *, while_down: Callable[[], None] | None = None) -> float:
+        """restart_component('kube-apiserver') restarts one cluster component and returns once the cluster serves again.
+
+        The scenario declares it in `Scenario.restarts`, so that the runner
+        skips it on a provider that cannot (harness.cluster.local restarts
+        kube-apiserver, etcd and tekton-controller). `while_down` runs while
+        the component is stopped (say, a pod that finishes while Tekton's
+        controller is away); the component is started again even if it fails.
+        Returns the seconds from the stop to the cluster serving again.
+        """
+        if name not in self.scenario.restarts:
+            raise HarnessError(f"scenario {self.scenario.name} restarts {name!r} without declaring it: add it to Scenario.restarts")
+        if self.cluster is None:
+            raise HarnessError(f"scenario {self.scenario.name} restarts {name!r} but this run has no cluster provider")
+        seconds = float(self.cluster.restart_component(self.kube, name, while_down=while_down))
+        self.scheduler.check_alive()
+        return seconds
 
     def _wait_scheduler_replaced(self, killed: set[str]) -> None:
         selector = self.scheduler.pod_selector

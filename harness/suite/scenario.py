@@ -50,3 +50,18 @@ class Scenario:
     #: It acts on the whole cluster (restarts the API server, etcd, Tekton): under `pytest -n N` it runs
     #: alone, no other scenario beside it (harness.suite.workers).
     exclusive: bool = False
+    #: Cluster components the scenario restarts (`run.restart_component(name)`): kube-apiserver, etcd, tekton-controller.
+    #: The runner skips the scenario, saying why, on a cluster provider that cannot restart one of them.
+    restarts: tuple[str, ...] = ()
+
+
+def restart_skip_reason(scenario: Scenario, *, provider: str, restartable: frozenset[str]) -> str | None:
+    """restart_skip_reason() says why a scenario cannot run on this provider, or None when it can.
+
+    Example: a scenario with restarts=('etcd',) on kind gets
+    "the kind cluster cannot restart etcd (only the local cluster restarts its components)".
+    """
+    missing = [name for name in scenario.restarts if name not in restartable]
+    if not missing:
+        return None
+    return f"the {provider} cluster cannot restart {', '.join(missing)} (only the local cluster restarts its components)"

@@ -28,7 +28,7 @@ from harness.quantities import cpu_millis, memory_bytes
 from harness.suite import manifests
 from harness.suite.attachments import attach_scenario_artifacts
 from harness.suite.run import ScenarioRun
-from harness.suite.scenario import Scenario
+from harness.suite.scenario import Scenario, restart_skip_reason
 from harness.suite.scheduler_under_test import SchedulerUnderTest
 
 if TYPE_CHECKING:
@@ -111,6 +111,12 @@ def worker_client(cluster: Any) -> Kube:
     return cluster.up()  # type: ignore[no-any-return]
 
 
+def restartable_components(cluster: Any) -> frozenset[str]:
+    """restartable_components() is what the provider can restart (harness.cluster.local); none for a provider without the method."""
+    names = getattr(cluster, "restartable_components", None)
+    return frozenset(names()) if callable(names) else frozenset()
+
+
 def prepare_cluster(kube: Kube, config: SuiteConfig, state: SuiteState) -> None:
     """prepare_cluster() installs the contract's CRD and notes the versions for the report."""
     install_crd(kube, timeouts=config.timeouts)
@@ -179,7 +185,8 @@ def scenario_run(
     from harness.suite.workers import scenario_slot
 
     with (
-        scenario_slot(exclusive=scenario.exclusive),
+        # A restarted API server, etcd or Tekton is everyone's outage: such a scenario runs alone.
+        scenario_slot(exclusive=scenario.exclusive or bool(scenario.restarts)),
         _waits_logged(scenario.name),
         _scenario_run(request, scenario, cluster, kube, scheduler, config) as run,
     ):
@@ -214,6 +221,9 @@ def _scenario_run(
     """_scenario_run() sets up namespace, pool and volumes, samples the timeline, attaches artifacts, cleans up."""
     from harness.cluster.volumes import make_bound_pvc
 
+    skip = restart_skip_reason(scenario, provider=cluster.kind, restartable=restartable_components(cluster))
+    if skip is not None:
+        pytest.skip(skip)
     scheduler.check_alive()
     namespace = cluster.create_test_namespace(kube, unique_name("conf", scenario.name))
     pool = None
@@ -242,7 +252,7 @@ def _scenario_run(
         )
         run = ScenarioRun(
             scenario, kube, namespace, pool, context, config.timeouts, config.supported, scheduler,
-            resize_floor_cpu_millis=cpu_millis(config.resize_floor_cpu),
+            resize_floor_cpu_millis=cpu_millis(config.resize_floor_cpu), cluster=cluster,
         )
         # Started before the test applies its first fixture; asked by every check and once after the test.
         monitor = ContractMonitor(

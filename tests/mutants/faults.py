@@ -1179,6 +1179,199 @@ def apply_cordon_drops_claim() -> None:
     Releaser.evaluate = evaluate  # type: ignore[method-assign]
 
 
+# === faults (branch `faults`): the Resilience scenarios' mutants ===
+
+# --- forgets_records_on_broken_watch -------------------------------------------
+
+
+def resume_point(list_raw: Callable[..., Obj]) -> str:
+    """resume_point(list_raw): the server's current resourceVersion, from a one-item list whose items are thrown away.
+
+    The fault it serves: a broken watch resumed "from now" instead of relisted,
+    so the objects that existed before the break and do not change afterwards
+    are never seen again.
+    """
+    listing = list_raw(limit=1)
+    return str((listing.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def apply_forgets_records_on_broken_watch() -> None:
+    """The fault: when the record watch fails (the API server restarts), the record cache is emptied and the watch resumed from now.
+
+    The reference relists after any error and so finds every Reserved group
+    again; this one only learns of the records written after the break, so a
+    claim that nobody writes again (A holding its peak) stops counting.
+    """
+    from reference_scheduler.runtime import informer as informer_module
+    from reference_scheduler.runtime.informer import Informer
+
+    original_run = Informer._run
+
+    def run(self: Informer) -> None:
+        if self.name != "reservationrecords":
+            original_run(self)
+            return
+        resource_version: str | None = None
+        while not self._stop.is_set():
+            try:
+                if resource_version is None:
+                    resource_version = self._relist() if not self.synced else resume_point(self._list_raw)
+                resource_version = self._watch(resource_version)
+            except Exception:  # noqa: BLE001 - the fault: a failed watch forgets everything it knew
+                with self._lock:
+                    self._store.clear()
+                self._stop.wait(informer_module.ERROR_BACKOFF_SECONDS)
+                resource_version = None
+
+    Informer._run = run  # type: ignore[method-assign]
+
+
+# --- eviction_rolls_back_claim ---------------------------------------------------
+
+
+def claim_without_deleted_pod(claim: GroupClaim, pod_uid: str) -> GroupClaim:
+    """claim_without_deleted_pod: a deleted (evicted) pod leaves holders as if its bind had failed; with none left, Pending.
+
+    The fault: only a failed bind removes a holder (docs/contract.md 7.3), and
+    only the node's deletion loses a claim (section 10). Here the group's next
+    pod, once its only bound pod is evicted, claims anew wherever it scores best.
+    """
+    if claim.state is not ClaimState.RESERVED or pod_uid not in claim.holders:
+        return claim
+    holders = claim.holders - {pod_uid}
+    if holders:
+        return GroupClaim(ClaimState.RESERVED, claim.node, holders, claim.claim_generation)
+    return GroupClaim(claim_generation=claim.claim_generation)
+
+
+def apply_eviction_rolls_back_claim() -> None:
+    import threading
+
+    from reference_scheduler.runtime.cluster_view import is_terminal, pipeline_task_of
+    from reference_scheduler.runtime.records import claim_of, spec_group_of_task, with_claim
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    original_init = Scheduler.__init__
+
+    @functools.wraps(original_init)
+    def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+
+        def roll_back(namespace: str, run: str, group: str, uid: str) -> None:
+            def change(entry: Obj) -> Obj | None:
+                before = claim_of(entry)
+                after = claim_without_deleted_pod(before, uid)
+                return None if after == before else with_claim(entry, after)
+
+            self.releaser._write(namespace, run, group, change)
+
+        def on_pod(kind: str, pod: Obj, old: Obj | None) -> None:
+            found = pipeline_task_of(pod)
+            if kind != "DELETED" or found is None or is_terminal(pod) or not (pod.get("spec") or {}).get("nodeName"):
+                return
+            namespace = (pod.get("metadata") or {}).get("namespace") or ""
+            record = self.records.get(namespace, found[0])
+            group = spec_group_of_task(record, found[1]) if record is not None else None
+            if group is not None:
+                uid = str(pod["metadata"].get("uid"))
+                threading.Thread(target=roll_back, args=(namespace, found[0], str(group.get("name")), uid), daemon=True).start()
+
+        self.pods.add_handler(on_pod)
+
+    Scheduler.__init__ = init  # type: ignore[method-assign]
+
+
+# --- taint_drops_claim -----------------------------------------------------------
+
+
+def claim_on_tainted_node(claim: GroupClaim, node: Mapping[str, Any] | None) -> GroupClaim:
+    """claim_on_tainted_node: a Reserved claim whose node carries a NoSchedule taint goes back to Pending, as if the node were lost.
+
+    The fault: only deleting the Node object loses a claim; a tainted node
+    keeps it, and the group's tolerating pods still go there (docs/contract.md section 10).
+    """
+    taints = ((node or {}).get("spec") or {}).get("taints") or []
+    if claim.state is not ClaimState.RESERVED or not any(t.get("effect") == "NoSchedule" for t in taints):
+        return claim
+    return GroupClaim(ClaimState.PENDING, None, frozenset(), claim.claim_generation)
+
+
+def apply_taint_drops_claim() -> None:
+    from reference_scheduler.runtime.records import claim_of, with_claim
+    from reference_scheduler.runtime.releaser import Releaser
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    original = Releaser.evaluate
+    original_init = Scheduler.__init__
+
+    @functools.wraps(original_init)
+    def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
+        # A taint is a node event: like a node-loss handler, it sends the releaser to every record at once.
+        original_init(self, *args, **kwargs)
+
+        def on_node(kind: str, node: Obj, old: Obj | None) -> None:
+            if (node.get("spec") or {}).get("taints"):
+                for record in self.records.list(self.releaser.owns):
+                    self.releaser.mark(record["metadata"].get("namespace") or "", record["metadata"]["name"])
+
+        self.nodes.add_handler(on_node)
+
+    Scheduler.__init__ = init  # type: ignore[method-assign]
+
+    def evaluate(self: Releaser, record: Obj) -> None:
+        namespace = record["metadata"].get("namespace") or ""
+        for entry in (record.get("status") or {}).get("groups") or []:
+            claim = claim_of(entry)
+            if claim.state is not ClaimState.RESERVED or claim.node is None:
+                continue
+            node = claim.node
+
+            def drop(current: Obj) -> Obj | None:
+                before = claim_of(current)
+                after = claim_on_tainted_node(before, self._nodes.get("", node)) if before.node == node else before
+                return None if after == before else with_claim(current, after)
+
+            self._write(namespace, record["metadata"]["name"], str(entry.get("name")), drop)
+        original(self, record)
+
+    Releaser.evaluate = evaluate  # type: ignore[method-assign]
+
+
+# --- taskrun_done_from_pod ---------------------------------------------------------
+
+
+def task_run_as_its_pod(task_run: Obj, pod: Obj | None) -> Obj:
+    """task_run_as_its_pod: a TaskRun whose pod (status.podName) has finished reads as Succeeded, whatever Tekton will do next.
+
+    The fault: a task is done when its TaskRun says so (docs/contract.md
+    section 8), and a failed attempt's TaskRun may still retry. While Tekton's
+    controller is away nobody writes the TaskRun, so the finished pod is all
+    there is to see; this reads it as the end of the task.
+    """
+    if pod is None or (pod.get("status") or {}).get("phase") not in TERMINAL_PHASES:
+        return task_run
+    status = dict(task_run.get("status") or {})
+    status["conditions"] = [{"type": "Succeeded", "status": "True", "reason": "Succeeded"}]
+    return {**task_run, "status": status}
+
+
+def apply_taskrun_done_from_pod() -> None:
+    from reference_scheduler.runtime.releaser import Releaser
+
+    _releaser_sees_pods()
+    original = Releaser._task_runs_of
+
+    def task_runs_of(self: Releaser, namespace: str, pipeline_run: Obj | None) -> dict[str, Obj]:
+        found = original(self, namespace, pipeline_run)
+        pods = self.mutant_pods  # type: ignore[attr-defined]
+        return {
+            name: task_run_as_its_pod(task_run, pods.get(namespace, (task_run.get("status") or {}).get("podName") or ""))
+            for name, task_run in found.items()
+        }
+
+    Releaser._task_runs_of = task_runs_of  # type: ignore[method-assign]
+
+
 #: The contract rules the mutants break: key -> where docs/contract.md states it, in a few words.
 #: A Mutant's `rule` is one of these keys; the kill table groups its rows by them.
 # === pool shapes (branch `pools`): node checks, pod limit, finished pods, the group's node, release ===
@@ -1350,7 +1543,7 @@ RULES: dict[str, str] = {
     "3.workspaces": "sections 3-4: spec.groups[].workspaces lists exactly the co-locating workspaces the group's tasks use",
     "3.holders": "sections 3, 5, 7.2: every pod bound under a claim is in its holders, added before the bind",
     "4.finally": "section 4: finally tasks are grouped like any other task",
-    "5.record_is_state": "section 5, The record is the state: Reserved groups found in the records hold their room after a restart",
+    "5.record_is_state": "section 5, The record is the state: Reserved groups found in the records hold their room after a restart (of the scheduler, or of its watches)",
     "6.concurrent_sum": "section 6: the peak adds up the tasks that can run at the same time",
     "6.finally": "section 6: finally tasks never add to a DAG task",
     "6.results": "section 6: using a task's results orders two tasks like runAfter",
@@ -1633,5 +1826,34 @@ MUTANTS: dict[str, Mutant] = {
             "7.join_node",
         ),
         Mutant("no_release_when_done", "a group is never released when its tasks or its run are done", "sequential_reuse", apply_no_release_when_done, "8.tasks_done"),
+        # --- the Resilience scenarios (issue 14): faults production does to a cluster ---
+        Mutant(
+            "forgets_records_on_broken_watch",
+            "a record watch that fails (the API server restarts) empties the record cache and resumes from now: claims nobody writes again stop counting",
+            "api_server_restart",
+            apply_forgets_records_on_broken_watch,
+            "5.record_is_state",
+        ),
+        Mutant(
+            "eviction_rolls_back_claim",
+            "an evicted (deleted) pod of a Reserved group leaves holders as if its bind had failed; with none left the claim goes back to Pending, so the replacement claims anew elsewhere",
+            "evicted_pod_returns",
+            apply_eviction_rolls_back_claim,
+            "7.holders_stay",
+        ),
+        Mutant(
+            "taint_drops_claim",
+            "a claim on a node tainted NoSchedule goes back to Pending, as if the node had been deleted",
+            "taint_keeps_claim",
+            apply_taint_drops_claim,
+            "10.only_deletion",
+        ),
+        Mutant(
+            "taskrun_done_from_pod",
+            "a TaskRun whose pod has finished counts as Succeeded before Tekton says so: a failed attempt's retry gap (wide open while Tekton's controller is away) releases the group",
+            "tekton_restart",
+            apply_taskrun_done_from_pod,
+            "8.retry_gap",
+        ),
     )
 }

@@ -467,3 +467,83 @@ def test_every_patch_applies_to_the_reference() -> None:
     """Each apply() replaces something that exists: all of them applied in one fresh process, then the entry point imported."""
     code = "from tests.mutants.faults import MUTANTS\nfor m in MUTANTS.values(): m.apply()\nimport reference_scheduler.main\n"
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+class TestForgetsRecordsOnBrokenWatch:
+    def test_the_watch_resumes_from_the_servers_version_and_keeps_no_item(self) -> None:
+        asked: list[dict[str, Any]] = []
+
+        def list_raw(**kwargs: Any) -> dict[str, Any]:
+            asked.append(kwargs)
+            return {"metadata": {"resourceVersion": "42"}, "items": [{"metadata": {"name": "a"}}]}
+
+        assert faults.resume_point(list_raw) == "42"
+        assert asked == [{"limit": 1}]
+
+    def test_a_failed_watch_empties_the_record_cache_and_never_relists(self, keep: Keep) -> None:
+        import threading
+
+        from reference_scheduler.runtime import informer as informer_module
+        from reference_scheduler.runtime.informer import Informer
+
+        keep(Informer, "_run")
+        keep(informer_module, "ERROR_BACKOFF_SECONDS")
+        informer_module.ERROR_BACKOFF_SECONDS = 0.0
+        faults.apply_forgets_records_on_broken_watch()
+        stop = threading.Event()
+        calls: list[dict[str, Any]] = []
+        record = {"metadata": {"namespace": "ci", "name": "a", "resourceVersion": "7"}}
+
+        def list_raw(**kwargs: Any) -> Any:
+            calls.append(kwargs)
+            if kwargs.get("watch"):
+                if len([c for c in calls if c.get("watch")]) == 1:
+                    raise ConnectionError("the API server went away")
+                stop.set()
+                return iter(())
+            return {"metadata": {"resourceVersion": "9"}, "items": [record] if not kwargs else []}
+
+        records = Informer("reservationrecords", list_raw, stop=stop)
+        records._run()
+        assert records.get("ci", "a") is None, "the record listed before the break is forgotten"
+        assert [c for c in calls if not c.get("watch")] == [{}, {"limit": 1}], "one full list, then only a resume point"
+
+
+class TestEvictionRollsBackClaim:
+    def test_the_only_holder_evicted_sends_the_claim_back_to_pending(self) -> None:
+        claim = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 1)
+        assert faults.claim_without_deleted_pod(claim, "p1") == GroupClaim(ClaimState.PENDING, None, frozenset(), 1)
+
+    def test_another_holder_keeps_it_reserved_without_the_evicted_pod(self) -> None:
+        claim = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1", "p2"}), 1)
+        assert faults.claim_without_deleted_pod(claim, "p1") == GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p2"}), 1)
+
+    def test_a_pod_that_holds_nothing_changes_nothing(self) -> None:
+        claim = GroupClaim(ClaimState.RELEASED, "n1", frozenset({"p1"}), 1)
+        assert faults.claim_without_deleted_pod(claim, "p1") is claim
+
+
+class TestTaintDropsClaim:
+    RESERVED = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 1)
+
+    def test_a_noschedule_taint_loses_the_claim(self) -> None:
+        node = {"spec": {"taints": [{"key": "rescon.dev/maintenance", "effect": "NoSchedule"}]}}
+        assert faults.claim_on_tainted_node(self.RESERVED, node) == GroupClaim(ClaimState.PENDING, None, frozenset(), 1)
+
+    def test_an_untainted_or_prefer_tainted_node_keeps_it(self) -> None:
+        assert faults.claim_on_tainted_node(self.RESERVED, {"spec": {}}) is self.RESERVED
+        prefer = {"spec": {"taints": [{"key": "k", "effect": "PreferNoSchedule"}]}}
+        assert faults.claim_on_tainted_node(self.RESERVED, prefer) is self.RESERVED
+
+
+class TestTaskRunDoneFromPod:
+    RUNNING = {"metadata": {"name": "tr"}, "spec": {"retries": 1}, "status": {"podName": "tr-pod", "conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "Running"}]}}
+
+    def test_a_failed_attempts_pod_ends_a_taskrun_that_will_retry(self) -> None:
+        read = faults.task_run_as_its_pod(self.RUNNING, {"status": {"phase": "Failed"}})
+        assert release.task_run_progress(read) is release.TaskRunProgress.SUCCEEDED
+        assert release.task_run_progress(self.RUNNING) is release.TaskRunProgress.RUNNING, "the reference reads it as running"
+
+    def test_a_running_or_missing_pod_changes_nothing(self) -> None:
+        assert faults.task_run_as_its_pod(self.RUNNING, {"status": {"phase": "Running"}}) is self.RUNNING
+        assert faults.task_run_as_its_pod(self.RUNNING, None) is self.RUNNING
