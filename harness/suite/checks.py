@@ -601,3 +601,39 @@ def every_other_node_must_look_better(run: ScenarioRun) -> None:
     run.apply("filler", name="filler-2", node=n2, share=1200 / 4800)
     pod_must_be_running(run, "filler-1")
     pod_must_be_running(run, "filler-2")
+
+
+def peak_must_survive_a_restart(run: ScenarioRun, prefix: str, *, component: str, what: str) -> None:
+    """peak_must_survive_a_restart() is api_server_restart and etcd_restart: A's claim outlives `component`'s restart.
+
+    `<prefix>-a` reserves 3800m and runs its 200m task on A's node; `<prefix>-filler` puts 1000m on the
+    other node (with A's reservation forgotten, A's node is the emptier one); the component restarts;
+    A must stay Reserved as it was (same node, holder, claimGeneration), and `<prefix>-b` (2000m),
+    created after the restart, must go to the other node: on A's node it has 4800 - 200 - (3800 - 200)
+    = 1000m, beside the filler 4800 - 1000 = 3800m. Then A's big task lands on A's node and both
+    runs are Released. `what` names the restart in messages ("the API server restarted").
+    """
+    run.apply(f"{prefix}-a")
+    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    generation = claim_generation_of(record, "small")
+    other = next(n for n in run.node_names if n != a_node)
+    run.apply(f"{prefix}-filler", node=other)
+
+    run.restart_component(component)
+    group_must_stay(run, "a", "small", node=a_node, holders=(small,))
+    group_must_be(run, "a", "small", state=contract.State.RESERVED, node=a_node, claim_generation=generation)
+
+    run.apply(f"{prefix}-b")
+    # The first pod after the restart: the scheduler's watches may first reconnect with a backoff.
+    b_pod = task_pod_must_be_bound(run, "b", "only", timeout="component_recovery")
+    assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, inside the peak A reserved before {what}: it should be on {other}"
+
+    run.release_pod(small["metadata"]["name"])
+    big = task_pod_must_be_bound(run, "a", "big")
+    assert big["spec"]["nodeName"] == a_node, f"A's big task ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
+    run.release_pod(b_pod["metadata"]["name"])
+    pipelinerun_must_succeed(run, "a")
+    pipelinerun_must_succeed(run, "b")
+    # Nothing leaks: both groups are Released once their runs are done.
+    group_must_be(run, "a", "big", state=contract.State.RELEASED, node=a_node, claim_generation=generation)
+    group_must_be(run, "b", "only", state=contract.State.RELEASED, node=other)

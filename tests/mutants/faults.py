@@ -1138,7 +1138,10 @@ def claim_on_cordoned_node(claim: GroupClaim, node: Mapping[str, Any] | None) ->
     return GroupClaim(ClaimState.PENDING, None, frozenset(), claim.claim_generation)
 
 
-def apply_cordon_drops_claim() -> None:
+def apply_node_event_drops_claim(marked: Callable[[Obj], bool], dropped: Callable[[GroupClaim, Mapping[str, Any] | None], GroupClaim]) -> None:
+    """apply_node_event_drops_claim(marked, dropped): on a node event where `marked(node)`, every record is evaluated at once,
+    and each Reserved claim on a node is replaced by `dropped(claim, node)` (cordon_drops_claim, taint_drops_claim).
+    """
     from reference_scheduler.runtime.records import claim_of, with_claim
     from reference_scheduler.runtime.releaser import Releaser
     from reference_scheduler.runtime.scheduler import Scheduler
@@ -1148,11 +1151,11 @@ def apply_cordon_drops_claim() -> None:
 
     @functools.wraps(original_init)
     def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
-        # A cordon is a node event: like a node-loss handler, it sends the releaser to every record at once.
+        # A cordon or a taint is a node event: like a node-loss handler, it sends the releaser to every record at once.
         original_init(self, *args, **kwargs)
 
         def on_node(kind: str, node: Obj, old: Obj | None) -> None:
-            if (node.get("spec") or {}).get("unschedulable") is True:
+            if marked(node):
                 for record in self.records.list(self.releaser.owns):
                     self.releaser.mark(record["metadata"].get("namespace") or "", record["metadata"]["name"])
 
@@ -1170,13 +1173,17 @@ def apply_cordon_drops_claim() -> None:
 
             def drop(current: Obj) -> Obj | None:
                 before = claim_of(current)
-                after = claim_on_cordoned_node(before, self._nodes.get("", node)) if before.node == node else before
+                after = dropped(before, self._nodes.get("", node)) if before.node == node else before
                 return None if after == before else with_claim(current, after)
 
             self._write(namespace, record["metadata"]["name"], str(entry.get("name")), drop)
         original(self, record)
 
     Releaser.evaluate = evaluate  # type: ignore[method-assign]
+
+
+def apply_cordon_drops_claim() -> None:
+    apply_node_event_drops_claim(lambda node: (node.get("spec") or {}).get("unschedulable") is True, claim_on_cordoned_node)
 
 
 # === faults (branch `faults`): the Resilience scenarios' mutants ===
@@ -1297,44 +1304,7 @@ def claim_on_tainted_node(claim: GroupClaim, node: Mapping[str, Any] | None) -> 
 
 
 def apply_taint_drops_claim() -> None:
-    from reference_scheduler.runtime.records import claim_of, with_claim
-    from reference_scheduler.runtime.releaser import Releaser
-    from reference_scheduler.runtime.scheduler import Scheduler
-
-    original = Releaser.evaluate
-    original_init = Scheduler.__init__
-
-    @functools.wraps(original_init)
-    def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
-        # A taint is a node event: like a node-loss handler, it sends the releaser to every record at once.
-        original_init(self, *args, **kwargs)
-
-        def on_node(kind: str, node: Obj, old: Obj | None) -> None:
-            if (node.get("spec") or {}).get("taints"):
-                for record in self.records.list(self.releaser.owns):
-                    self.releaser.mark(record["metadata"].get("namespace") or "", record["metadata"]["name"])
-
-        self.nodes.add_handler(on_node)
-
-    Scheduler.__init__ = init  # type: ignore[method-assign]
-
-    def evaluate(self: Releaser, record: Obj) -> None:
-        namespace = record["metadata"].get("namespace") or ""
-        for entry in (record.get("status") or {}).get("groups") or []:
-            claim = claim_of(entry)
-            if claim.state is not ClaimState.RESERVED or claim.node is None:
-                continue
-            node = claim.node
-
-            def drop(current: Obj) -> Obj | None:
-                before = claim_of(current)
-                after = claim_on_tainted_node(before, self._nodes.get("", node)) if before.node == node else before
-                return None if after == before else with_claim(current, after)
-
-            self._write(namespace, record["metadata"]["name"], str(entry.get("name")), drop)
-        original(self, record)
-
-    Releaser.evaluate = evaluate  # type: ignore[method-assign]
+    apply_node_event_drops_claim(lambda node: bool((node.get("spec") or {}).get("taints")), claim_on_tainted_node)
 
 
 # --- taskrun_done_from_pod ---------------------------------------------------------
