@@ -64,11 +64,12 @@ lint: venv
 integration: venv tools
 	$(PYTEST) tests/integration -m integration --timeout=900 $(PYTEST_ARGS)
 
+# Each run starts a fresh allure-results (--clean-alluredir), so `make report` shows this run only.
 e2e: venv tools
 	@mkdir -p $(REPORTS)
 	$(PYTEST) tests/conformance --cluster=$(CLUSTER) --timeout=900 $(if $(filter local existing,$(CLUSTER)),-n $(E2E_WORKERS)) \
 		--report-output=$(REPORTS)/conformance-report.yaml \
-		--junitxml=$(REPORTS)/junit.xml --alluredir=$(REPORTS)/allure-results $(PYTEST_ARGS)
+		--junitxml=$(REPORTS)/junit.xml --alluredir=$(REPORTS)/allure-results --clean-alluredir $(PYTEST_ARGS)
 
 # The suite on kind: real kubelets, containers and Tekton's own Deployments. Needs Docker; with no
 # registry, `rescon kind node-image` builds the node image first (cached per user).
