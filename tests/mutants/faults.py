@@ -740,9 +740,13 @@ def abandoned_for_another_node(claim: GroupClaim) -> GroupClaim:
     return GroupClaim(ClaimState.PENDING, None, frozenset(), claim.claim_generation)
 
 
-def apply_claim_moves_node() -> None:
+def when_stuck_on_reserved_claim(instead: Callable[[Any, Obj, Any, Callable[[Any, Obj], Any]], Any]) -> None:
+    """Cycle.schedule, patched: when an attempt ends UNSCHEDULABLE for a pod whose group holds a Reserved claim, `instead` decides.
+
+    `instead(cycle, pod, group_state, original_schedule)` returns the outcome. The shared opening of the
+    two faults that stop treating a full claim node as a rule (claim_moves_node, spills_from_full_group_node).
+    """
     from reference_scheduler.runtime.cycle import Cycle, Outcome
-    from reference_scheduler.runtime.records import RecordGone, claim_of, with_claim
 
     original = Cycle.schedule
 
@@ -753,6 +757,17 @@ def apply_claim_moves_node() -> None:
         group = self._group_state(pod)
         if group is None or group.claim.state is not ClaimState.RESERVED:
             return outcome
+        result: Outcome = instead(self, pod, group, original)
+        return result
+
+    Cycle.schedule = schedule  # type: ignore[method-assign]
+
+
+def apply_claim_moves_node() -> None:
+    from reference_scheduler.runtime.cycle import Outcome
+    from reference_scheduler.runtime.records import RecordGone, claim_of, with_claim
+
+    def abandon_claim(cycle: Any, pod: Obj, group: Any, original: Callable[[Any, Obj], Any]) -> Any:
         node = group.claim.node
 
         def give_up(entry: Obj) -> Obj | None:
@@ -762,12 +777,12 @@ def apply_claim_moves_node() -> None:
             return with_claim(entry, abandoned_for_another_node(before))
 
         try:
-            self._records.change_group(group.key.namespace, group.key.pipeline_run, group.key.group, give_up)
+            cycle._records.change_group(group.key.namespace, group.key.pipeline_run, group.key.group, give_up)
         except RecordGone:
-            return outcome
+            return Outcome.UNSCHEDULABLE
         return Outcome.RETRY
 
-    Cycle.schedule = schedule  # type: ignore[method-assign]
+    when_stuck_on_reserved_claim(abandon_claim)
 
 
 # --- drops_finished_holders ------------------------------------------------------
@@ -1468,24 +1483,15 @@ def apply_forgets_finished_group_node() -> None:
 
 def apply_spills_from_full_group_node() -> None:
     """The fault: the group's node is a preference, not a rule: a pod that finds no room there goes elsewhere."""
-    from reference_scheduler.runtime.cycle import Cycle, Outcome
 
-    original_schedule = Cycle.schedule
-
-    def schedule(self: Cycle, pod: Obj) -> Any:
-        outcome = original_schedule(self, pod)
-        if outcome is not Outcome.UNSCHEDULABLE:
-            return outcome
-        state = self._group_state(pod)
-        if state is None or state.claim.state is not ClaimState.RESERVED:
-            return outcome
-        self._group_state = lambda _pod: None  # type: ignore[method-assign]
+    def as_plain_pod(cycle: Any, pod: Obj, group: Any, original: Callable[[Any, Obj], Any]) -> Any:
+        cycle._group_state = lambda _pod: None
         try:
-            return original_schedule(self, pod)
+            return original(cycle, pod)
         finally:
-            del self._group_state
+            del cycle._group_state
 
-    Cycle.schedule = schedule  # type: ignore[method-assign]
+    when_stuck_on_reserved_claim(as_plain_pod)
 
 
 #: The release reasons no_release_when_done ignores: the run's own end.
