@@ -52,6 +52,15 @@ class ScenarioRecord:
     def failed(self) -> int:
         return sum(1 for o in self.outcomes if o not in ("passed", "skipped"))
 
+    @property
+    def ran(self) -> int:
+        """ran is how many runs executed the scenario (a skip, e.g. an opt-in feature, is not a pass)."""
+        return sum(1 for o in self.outcomes if o != "skipped")
+
+    @property
+    def ran_durations(self) -> list[float]:
+        return [d for o, d in zip(self.outcomes, self.durations) if o != "skipped"]
+
 
 def collect(runs: Sequence[Mapping[str, tuple[str, float, str]]]) -> dict[str, ScenarioRecord]:
     """collect() turns each run's {scenario: (outcome, seconds, message)} into one record per scenario."""
@@ -117,11 +126,15 @@ def render(
         "|---|---|---|---|---|",
     ]
     for name, record in sorted(records.items()):
+        if not record.ran:
+            continue
         wait = closest.get(name.partition("[")[0])
         margin = f"`{wait.timeout}`: {wait.seconds:.1f} s of {wait.limit:g} s ({wait.used:.0%}), {wait.what[:80]}" if wait else "—"
-        lines.append(
-            f"| `{name}` | {record.failed} of {len(record.outcomes)} | {statistics.median(record.durations):.1f} | {max(record.durations):.1f} | {margin} |"
-        )
+        durations = record.ran_durations
+        lines.append(f"| `{name}` | {record.failed} of {record.ran} | {statistics.median(durations):.1f} | {max(durations):.1f} | {margin} |")
+    never_ran = sorted(name for name, record in records.items() if not record.ran)
+    if never_ran:
+        lines += ["", "Skipped in every run (not judged by this soak): " + ", ".join(f"`{name}`" for name in never_ran) + "."]
     failures = [(name, message) for name, record in sorted(records.items()) for message in record.failures]
     if failures:
         lines += ["", "Failures:", ""] + [f"- `{name}`: {message.splitlines()[0][:300] if message else '(no message)'}" for name, message in failures]
@@ -176,7 +189,9 @@ def _soak(args: argparse.Namespace, commit: str) -> int:
         results.append(outcomes)
         walls.append(wall)
         failed = sorted(name for name, (outcome, _, _) in outcomes.items() if outcome not in ("passed", "skipped"))
-        print(f"soak: run {index}/{args.runs}: {len(outcomes) - len(failed)} passed, {len(failed)} failed {failed or ''} in {wall:.0f} s", flush=True)
+        skipped = sum(1 for outcome, _, _ in outcomes.values() if outcome == "skipped")
+        passed = len(outcomes) - len(failed) - skipped
+        print(f"soak: run {index}/{args.runs}: {passed} passed, {skipped} skipped, {len(failed)} failed {failed or ''} in {wall:.0f} s", flush=True)
         # Written after every run, so a soak cut short keeps the runs it made.
         records, lines = _table(results, walls, commit=commit, workers=args.workers)
         if args.output != "none":

@@ -39,3 +39,16 @@ def test_the_wait_closest_to_its_timeout_is_shown_per_scenario() -> None:
     lines = render(collect([{"colocation": ("passed", 3.0, "")}]), runs=1, walls=[10.0], commit="c", closest=closest, workers=2)
     assert "| `colocation` | 0 of 1 | 3.0 | 3.0 | `pipelinerun_done`: 27.0 s of 60 s (45%), colocation to succeed |" in lines
     assert "`pytest tests/conformance -n 2`" in lines[2]
+
+
+def test_a_scenario_skipped_in_every_run_is_listed_apart_never_as_zero_failures() -> None:
+    runs = [{"colocation": ("passed", 3.0, ""), "load": ("skipped", 0.0, "opt-in")}, {"colocation": ("passed", 3.4, ""), "load": ("skipped", 0.0, "opt-in")}]
+    lines = render(collect(runs), runs=2, walls=[10.0, 11.0], commit="c")
+    assert not any(line.startswith("| `load`") for line in lines)
+    assert "Skipped in every run (not judged by this soak): `load`." in lines
+
+
+def test_a_scenario_skipped_in_some_runs_counts_only_the_runs_that_ran_it() -> None:
+    runs = [{"resize": ("skipped", 0.0, "")}, {"resize": ("passed", 2.0, "")}, {"resize": ("failed", 9.0, "boom")}]
+    lines = render(collect(runs), runs=3, walls=[1.0, 1.0, 1.0], commit="c")
+    assert "| `resize` | 1 of 2 | 5.5 | 9.0 | — |" in lines
