@@ -141,10 +141,11 @@ def _refused(err: kubernetes.client.ApiException) -> bool:
 def hold_not_ready(kube: Kube, node: str, *, timeouts: TimeoutConfig) -> list[Obj]:
     """hold_not_ready(kube, 'pool-0', timeouts=t) makes the node NotReady and keeps it so; it returns the policy objects to delete.
 
-    Three bounded waits (`node_readiness` each): the policy refuses Ready=True
-    on the node (a server-side dry run of the node as it is); the harness's
-    Ready=False is written; the node lifecycle controller's not-ready
-    NoSchedule taint is on the node.
+    Two bounded waits (`node_readiness` each): the policy refuses Ready=True
+    on the node (a server-side dry run of the node as it is); then the node
+    reports Ready=False (written by the harness, again if it was changed
+    meanwhile, 409) and carries the node lifecycle controller's not-ready
+    NoSchedule taint.
     """
     docs = hold_policy(node)
     kube.apply_all(docs)
@@ -163,29 +164,20 @@ def hold_not_ready(kube: Kube, node: str, *, timeouts: TimeoutConfig) -> list[Ob
 
     wait_for(refuses, what=f"the policy holding node {node} NotReady to take effect", timeout="node_readiness", timeouts=timeouts)
 
-    def written() -> None:
-        current = _read(kube, node)
-        if ready_status(current) == "False":
-            return
-        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        try:
-            kube.core.replace_node_status(node, kubernetes.client.V1Node.model_validate(with_ready_false(current, now=now)))
-        except kubernetes.client.ApiException as err:
-            if err.status == 409:
-                raise NotYet(f"node {node} changed while Ready=False was written ({describe(current)})") from err
-            raise
-        raise NotYet(f"node {node} was {describe(current)}; Ready=False written")
-
-    wait_for(written, what=f"node {node} to report Ready=False", timeout="node_readiness", timeouts=timeouts)
-
-    def tainted() -> None:
+    def not_ready() -> None:
         current = _read(kube, node)
         if ready_status(current) != "False":
-            raise NotYet(f"node {node} is {describe(current)}, although the harness holds it NotReady")
+            now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+            try:
+                kube.core.replace_node_status(node, kubernetes.client.V1Node.model_validate(with_ready_false(current, now=now)))
+            except kubernetes.client.ApiException as err:
+                if err.status != 409:
+                    raise
+            raise NotYet(f"node {node} was {describe(current)}; Ready=False written")
         if not has_taint(current, NOT_READY_TAINT_KEY, "NoSchedule"):
             raise NotYet(f"node {node} is {describe(current)}: no {NOT_READY_TAINT_KEY}:NoSchedule taint yet")
 
-    wait_for(tainted, what=f"the node lifecycle controller to taint NotReady node {node}", timeout="node_readiness", timeouts=timeouts,
+    wait_for(not_ready, what=f"node {node} to be NotReady and tainted {NOT_READY_TAINT_KEY}", timeout="node_readiness", timeouts=timeouts,
              hint="is kube-controller-manager running? its node lifecycle controller adds the taint")
     return docs
 

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
-    claim_generation_of,
     group_must_be,
+    group_must_hold_beside_a_filler,
     group_must_stay,
     pipelinerun_must_succeed,
-    pod_must_be_running,
-    task_must_hold_its_group,
     task_pod_must_be_bound,
     task_pod_must_stay_pending,
 )
@@ -43,11 +41,7 @@ SCENARIO = Scenario(
 
 def test_not_ready_keeps_claim(run: ScenarioRun) -> None:
     run.apply("not_ready_keeps_claim")
-    small, node, record = task_must_hold_its_group(run, "unready", "small")
-    generation = claim_generation_of(record, "small")
-    other = next(n for n in run.node_names if n != node)
-    run.apply("filler", node=other, share=4200 / 4800)
-    pod_must_be_running(run, "filler")
+    small, node, generation, other = group_must_hold_beside_a_filler(run, "unready", filler_cpu_millis=4200)
 
     run.hold_not_ready(node)
     group_must_stay(run, "unready", "small", node=node, holders=(small,))
@@ -59,7 +53,7 @@ def test_not_ready_keeps_claim(run: ScenarioRun) -> None:
     group_must_be(run, "unready", "big", state=State.RESERVED, node=node, claim_generation=generation)
 
     # B (500m) fits on the NotReady node: 4800m - 3800m (the group's residual, its pods done) = 1000m, leaving 500m
-    # (least-allocated: 10 of 100); beside the 4200m filler it leaves 100m (2 of 100). Only the taint sends it there.
+    # (least-allocated: 10 of 100); beside the 4200m filler it leaves 100m (2 of 100). Only the taint keeps it off.
     run.apply("not_ready_keeps_claim-b")
     b_pod = task_pod_must_be_bound(run, "b", "only")
     assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, which is NotReady (tainted not-ready): it should be on {other}"
