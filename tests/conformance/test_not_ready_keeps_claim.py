@@ -11,8 +11,10 @@ claim once the node is Ready again.
 
 The harness holds the node NotReady with an admission policy that refuses
 Ready=True for it (harness.cluster.node_readiness): KWOK, like a kubelet,
-would report it Ready again at once. Measured on the local cluster only; on
-kind the same policy refuses the kubelet's status updates, not measured there.
+would report it Ready again at once. Measured on the local cluster only. On
+kind the same policy would refuse the kubelet's status updates while its Lease
+stays renewed (so NotReady, never Unknown); that is not measured (no Docker
+daemon where this was written).
 """
 
 from __future__ import annotations
