@@ -37,6 +37,9 @@ class TimeoutConfig:
     cluster_delete: float = field(default=120.0, metadata={"kind": "knob"})
     #: An injected admission fault (a ValidatingAdmissionPolicy) starts denying requests.
     fault_active: float = field(default=30.0, metadata={"kind": "knob"})
+    #: A node held NotReady (harness.cluster.node_readiness), each step: the hold policy refuses Ready=True, the node
+    #: reports Ready=False, the node lifecycle controller taints it not-ready; once let go, Ready=True without the taint.
+    node_readiness: float = field(default=30.0, metadata={"kind": "knob"})
     #: The local cluster's affinity-assistant policy (a MutatingAdmissionPolicy) marks new pods.
     simulation_policy_active: float = field(default=30.0, metadata={"kind": "knob"})
     #: Objects of a test namespace are gone after it is deleted.

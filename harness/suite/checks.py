@@ -637,3 +637,17 @@ def peak_must_survive_a_restart(run: ScenarioRun, prefix: str, *, component: str
     # Nothing leaks: both groups are Released once their runs are done.
     group_must_be(run, "a", "big", state=contract.State.RELEASED, node=a_node, claim_generation=generation)
     group_must_be(run, "b", "only", state=contract.State.RELEASED, node=other)
+
+
+def group_must_hold_beside_a_filler(run: ScenarioRun, pipeline_run: str, *, filler_cpu_millis: int) -> tuple[Obj, str, int | None, str]:
+    """group_must_hold_beside_a_filler() is the opening of taint_keeps_claim and not_ready_keeps_claim.
+
+    The task `small` of `pipeline_run` holds its group's claim on one node, and a
+    held filler of `filler_cpu_millis` runs on the other node (fixture `filler`).
+    Returns small's pod, the group's node, its claimGeneration and the other node.
+    """
+    small, node, record = task_must_hold_its_group(run, pipeline_run, "small")
+    other = next(n for n in run.node_names if n != node)
+    run.apply("filler", node=other, share=filler_cpu_millis / run.node_cpu_millis())
+    pod_must_be_running(run, "filler")
+    return small, node, claim_generation_of(record, "small"), other

@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import kubernetes
 
+from harness.cluster import node_readiness
 from harness.cluster.node_pools import NodePool
 from harness.contract import record as contract
 from harness.errors import HarnessError
@@ -55,6 +56,8 @@ class ScenarioRun:
     monitor: ContractMonitor | None = None
     #: The cluster provider (harness.cluster), for the faults only it can inject; None only in unit tests.
     cluster: Any = None
+    #: The hold policy of each node hold_not_ready() holds, until let_ready().
+    _not_ready: dict[str, list[Obj]] = field(default_factory=dict, repr=False)
 
     # --- what the implementation claims ---
 
@@ -148,6 +151,19 @@ class ScenarioRun:
     def untaint(self, node: str, taint: Obj) -> None:
         """untaint() removes the node's taint with taint's key and effect, keeping the others."""
         self.kube.core.patch_node(node, {"spec": {"taints": self._taints_but(node, taint)}})
+
+    def hold_not_ready(self, node: str) -> None:
+        """hold_not_ready() makes the node NotReady (Ready=False, and so the not-ready taint) until let_ready(); see harness.cluster.node_readiness.
+
+        The policy that holds it is one of the applied objects, so the runner deletes it if the test ends first.
+        """
+        docs = node_readiness.hold_not_ready(self.kube, node, timeouts=self.timeouts)
+        self.applied.extend(docs)
+        self._not_ready[node] = docs
+
+    def let_ready(self, node: str) -> None:
+        """let_ready() undoes hold_not_ready(): it returns once the node is Ready again, without the not-ready taint."""
+        node_readiness.let_ready(self.kube, node, self._not_ready.pop(node), timeouts=self.timeouts)
 
     def _taints_but(self, node: str, taint: Obj) -> list[Obj]:
         current: list[Obj] = (_json(self.kube.core.read_node(node, _preload_content=False)).get("spec") or {}).get("taints") or []

@@ -12,12 +12,10 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
-    claim_generation_of,
     group_must_be,
+    group_must_hold_beside_a_filler,
     group_must_stay,
     pipelinerun_must_succeed,
-    pod_must_be_running,
-    task_must_hold_its_group,
     task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
@@ -38,11 +36,7 @@ SCENARIO = Scenario(
 
 def test_taint_keeps_claim(run: ScenarioRun) -> None:
     run.apply("taint_keeps_claim")
-    small, node, record = task_must_hold_its_group(run, "tainted", "small")
-    generation = claim_generation_of(record, "small")
-    other = next(n for n in run.node_names if n != node)
-    run.apply("filler", node=other, share=4200 / 4800)
-    pod_must_be_running(run, "filler")
+    small, node, generation, other = group_must_hold_beside_a_filler(run, "tainted", filler_cpu_millis=4200)
 
     run.taint(node, MAINTENANCE)
     try:

@@ -1155,7 +1155,7 @@ def claim_on_cordoned_node(claim: GroupClaim, node: Mapping[str, Any] | None) ->
 
 def apply_node_event_drops_claim(marked: Callable[[Obj], bool], dropped: Callable[[GroupClaim, Mapping[str, Any] | None], GroupClaim]) -> None:
     """apply_node_event_drops_claim(marked, dropped): on a node event where `marked(node)`, every record is evaluated at once,
-    and each Reserved claim on a node is replaced by `dropped(claim, node)` (cordon_drops_claim, taint_drops_claim).
+    and each Reserved claim on a node is replaced by `dropped(claim, node)` (cordon_drops_claim, taint_drops_claim, not_ready_drops_claim).
     """
     from reference_scheduler.runtime.records import claim_of, with_claim
     from reference_scheduler.runtime.releaser import Releaser
@@ -1166,7 +1166,7 @@ def apply_node_event_drops_claim(marked: Callable[[Obj], bool], dropped: Callabl
 
     @functools.wraps(original_init)
     def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
-        # A cordon or a taint is a node event: like a node-loss handler, it sends the releaser to every record at once.
+        # A cordon, a taint or a NotReady is a node event: like a node-loss handler, it sends the releaser to every record at once.
         original_init(self, *args, **kwargs)
 
         def on_node(kind: str, node: Obj, old: Obj | None) -> None:
@@ -1320,6 +1320,32 @@ def claim_on_tainted_node(claim: GroupClaim, node: Mapping[str, Any] | None) -> 
 
 def apply_taint_drops_claim() -> None:
     apply_node_event_drops_claim(lambda node: bool((node.get("spec") or {}).get("taints")), claim_on_tainted_node)
+
+
+# --- not_ready_drops_claim -------------------------------------------------------
+
+
+def node_is_not_ready(node: Mapping[str, Any] | None) -> bool:
+    """node_is_not_ready(node) is True when the node reports a Ready condition that is not True (False or Unknown)."""
+    conditions = ((node or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Ready" and c.get("status") != "True" for c in conditions)
+
+
+def claim_on_not_ready_node(claim: GroupClaim, node: Mapping[str, Any] | None) -> GroupClaim:
+    """claim_on_not_ready_node: a Reserved claim whose node reports NotReady goes back to Pending, as if the node were lost.
+
+    The fault: only deleting the Node object loses a claim; a NotReady node
+    keeps it, and the group's next pod goes there once it is Ready again
+    (docs/contract.md section 10). A node with no Ready condition (just
+    registered) is left alone, as the reference leaves it.
+    """
+    if claim.state is not ClaimState.RESERVED or not node_is_not_ready(node):
+        return claim
+    return GroupClaim(ClaimState.PENDING, None, frozenset(), claim.claim_generation)
+
+
+def apply_not_ready_drops_claim() -> None:
+    apply_node_event_drops_claim(node_is_not_ready, claim_on_not_ready_node)
 
 
 # --- taskrun_done_from_pod ---------------------------------------------------------
@@ -1540,7 +1566,7 @@ RULES: dict[str, str] = {
     "8.reason": "section 8: releaseReason is one that was true at release",
     "9.label": "section 9: rescon.dev/active is \"true\" while any group is Reserved, absent otherwise",
     "8.timeout": "section 8, rule 2: the group is Released when the PipelineRun times out",
-    "10.only_deletion": "section 10: only deleting the Node object loses a claim; a cordoned or tainted node keeps it",
+    "10.only_deletion": "section 10: only deleting the Node object loses a claim; a cordoned, tainted or NotReady node keeps it",
     "10.node_loss": "section 10: a claim on a deleted node goes back to Pending, with no releaseReason",
     "7.node_checks": "section 7: everything kube-scheduler checks still applies (cordon, taints, nodeSelector, required affinity, the pod-count limit)",
     "7.finished_pods": "section 7: finished (Succeeded, Failed) pods do not count in a node's room",
@@ -1830,6 +1856,13 @@ MUTANTS: dict[str, Mutant] = {
             "tekton_restart",
             apply_taskrun_done_from_pod,
             "8.retry_gap",
+        ),
+        Mutant(
+            "not_ready_drops_claim",
+            "a claim on a node whose Ready condition is not True goes back to Pending, as if the node had been deleted",
+            "not_ready_keeps_claim",
+            apply_not_ready_drops_claim,
+            "10.only_deletion",
         ),
     )
 }

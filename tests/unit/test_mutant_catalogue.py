@@ -536,6 +536,28 @@ class TestTaintDropsClaim:
         assert faults.claim_on_tainted_node(self.RESERVED, prefer) is self.RESERVED
 
 
+class TestNotReadyDropsClaim:
+    RESERVED = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 1)
+
+    @staticmethod
+    def node(ready: str | None) -> dict[str, object]:
+        conditions = [{"type": "MemoryPressure", "status": "False"}] + ([{"type": "Ready", "status": ready}] if ready else [])
+        return {"metadata": {"name": "n1"}, "status": {"conditions": conditions}}
+
+    def test_a_not_ready_or_unknown_node_loses_the_claim(self) -> None:
+        for ready in ("False", "Unknown"):
+            assert faults.claim_on_not_ready_node(self.RESERVED, self.node(ready)) == GroupClaim(ClaimState.PENDING, None, frozenset(), 1), ready
+
+    def test_a_ready_node_or_one_without_the_condition_keeps_it(self) -> None:
+        assert faults.claim_on_not_ready_node(self.RESERVED, self.node("True")) is self.RESERVED
+        assert faults.claim_on_not_ready_node(self.RESERVED, self.node(None)) is self.RESERVED
+        assert faults.claim_on_not_ready_node(self.RESERVED, None) is self.RESERVED
+
+    def test_only_reserved_claims_go_back(self) -> None:
+        released = GroupClaim(ClaimState.RELEASED, "n1", frozenset({"p1"}), 1)
+        assert faults.claim_on_not_ready_node(released, self.node("False")) is released
+
+
 class TestTaskRunDoneFromPod:
     RUNNING = {"metadata": {"name": "tr"}, "spec": {"retries": 1}, "status": {"podName": "tr-pod", "conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "Running"}]}}
 
