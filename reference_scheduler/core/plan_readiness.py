@@ -33,6 +33,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, Mapping, TypeAlias
 
+from reference_scheduler.core.release import succeeded_condition
+
 Json: TypeAlias = Mapping[str, Any]
 """Json is a raw PipelineRun as the informer holds it."""
 
@@ -65,23 +67,15 @@ def resolved_pipeline_spec(pipeline_run: Json) -> Mapping[str, Any] | None:
     return found if isinstance(found, Mapping) and found else None
 
 
-def is_finished(pipeline_run: Json) -> bool:
-    """is_finished() is True when the run's Succeeded condition is True or False (Tekton is done with it)."""
-    status = pipeline_run.get("status")
-    conditions = status.get("conditions") if isinstance(status, Mapping) else None
-    for condition in conditions if isinstance(conditions, list) else []:
-        if isinstance(condition, Mapping) and condition.get("type") == "Succeeded":
-            return condition.get("status") in ("True", "False")
-    return False
-
-
 def plan_readiness(pipeline_run: Json | None) -> PlanReadiness:
     """plan_readiness() says whether the run's groups can be computed now (see the module docstring)."""
     if pipeline_run is None:
         return PlanReadiness.NOT_YET
     if resolved_pipeline_spec(pipeline_run) is not None:
         return PlanReadiness.READY
-    return PlanReadiness.NEVER if is_finished(pipeline_run) else PlanReadiness.NOT_YET
+    condition = succeeded_condition(pipeline_run)
+    finished = condition is not None and condition.get("status") in ("True", "False")
+    return PlanReadiness.NEVER if finished else PlanReadiness.NOT_YET
 
 
 def waiting_for_plan_message(namespace: str, name: str, pipeline_run: Json | None) -> str:
