@@ -93,6 +93,14 @@ class TimeoutConfig:
     #: The active label agrees with the status again after a status write that changed it (the monitor's
     #: active-label-diverged rule; docs/contract.md section 9).
     label_converges: float = field(default=5.0, metadata={"kind": "max"})
+    #: Tekton writes a started PipelineRun's status.pipelineSpec, the plan a scheduler reads (Tekton's work, not the
+    #: scheduler's).
+    pipelinerun_resolved: float = field(default=60.0, metadata={"kind": "max"})
+    #: A pod kept Pending while its PipelineRun had no plan is bound once Tekton wrote the plan: the scheduler tries
+    #: it again on that update or when the run's record appears (docs/contract.md section 2, the first pod before
+    #: the plan), not at a periodic resync. Well below the reference's 60 s flush of unschedulable pods (and
+    #: kube-scheduler's 5 min), so a scheduler that waits for one fails.
+    parked_pod_scheduled: float = field(default=15.0, metadata={"kind": "max"})
 
     def with_overrides(self, overrides: dict[str, float]) -> TimeoutConfig:
         """with_overrides({'pod_scheduled': 60}) returns a copy; an unknown name fails naming the known ones."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any, Callable, TypeVar
 
 from harness.contract import record as contract
+from harness.errors import HarnessError
 from harness.kube import json_object, present
 from harness.quantities import cpu_millis as parse_cpu
 from harness.suite.run import ScenarioRun
@@ -521,8 +522,12 @@ def group_must_end_on_its_node(run: ScenarioRun, pipeline_run: str, *, held: Obj
         pipelinerun_must_succeed(run, pod["metadata"]["labels"]["tekton.dev/pipelineRun"])
 
 
-def pod_must_be_bound(run: ScenarioRun, name: str) -> Obj:
-    """pod_must_be_bound() waits for a plain pod of the scenario to have a node; it returns the pod."""
+def pod_must_be_bound(run: ScenarioRun, name: str, *, timeout: str = "pod_scheduled") -> Obj:
+    """pod_must_be_bound() waits for a pod the scenario made to have a node; it returns the pod.
+
+    `timeout` names the bound: `pod_scheduled`, or `parked_pod_scheduled` for
+    a pod that waited for its PipelineRun's plan.
+    """
     run.scheduler.check_alive()
 
     def poll() -> Obj:
@@ -531,7 +536,7 @@ def pod_must_be_bound(run: ScenarioRun, name: str) -> Obj:
             raise NotYet(_describe(pod))
         return pod
 
-    return _wait_for(run, poll, what=f"plain pod {name} to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
+    return _wait_for(run, poll, what=f"pod {name} to be bound", timeout=timeout, timeouts=run.timeouts)
 
 
 def plain_pods_must_bind(run: ScenarioRun, names: tuple[str, ...], *, count: int) -> list[Obj]:
@@ -651,3 +656,51 @@ def group_must_hold_beside_a_filler(run: ScenarioRun, pipeline_run: str, *, fill
     run.apply("filler", node=other, share=filler_cpu_millis / run.node_cpu_millis())
     pod_must_be_running(run, "filler")
     return small, node, claim_generation_of(record, "small"), other
+
+
+def pipelinerun_must_be_resolved(run: ScenarioRun, name: str) -> Obj:
+    """pipelinerun_must_be_resolved() waits for Tekton to write the run's status.pipelineSpec; it returns the run."""
+
+    def poll() -> Obj:
+        obj = run.pipeline_run(name)
+        if not (obj.get("status") or {}).get("pipelineSpec"):
+            condition = next((c for c in (obj.get("status") or {}).get("conditions") or [] if c.get("type") == "Succeeded"), None)
+            raise NotYet(f"PipelineRun {name} has no status.pipelineSpec yet ({condition.get('reason') if condition else 'no condition'})")
+        return obj
+
+    return _wait_for(run, poll, what=f"Tekton to resolve PipelineRun {name}", timeout="pipelinerun_resolved", timeouts=run.timeouts)
+
+
+def pod_must_wait_for_plan(run: ScenarioRun, pod_name: str, *, pipeline_run: str, task: str) -> None:
+    """pod_must_wait_for_plan() holds, for `pod_stays_pending`, that a pod of a run with no plan yet is not bound outside a claim.
+
+    docs/contract.md section 2, the first pod before the plan: a pod whose
+    groups the scheduler cannot compute yet MUST NOT be bound. A scheduler that
+    plans from the embedded spec.pipelineSpec (and substitutes parameters
+    itself) MAY bind it, but only after its record exists: then the pod must
+    be on the node of its group's Reserved claim, among its holders. Tekton
+    must keep status.pipelineSpec unset all along (the run is
+    PipelineRunPending); if it does not, the scenario's premise failed and it
+    says so, as a harness error.
+    """
+    run.scheduler.check_alive()
+
+    def check() -> None:
+        if (run.pipeline_run(pipeline_run).get("status") or {}).get("pipelineSpec"):
+            raise HarnessError(f"Tekton wrote status.pipelineSpec of {pipeline_run} while it is PipelineRunPending: this scenario cannot run here")
+        pod = run.pod(pod_name)
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node:
+            return
+        record = run.record(pipeline_run)
+        group = record.group_of_task(task) if record is not None else None
+        if record is None or group is None:
+            raise NotYet(f"{pod_name} was bound to {node} before its PipelineRun had a plan and with no record holding task {task!r}")
+        status = record.status_of(group.name)
+        if status.state != contract.State.RESERVED or status.node != node or pod["metadata"]["uid"] not in status.holders:
+            raise NotYet(
+                f"{pod_name} was bound to {node} outside its group's claim: group {group.name} is {status.state.value} "
+                f"on {status.node or 'no node'} with holders {sorted(status.holders)}"
+            )
+
+    _hold_for(run, check, what=f"{pod_name} waiting for the plan of {pipeline_run}", duration="pod_stays_pending", timeouts=run.timeouts)

@@ -105,6 +105,11 @@ class ScenarioRun:
         body = {"spec": {"status": "Cancelled"}}
         self.kube.custom.patch_namespaced_custom_object(*TEKTON, self.namespace, "pipelineruns", pipeline_run, body)
 
+    def start_pending(self, pipeline_run: str) -> None:
+        """start_pending() lets a PipelineRun created with spec.status PipelineRunPending run, as a queueing controller does."""
+        body = {"spec": {"status": None}}
+        self.kube.custom.patch_namespaced_custom_object(*TEKTON, self.namespace, "pipelineruns", pipeline_run, body)
+
     def delete_pipeline_run(self, name: str) -> None:
         """delete_pipeline_run() deletes it as kubectl does; its TaskRuns, pods and record go by garbage collection."""
         self.kube.custom.delete_namespaced_custom_object(*TEKTON, self.namespace, "pipelineruns", name, propagation_policy="Background")

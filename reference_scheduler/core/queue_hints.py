@@ -15,6 +15,13 @@ What can free room or open a node for a pod:
 * a reservation is released (or rolled back), moves to another node, or
   lowers its peak; any change to the waiting pod's own group's reservation.
 
+What can give a pod parked for its PipelineRun's plan its group (docs/contract.md
+section 2, "The first pod before the plan"):
+
+* the PipelineRun appears, or gets its ``status.pipelineSpec``, or finishes
+  without one (then the pod is scheduled as a plain pod);
+* the PipelineRun's record appears (another pod of the run planned it).
+
 Worked example: pod B waits for 2000m on the seed node, where group A holds
 3800m. A's reservation is released: ``reservation_changed(a, None,
 pod_group=b) is QUEUE``. A's 200m pod then completes: ``pod_updated(running,
@@ -31,6 +38,7 @@ from typing import Any, Mapping, TypeAlias
 from reference_scheduler.core.headroom import ActiveReservation
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import allocatable_pods, node_check_failures
+from reference_scheduler.core.plan_readiness import PlanReadiness, plan_readiness
 from reference_scheduler.core.resources import InvalidQuantity, Resources
 
 Json: TypeAlias = Mapping[str, Any]
@@ -213,3 +221,39 @@ def reservation_changed(
     if new is None or new.node != old.node or _lowered(old.peak, new.peak):
         return QUEUE
     return SKIP
+
+
+def pipeline_run_changed(old: Json | None, new: Json) -> QueueingHint:
+    """pipeline_run_changed queues the run's parked pods when their plan can at last be decided.
+
+    ``old`` is the run before the event (None: just added). QUEUE when the run
+    was not plannable yet (absent, or no ``status.pipelineSpec``) and now is
+    (core.plan_readiness READY) or never will be (NEVER: finished without a
+    plan). Every other update (conditions, childReferences, a run already
+    planned) leaves its pods where they are: a pod of a planned run waits for
+    room, which a PipelineRun update does not give. The runtime applies it to
+    the pods of that run only.
+
+    Example: a run gaining ``status.pipelineSpec`` is QUEUE; a planned run's
+    new childReferences entry is SKIP; a pending run's condition update is SKIP.
+    """
+    if plan_readiness(new) is PlanReadiness.NOT_YET:
+        return SKIP
+    if old is not None and plan_readiness(old) is not PlanReadiness.NOT_YET:
+        return SKIP
+    return QUEUE
+
+
+def record_added(pod_run: tuple[str, str] | None, record_run: tuple[str, str]) -> QueueingHint:
+    """record_added queues a parked pod of the new record's PipelineRun: its groups are known now.
+
+    ``pod_run`` is the waiting pod's (namespace, PipelineRun) from its labels,
+    None for a pod of no PipelineRun; ``record_run`` is the record's
+    (namespace, name). A new record frees no room (its groups are Pending, or,
+    first seen after a relist, newly Reserved: that only takes room), so it
+    moves no other pod.
+
+    Example: ``record_added(("ci", "build-x"), ("ci", "build-x")) is QUEUE``;
+    a pod of ``ci/other`` or a plain pod is SKIP.
+    """
+    return QUEUE if pod_run == record_run else SKIP

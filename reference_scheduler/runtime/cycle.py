@@ -7,7 +7,11 @@ caches and performs the writes, in the order that keeps the contract:
 
 A pod whose PipelineRun cannot be planned (a missing Task, an invalid
 quantity) is scheduled as a plain pod and gets a Warning event saying why, so
-one bad PipelineRun never blocks the others.
+one bad PipelineRun never blocks the others. A pod whose PipelineRun cannot be
+planned *yet* (the run is not in the cache, or Tekton has not written its
+status.pipelineSpec: core/plan_readiness.py) is not bound at all: it is
+unschedulable, "waiting for the PipelineRun's plan", until the queueing hints
+move it (the run's plan appears, or its record; runtime/requeue.py).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from reference_scheduler.core.claims import ClaimConflict, Claimed, ClaimState, 
 from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, NodeView, PodUsage, fit
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import node_check_failures
+from reference_scheduler.core.plan_readiness import PlanReadiness, plan_readiness, waiting_for_plan_message
 from reference_scheduler.core.reasons import Reason, fit_error_message
 from reference_scheduler.core.resources import InvalidQuantity, Resources
 from reference_scheduler.core.scoring import Strategy, score
@@ -37,6 +42,10 @@ from reference_scheduler.runtime.records import RecordGone, RecordWriter, claim_
 log = logging.getLogger("tkn-scheduler.cycle")
 
 Obj = dict[str, Any]
+
+
+class WaitingForPlan(Exception):
+    """WaitingForPlan: the pod's PipelineRun has no plan yet; the message is the pod's PodScheduled=False message."""
 
 
 class Outcome(Enum):
@@ -189,7 +198,11 @@ class Cycle:
         except InvalidQuantity as err:
             self._events.pod_warning(pod, "FailedScheduling", f"pod has an invalid resource quantity: {err}")
             return Outcome.UNSCHEDULABLE
-        group = self._group_state(pod)
+        try:
+            group = self._group_state(pod)
+        except WaitingForPlan as waiting:
+            self._events.unschedulable(pod, str(waiting))
+            return Outcome.UNSCHEDULABLE
         nodes = self._view.node_objects()
         views = self._view.node_views()
         # Indexed by node once per attempt: fit and score only look at the reservations on the
@@ -266,9 +279,18 @@ class Cycle:
         return GroupState(GroupKey(namespace, run_name, name), peak, claim_of(entry))
 
     def _create_record(self, pod: Obj, namespace: str, run_name: str) -> Obj | None:
+        """_create_record() plans the run and creates its record; None: schedule the pod as a plain pod.
+
+        Raises WaitingForPlan while the plan cannot be computed yet: the pod is
+        not bound before its record exists (docs/contract.md section 2).
+        """
         pipeline_run = self._get_pipeline_run(namespace, run_name)
-        if pipeline_run is None:
-            self._events.pod_warning(pod, "NoPipelineRun", f"PipelineRun {namespace}/{run_name} not found: scheduling the pod without a reservation")
+        readiness = plan_readiness(pipeline_run)
+        if readiness is PlanReadiness.NOT_YET or pipeline_run is None:
+            raise WaitingForPlan(waiting_for_plan_message(namespace, run_name, pipeline_run))
+        if readiness is PlanReadiness.NEVER:
+            message = f"PipelineRun {namespace}/{run_name} finished without a resolved pipelineSpec: scheduling the pod without a reservation"
+            self._events.pod_warning(pod, "ReservationUnavailable", message)
             return None
         try:
             plan = plan_pipeline_run(pipeline_run, get_task=self._get_task, limit_range=self._get_limit_range(namespace))

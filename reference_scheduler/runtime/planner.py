@@ -3,7 +3,10 @@
 Records are created lazily, on the first pod of a PipelineRun that reaches
 the scheduler (see docs/reference-scheduler.md for why): by then Tekton has
 resolved the pipeline into `status.pipelineSpec`, so the plan reads what
-Tekton will run rather than re-resolving remote references itself.
+Tekton will run rather than re-resolving remote references itself. Only
+`status.pipelineSpec` is read: `spec.pipelineSpec` is not parameter-substituted,
+and the reference does not substitute parameters itself (docs/contract.md
+section 6), so a run without it is not planned yet (core/plan_readiness.py).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from typing import Any, Callable
 
 from reference_scheduler.core.partition import WorkspaceGroup, partition_into_groups
 from reference_scheduler.core.pipeline_graph import build_pipeline_graph
+from reference_scheduler.core.plan_readiness import resolved_pipeline_spec
 
 Obj = dict[str, Any]
 
@@ -41,14 +45,15 @@ def plan_pipeline_run(
     """plan_pipeline_run() partitions the run's tasks into groups with exact peaks.
 
     `get_task(namespace, name)` reads a namespaced Task from the cache. Raises
-    PlanUnavailable when Tekton has not resolved the pipeline yet, or when a
-    referenced Task is missing.
+    PlanUnavailable when Tekton has not resolved the pipeline yet (no
+    `status.pipelineSpec`: the caller asks core.plan_readiness first), or when
+    a referenced Task is missing.
     """
     meta = pipeline_run.get("metadata") or {}
     namespace = meta.get("namespace") or ""
     spec = pipeline_run.get("spec") or {}
-    pipeline_spec = (pipeline_run.get("status") or {}).get("pipelineSpec") or spec.get("pipelineSpec")
-    if not pipeline_spec:
+    pipeline_spec = resolved_pipeline_spec(pipeline_run)
+    if pipeline_spec is None:
         raise PlanUnavailable(f"PipelineRun {namespace}/{meta.get('name')} has no resolved pipelineSpec yet")
     task_specs: dict[str, Obj] = {}
     for task in [*(pipeline_spec.get("tasks") or []), *(pipeline_spec.get("finally") or [])]:

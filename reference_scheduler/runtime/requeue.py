@@ -27,8 +27,10 @@ from reference_scheduler.core.queue_hints import (
     PodSnapshot,
     node_added,
     node_updated,
+    pipeline_run_changed,
     pod_deleted,
     pod_updated,
+    record_added,
     reservation_changed,
 )
 from reference_scheduler.core.resources import InvalidQuantity
@@ -131,23 +133,24 @@ class EventHints:
         """after_record_event: a reservation released, rolled back, moved or lowered frees room on its node.
 
         The pods of the record's own PipelineRun are also moved when the record
-        is deleted or its groups change: their group, and where it is reserved,
-        come from it. A new record moves no one: it was written by the attempt
-        of a pod of that run, which is being tried already.
+        appears, is deleted or its groups change: their group, and where it is
+        reserved, come from it. A new record was written by the attempt of one
+        pod of that run; the others may be parked waiting for the plan
+        (core.queue_hints.record_added).
         """
+        run = _namespaced_name(record)
+        if kind == "ADDED":
+            return self._per_pod(lambda pod: record_added(_run_of(pod), run) is QUEUE)
         before = _by_group(record if kind == "DELETED" else old)
         after = {} if kind == "DELETED" else _by_group(record)
         changed = [group for group in before.keys() | after.keys() if before.get(group) != after.get(group)]
-        meta = record.get("metadata") or {}
-        run = (meta.get("namespace") or "", meta.get("name") or "")
         groups_changed = kind == "MODIFIED" and old is not None and (old.get("spec") or {}).get("groups") != (record.get("spec") or {}).get("groups")
         own_run_moves = kind == "DELETED" or groups_changed or bool(changed)
         if not own_run_moves:
             return None
 
         def should_move(pod: Obj) -> bool:
-            found = pipeline_task_of(pod)
-            if found is not None and (pod["metadata"].get("namespace") or "", found[0]) == run:
+            if _run_of(pod) == run:
                 return own_run_moves
             own = self._view.group_of(pod)
             return any(
@@ -156,6 +159,20 @@ class EventHints:
             )
 
         return self._per_pod(should_move)
+
+    # --- PipelineRuns ---
+
+    def after_pipeline_run_event(self, kind: str, pipeline_run: Obj, old: Obj | None) -> ShouldMove | None:
+        """after_pipeline_run_event: a run that gets its plan (or finishes without one) moves its own parked pods.
+
+        Those pods were parked "waiting for the PipelineRun's plan"
+        (core.queue_hints.pipeline_run_changed); no other pod's verdict reads
+        a PipelineRun. A deleted run moves no one: its pods go with it.
+        """
+        if kind == "DELETED" or pipeline_run_changed(old, pipeline_run) is not QUEUE:
+            return None
+        run = _namespaced_name(pipeline_run)
+        return self._per_pod(lambda pod: _run_of(pod) == run)
 
     # --- helpers ---
 
@@ -179,6 +196,17 @@ class EventHints:
             except InvalidQuantity:
                 return True
         return should_move
+
+
+def _namespaced_name(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return (meta.get("namespace") or "", meta.get("name") or "")
+
+
+def _run_of(pod: Obj) -> tuple[str, str] | None:
+    """_run_of(pod) is the pod's (namespace, PipelineRun) from Tekton's labels, None for a plain pod."""
+    found = pipeline_task_of(pod)
+    return ((pod.get("metadata") or {}).get("namespace") or "", found[0]) if found is not None else None
 
 
 def _freed_on(reservation: ActiveReservation | None) -> str | None:

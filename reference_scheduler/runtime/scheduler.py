@@ -209,6 +209,7 @@ class Scheduler:
 
     def _on_pipeline_run(self, kind: str, run: Obj, old: Obj | None) -> None:
         self.releaser.mark(*_key(run))
+        self._move(self.hints.after_pipeline_run_event(kind, run, old), f"pipelinerun {kind.lower()}")
 
     def _on_task_run(self, kind: str, task_run: Obj, old: Obj | None) -> None:
         if self.resizer is not None:

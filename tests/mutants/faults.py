@@ -746,7 +746,7 @@ def when_stuck_on_reserved_claim(instead: Callable[[Any, Obj, Any, Callable[[Any
     `instead(cycle, pod, group_state, original_schedule)` returns the outcome. The shared opening of the
     two faults that stop treating a full claim node as a rule (claim_moves_node, spills_from_full_group_node).
     """
-    from reference_scheduler.runtime.cycle import Cycle, Outcome
+    from reference_scheduler.runtime.cycle import Cycle, Outcome, WaitingForPlan
 
     original = Cycle.schedule
 
@@ -754,7 +754,10 @@ def when_stuck_on_reserved_claim(instead: Callable[[Any, Obj, Any, Callable[[Any
         outcome = original(self, pod)
         if outcome is not Outcome.UNSCHEDULABLE:
             return outcome
-        group = self._group_state(pod)
+        try:
+            group = self._group_state(pod)
+        except WaitingForPlan:
+            return outcome  # parked for its run's plan: no claim to give up yet
         if group is None or group.claim.state is not ClaimState.RESERVED:
             return outcome
         result: Outcome = instead(self, pod, group, original)
@@ -1537,6 +1540,68 @@ def apply_five_rule_build() -> None:
         apply()
 
 
+# --- binds_before_plan, parked_pod_waits_for_resync (the first pod before the plan) --------
+
+
+def apply_binds_before_plan() -> None:
+    """The fault (the reference before it parked such pods): a pod whose PipelineRun has no plan yet is bound as a plain pod.
+
+    The run is not in the cache yet, or Tekton has not written its
+    status.pipelineSpec: the pod gets a Warning and goes wherever scoring says,
+    with no record and no claim (docs/contract.md section 2, the first pod
+    before the plan: it MUST be kept Pending). Permanent failures (a missing
+    Task, an invalid quantity) are plain pods in the reference too.
+    """
+    from reference_scheduler.runtime.cycle import Cycle, WaitingForPlan
+
+    original = Cycle._create_record
+
+    def create_record(self: Cycle, pod: Obj, namespace: str, run_name: str) -> Obj | None:
+        try:
+            return original(self, pod, namespace, run_name)
+        except WaitingForPlan as waiting:
+            self._events.pod_warning(pod, "ReservationUnavailable", f"{waiting}; scheduling the pod without a reservation")
+            return None
+
+    Cycle._create_record = create_record  # type: ignore[method-assign]
+
+
+def unless_waiting_for_plan(should_move: Callable[[tuple[str, str]], bool], waiting: set[tuple[str, str]]) -> Callable[[tuple[str, str]], bool]:
+    """unless_waiting_for_plan: an event's move predicate that never moves a pod parked for its PipelineRun's plan.
+
+    The fault: the pod is parked as the reference parks it, but no event
+    moves it, neither its run's plan, nor its record, nor a claim of its
+    group: only the queue's periodic flush (UNSCHEDULABLE_FLUSH_SECONDS, 60 s)
+    tries it again. A pod parked for room is moved as before.
+    """
+    return lambda key: key not in waiting and should_move(key)
+
+
+def apply_parked_pod_waits_for_resync() -> None:
+    from reference_scheduler.runtime.cycle import Cycle, WaitingForPlan
+    from reference_scheduler.runtime.queue import SchedulingQueue
+
+    waiting: set[tuple[str, str]] = set()  # (namespace, name) of the pods whose last attempt waited for the plan
+    original_group_state = Cycle._group_state
+    original_move = SchedulingQueue.move_unschedulable
+
+    def group_state(self: Cycle, pod: Obj) -> Any:
+        key = (pod["metadata"].get("namespace") or "", pod["metadata"].get("name") or "")
+        try:
+            found = original_group_state(self, pod)
+        except WaitingForPlan:
+            waiting.add(key)
+            raise
+        waiting.discard(key)
+        return found
+
+    def move_unschedulable(self: SchedulingQueue, should_move: Callable[[tuple[str, str]], bool]) -> int:
+        return original_move(self, unless_waiting_for_plan(should_move, waiting))
+
+    Cycle._group_state = group_state  # type: ignore[method-assign]
+    SchedulingQueue.move_unschedulable = move_unschedulable  # type: ignore[method-assign]
+
+
 RULES: dict[str, str] = {
     "2.identity": "section 2, Identity: spec.pipelineRun.uid is the PipelineRun's metadata.uid",
     "2.owner": "section 2, Owner: the record carries a controller ownerReference to its PipelineRun",
@@ -1570,6 +1635,8 @@ RULES: dict[str, str] = {
     "10.node_loss": "section 10: a claim on a deleted node goes back to Pending, with no releaseReason",
     "7.node_checks": "section 7: everything kube-scheduler checks still applies (cordon, taints, nodeSelector, required affinity, the pod-count limit)",
     "7.finished_pods": "section 7: finished (Succeeded, Failed) pods do not count in a node's room",
+    "2.first_pod": "section 2, The first pod before the plan: a pod whose PipelineRun's groups cannot be computed yet is kept Pending, not bound",
+    "2.first_pod_retry": "section 2, The first pod before the plan: the parked pod is tried again when its run's plan or its record appears, not at a periodic resync",
 }
 
 MUTANTS: dict[str, Mutant] = {
@@ -1863,6 +1930,21 @@ MUTANTS: dict[str, Mutant] = {
             "not_ready_keeps_claim",
             apply_not_ready_drops_claim,
             "10.only_deletion",
+        ),
+        # --- the first pod before the plan (docs/contract.md section 2) ---
+        Mutant(
+            "binds_before_plan",
+            "a pod whose PipelineRun has no plan yet (not in the cache, or no status.pipelineSpec) is bound at once as a plain pod, with a Warning",
+            "first_pod_before_plan",
+            apply_binds_before_plan,
+            "2.first_pod",
+        ),
+        Mutant(
+            "parked_pod_waits_for_resync",
+            "a pod parked for its PipelineRun's plan is moved by no event (the plan, the record, a claim): only the 60 s unschedulable flush retries it",
+            "first_pod_before_plan",
+            apply_parked_pod_waits_for_resync,
+            "2.first_pod_retry",
         ),
     )
 }

@@ -15,9 +15,11 @@ from reference_scheduler.core.queue_hints import (
     QueueingHint,
     node_added,
     node_updated,
+    pipeline_run_changed,
     pod_deleted,
     pod_updated,
     own_pod_updated,
+    record_added,
     reservation_changed,
 )
 from reference_scheduler.core.resources import Resources
@@ -203,3 +205,41 @@ class TestOwnPodUpdated:
         relabelled = {**self.PENDING, "metadata": {**self.PENDING["metadata"], "labels": {"app": "c"}}}
         assert own_pod_updated(self.PENDING, resized) is QUEUE
         assert own_pod_updated(self.PENDING, relabelled) is QUEUE
+
+
+def pipeline_run(*, planned: bool = False, finished: bool = False, children: int = 0) -> dict[str, Any]:
+    status: dict[str, Any] = {"childReferences": [{"name": f"tr-{i}"} for i in range(children)]}
+    if planned:
+        status["pipelineSpec"] = {"tasks": [{"name": "clone"}]}
+    status["conditions"] = [{"type": "Succeeded", "status": "False" if finished else "Unknown"}]
+    return {"metadata": {"namespace": "ci", "name": "run-b"}, "spec": {"pipelineSpec": {"tasks": [{"name": "clone"}]}}, "status": status}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "hint"),
+    [
+        pytest.param(pipeline_run(), pipeline_run(planned=True), QUEUE, id="plan-appeared"),
+        pytest.param(None, pipeline_run(planned=True), QUEUE, id="added-already-planned"),
+        pytest.param(pipeline_run(), pipeline_run(finished=True), QUEUE, id="finished-without-a-plan"),
+        pytest.param(None, pipeline_run(), SKIP, id="added-not-planned-yet"),
+        pytest.param(pipeline_run(), pipeline_run(children=1), SKIP, id="pending-run-updated"),
+        pytest.param(pipeline_run(planned=True), pipeline_run(planned=True, children=1), SKIP, id="planned-run-updated"),
+        pytest.param(pipeline_run(planned=True), pipeline_run(planned=True, finished=True), SKIP, id="planned-run-finished"),
+        pytest.param(pipeline_run(finished=True), pipeline_run(finished=True, children=1), SKIP, id="finished-run-updated"),
+    ],
+)
+def test_pipeline_run_changed(old: dict[str, Any] | None, new: dict[str, Any], hint: QueueingHint) -> None:
+    assert pipeline_run_changed(old, new) is hint
+
+
+@pytest.mark.parametrize(
+    ("pod_run", "hint"),
+    [
+        pytest.param(("ci", "run-b"), QUEUE, id="pod-of-the-records-run"),
+        pytest.param(("ci", "run-a"), SKIP, id="pod-of-another-run"),
+        pytest.param(("other", "run-b"), SKIP, id="same-name-other-namespace"),
+        pytest.param(None, SKIP, id="plain-pod"),
+    ],
+)
+def test_record_added(pod_run: tuple[str, str] | None, hint: QueueingHint) -> None:
+    assert record_added(pod_run, ("ci", "run-b")) is hint

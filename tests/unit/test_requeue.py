@@ -150,8 +150,11 @@ class TestRecords:
         assert moved(hints().after_record_event("MODIFIED", record("a"), record("a", state="Pending"))) == set()
         assert moved(hints().after_record_event("MODIFIED", record("b"), record("b", state="Pending"))) == {"b-build"}
 
-    def test_a_new_record_moves_no_one_its_writer_is_being_tried(self) -> None:
-        assert hints().after_record_event("ADDED", record("b", state="Pending"), None) is None
+    def test_a_new_record_moves_only_its_own_runs_pods_which_may_wait_for_the_plan(self) -> None:
+        assert moved(hints().after_record_event("ADDED", record("b", state="Pending"), None)) == {"b-build"}
+        assert moved(hints().after_record_event("ADDED", record("a", state="Pending"), None)) == set()
+        # First seen after a relist, already Reserved: it only takes room, from the others.
+        assert moved(hints().after_record_event("ADDED", record("a"), None)) == set()
 
     def test_a_deleted_record_or_changed_groups_move_their_own_runs_pods(self) -> None:
         assert moved(hints().after_record_event("DELETED", record("b", state="Pending"), None)) == {"b-build"}
@@ -163,6 +166,32 @@ class TestRecords:
 
     def test_a_status_write_that_changes_no_reservation_moves_no_one(self) -> None:
         assert hints().after_record_event("MODIFIED", record("a"), record("a")) is None
+
+
+def pipeline_run(name: str, *, planned: bool = False) -> Obj:
+    status: Obj = {"conditions": [{"type": "Succeeded", "status": "Unknown"}]}
+    if planned:
+        status["pipelineSpec"] = {"tasks": [{"name": "build"}]}
+    return {"metadata": {"name": name, "namespace": "ns"}, "spec": {}, "status": status}
+
+
+class TestPipelineRuns:
+    """A pod parked for its PipelineRun's plan is moved when the plan appears (docs/contract.md section 2)."""
+
+    def test_a_run_that_gets_its_plan_moves_only_its_own_pods(self) -> None:
+        assert moved(hints().after_pipeline_run_event("MODIFIED", pipeline_run("b", planned=True), pipeline_run("b"))) == {"b-build"}
+        assert moved(hints().after_pipeline_run_event("ADDED", pipeline_run("b", planned=True), None)) == {"b-build"}
+
+    def test_a_run_without_a_plan_yet_or_already_planned_moves_no_one(self) -> None:
+        assert hints().after_pipeline_run_event("MODIFIED", pipeline_run("b"), pipeline_run("b")) is None
+        assert hints().after_pipeline_run_event("ADDED", pipeline_run("b"), None) is None
+        assert hints().after_pipeline_run_event("MODIFIED", pipeline_run("b", planned=True), pipeline_run("b", planned=True)) is None
+
+    def test_another_runs_plan_moves_no_one(self) -> None:
+        assert moved(hints().after_pipeline_run_event("MODIFIED", pipeline_run("a", planned=True), pipeline_run("a"))) == set()
+
+    def test_a_deleted_run_moves_no_one(self) -> None:
+        assert hints().after_pipeline_run_event("DELETED", pipeline_run("b", planned=True), None) is None
 
 
 def test_a_waiting_pod_that_is_gone_is_moved_so_the_loop_forgets_it() -> None:
