@@ -197,7 +197,7 @@ def set_up_identity(kube: Kube, *, admin_kubeconfig: Path, path: Path, timeout: 
     """
     kube.apply_all(api_writes.identity_manifests())
     answer = kube.core.create_namespaced_service_account_token(
-        api_writes.SERVICE_ACCOUNT, api_writes.NAMESPACE, {"spec": {"expirationSeconds": 6 * 3600}}
+        api_writes.SERVICE_ACCOUNT, api_writes.NAMESPACE, {"spec": {"audiences": [], "expirationSeconds": 6 * 3600}}
     )
     written = api_writes.write_kubeconfig(path, admin_kubeconfig, str(answer.status.token))
     group, version, plural = FLOW_SCHEMAS

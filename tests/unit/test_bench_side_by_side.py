@@ -233,3 +233,15 @@ def test_writes_text_lists_the_categories() -> None:
     entry = {"api": {"writes_per_pod": 2.0, "per_pod_by_category": {"binding": 1.0, "events": 1.0}}}
     assert writes_text(entry) == "2.00 (1.00 / 0.00 / 0.00 / 1.00 / 0.00 / 0.00)"
     assert writes_text({}) == "–"
+
+
+def test_writes_bars_take_the_backlog_at_qps_50_in_node_then_scheduler_order() -> None:
+    from bench.report import writes_bars
+
+    def with_writes(nodes: int, scheduler: str, qps: str = "default") -> dict[str, Any]:
+        return run_entry(nodes, "backlog", scheduler, qps=qps, api={"writes_per_pod": 2.0, "per_pod_by_category": {"binding": 1.0, "events": 1.0}})
+
+    bars = writes_bars([with_writes(1000, "reference"), with_writes(100, "reference"), with_writes(100, "kube-scheduler"),
+                        with_writes(100, "reference", qps="unthrottled")])
+    assert [label for label, _ in bars] == ["kube-scheduler\n100 nodes", "reference\n100 nodes", "reference\n1000 nodes"]
+    assert bars[0][1]["binding"] == 1.0 and bars[0][1]["records"] == 0.0
