@@ -37,6 +37,8 @@ from harness.timeouts import DEFAULT_TIMEOUTS
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO / "docs" / "benchmarks"
+#: BENCH_RESULTS_DIR=reports/bench: a trial run whose results (and summary.json) must not land in docs/.
+RESULTS_DIR_ENV = "BENCH_RESULTS_DIR"
 WORK_DIR = REPO / "reports" / "bench"
 
 #: A later task on its group's node is "stuck" if it was reported Unschedulable first, or waited
@@ -189,7 +191,7 @@ def run_backlog(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: s
     # "<kind>-profiled" is the same scheduler under cProfile: slower, so reported apart.
     base_kind = kind.removesuffix("-profiled")
     suffix = "-baseline" if base_kind == "reference-baseline" else ""
-    where = WORK_DIR if ctx.scale.name == "smoke" else RESULTS_DIR
+    where = results_dir(ctx.scale)
     profile = where / f"profile-{ctx.scale.name}-{case.nodes}-{qps.name}{suffix}.prof" if kind.endswith("-profiled") else None
     scheduler = ctx.scheduler(base_kind, qps, profile=profile)
     workload = direct_workload(
@@ -671,6 +673,13 @@ def _report_summary(report: Any) -> Any:
 # --- entry -------------------------------------------------------------------------
 
 
+def results_dir(scale: Scale) -> Path:
+    """results_dir(scale) is where its results go: docs/benchmarks/, except for smoke runs and BENCH_RESULTS_DIR."""
+    if os.environ.get(RESULTS_DIR_ENV):
+        return Path(os.environ[RESULTS_DIR_ENV]).resolve()
+    return WORK_DIR if scale.name == "smoke" else RESULTS_DIR
+
+
 def run(scale: Scale, parts: list[str]) -> Path:
     """run() measures `parts` at `scale`, holding the local cluster for the whole measurement."""
     with local_cluster_lock(timeouts=DEFAULT_TIMEOUTS, purpose="the benchmark"):
@@ -684,7 +693,7 @@ def _run_locked(scale: Scale, parts: list[str]) -> Path:
     kube0 = local.up()
     kube0.close()
     # Smoke results only check that the benchmark works: they stay out of docs/.
-    out = (WORK_DIR if scale.name == "smoke" else RESULTS_DIR) / f"results-{scale.name}.json"
+    out = results_dir(scale) / f"results-{scale.name}.json"
     previous = json.loads(out.read_text()) if out.exists() else {}
     results: dict[str, Any] = {k: v for k, v in previous.items() if k not in parts}
     kept = {part: list(previous.get(part) or []) for part in ("throughput", "contention") if part in parts}
@@ -712,7 +721,7 @@ def _run_locked(scale: Scale, parts: list[str]) -> Path:
     from bench.summary import write_summary
 
     # Only the full run's summary goes to docs/; the others' stay beside the smoke results.
-    summary = RESULTS_DIR / "summary.json" if scale.name == "full" else WORK_DIR / f"summary-{scale.name}.json"
+    summary = results_dir(scale) / ("summary.json" if scale.name == "full" else f"summary-{scale.name}.json")
     say(f"summary: {write_summary(results, summary)}")
     return out
 
