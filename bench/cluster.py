@@ -244,9 +244,15 @@ def scrape_requests(kube: Kube) -> dict[str, float]:
 
 
 def tear_down_identity(kube: Kube) -> None:
-    """tear_down_identity() deletes what set_up_identity() applied (an object already gone is fine)."""
+    """tear_down_identity() deletes the FlowSchemas, the priority level and the cluster-admin binding.
+
+    The namespace and its ServiceAccount stay (they grant nothing without the
+    binding): a namespace being deleted would refuse the next run's
+    ServiceAccount for as long as its deletion takes.
+    """
     for manifest in reversed(api_writes.identity_manifests()):
-        kube.delete(manifest)
+        if manifest["kind"] not in ("Namespace", "ServiceAccount"):
+            kube.delete(manifest)
 
 
 # --- PipelineRuns resolved as Tekton resolves a started one ---------------------------

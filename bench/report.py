@@ -591,7 +591,8 @@ BENCH_CONTENTION_MODES=reference,kube-scheduler make bench      # leave Tekton's
 machine-wide cluster lock (harness/cluster/cluster_lock.py) for its whole run, as the suite does,
 so it queues behind suite runs and they behind it. Its pools, namespaces and schedulerNames
 (`bench-reference`, `bench-kube-scheduler`, `bench-command`, `bench-conformance`) are its own and
-deleted afterwards, as are the schedulers' identity (namespace `bench-identity`) and its FlowSchemas.
+deleted afterwards, as are the schedulers' cluster-admin binding and FlowSchemas (the namespace
+`bench-identity` and its ServiceAccount stay, inert without the binding).
 It writes `docs/benchmarks/results-<scale>.json`, this page, and for the full scale
 `docs/benchmarks/summary.json` (per node count, reference ÷ kube-scheduler pods/s and p99 at QPS 50/100). The contention baselines switch Tekton's
 `coschedule` flag (through `LocalCluster(coschedule=...).up()`) and restore `disabled`.
