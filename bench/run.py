@@ -405,10 +405,10 @@ def throughput_part(ctx: Context) -> None:
                         tp = result.get("throughput") or {}
                         lat = result.get("latency") or {}
                         api = result.get("api") or {}
+                        latency = f"p50 {_short(lat.get('p50'), 1000)} ms p99 {_short(lat.get('p99'), 1000)} ms " if mode != "backlog" else ""
                         say(
-                            f"  bound {result.get('bound')}/{result.get('pods')} avg {_short(tp.get('average'))} pods/s "
-                            f"p50 {_short(lat.get('p50'), 1000)} ms p99 {_short(lat.get('p99'), 1000)} ms writes/pod {api.get('writes_per_pod')} "
-                            f"cpu {_short(result.get('cpu_seconds_total'))} s rss {result.get('peak_rss_mb')} MiB"
+                            f"  bound {result.get('bound')}/{result.get('pods')} avg {_short(tp.get('average'))} pods/s {latency}"
+                            f"writes/pod {api.get('writes_per_pod')} cpu {_short(result.get('cpu_seconds_total'))} s rss {result.get('peak_rss_mb')} MiB"
                         )
                         bc.clear_namespace(ctx.kube, namespace)
                         results[-1]["seconds"] = time.monotonic() - run_started
@@ -708,13 +708,13 @@ def _run_locked(scale: Scale, parts: list[str]) -> Path:
     command = os.environ.get(COMMAND_ENV) or None
     template = os.environ.get(CONFIG_TEMPLATE_ENV) or None
     ctx = Context(bc.connect(local.kubeconfig), local.kubeconfig, scale, results, out, command=command, config_template=Path(template) if template else None)
-    if command:
-        # Fail on a bad command or template now, not after the pools are up.
-        say(f"your scheduler: {' '.join(ctx.scheduler('command', DEFAULT_QPS).argv())}")
     install_crd(ctx.kube, timeouts=DEFAULT_TIMEOUTS)
     say("identity: the schedulers' ServiceAccount and FlowSchemas, so the API server counts their requests")
     ctx.kubeconfig = bc.set_up_identity(ctx.kube, admin_kubeconfig=local.kubeconfig, path=WORK_DIR / "bench-scheduler.kubeconfig")
     try:
+        if command:
+            # Fail on a bad command or template now, not after the pools are up.
+            say(f"your scheduler: {' '.join(ctx.scheduler('command', DEFAULT_QPS).argv())}")
         _run_parts(ctx, parts, kept)
     finally:
         bc.tear_down_identity(ctx.kube)
