@@ -661,7 +661,7 @@ reference's hot-path change, `3e5552a`), the profiled case also runs that older 
   instrument. FlowSchemas that match only the schedulers' ServiceAccount, one per kind of request
   (`binding`: pods/binding; `pods`: pod updates and patches, e.g. a label or a status condition;
   `records`: anything under rescon.dev; `events`; `leases`; `other-writes`; and `reads`: get and
-  list), send its requests to a priority level of their own, and the API server's
+  list, not watch, so kube-scheduler's informers, which start with a streaming watch, show none), send its requests to a priority level of their own, and the API server's
   `apiserver_flowcontrol_dispatched_requests_total` for them is read before the scheduler starts and
   after it stopped; the difference ÷ the pods it bound (the stream's probe pod included) is per pod.
   The benchmark's own client uses the admin identity and is never counted; nor are KWOK, Tekton or
