@@ -9,7 +9,9 @@ PYTEST_ARGS ?=
 # Scenarios run this many at a time on the local cluster, each on its own pool with its own scheduler
 # (harness/suite/workers.py); 0 runs them one by one in one process.
 E2E_WORKERS ?= 2
-BENCH_SCALE ?= small
+BENCH_SCALE ?= full
+# `make bench BENCH_SCHEDULER_CMD='my-scheduler --kubeconfig {kubeconfig} ...'` puts your scheduler beside the two.
+export BENCH_SCHEDULER_CMD BENCH_SCHEDULER_CONFIG_TEMPLATE BENCH_SCHEDULER_LABEL
 
 PY       := $(VENV)/bin/python
 PYTEST   := $(VENV)/bin/pytest
@@ -39,7 +41,8 @@ help:
 	@echo "make cluster-up / cluster-down"
 	@echo "make mutants      the suite against every faulty variant of the reference; kill table in docs/mutants.md"
 	@echo "make soak N=10    the suite against the reference N times; flakes per scenario in docs/soak.md"
-	@echo "make bench        reference vs kube-scheduler on the local cluster (BENCH_SCALE=small|medium|large), docs/benchmarks.md"
+	@echo "make bench        reference vs kube-scheduler side by side on the local cluster, ~30 min (BENCH_SCALE=smoke: minutes;"
+	@echo "                  BENCH_SCHEDULER_CMD='...' adds yours), docs/benchmarks.md and docs/benchmarks/summary.json"
 	@echo "make report       one HTML file from $(REPORTS)/allure-results (the Allure command line, installed and cached; needs Java)"
 
 $(STAMP): pyproject.toml

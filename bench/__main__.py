@@ -16,10 +16,10 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="measure on the local cluster (BENCH_SCALE=small|medium|large)")
-    run.add_argument("--scale", default=os.environ.get("BENCH_SCALE", "small"))
-    run.add_argument("--parts", default=os.environ.get("BENCH_PARTS", "throughput,contention,suite"),
-                     help="comma-separated: throughput, contention, suite")
+    run = sub.add_parser("run", help="measure on the local cluster (BENCH_SCALE=full|smoke|small|medium|large)")
+    run.add_argument("--scale", default=os.environ.get("BENCH_SCALE", "full"))
+    run.add_argument("--parts", default=os.environ.get("BENCH_PARTS") or None,
+                     help="comma-separated: throughput, contention, suite (default: the scale's; full and smoke: throughput,contention)")
     run.add_argument("--nodes", default=os.environ.get("BENCH_NODES"),
                      help="comma-separated node counts: run only those throughput cases, keep the others' results")
     run.add_argument("--contention-modes", default=os.environ.get("BENCH_CONTENTION_MODES"),
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         from bench.scales import scale_named
 
         scale = scale_named(args.scale, contention_modes=args.contention_modes, nodes=args.nodes)
-        parts = [p for p in args.parts.split(",") if p]
+        parts = [p for p in args.parts.split(",") if p] if args.parts else list(scale.parts)
         out = run_bench(scale, parts)
         print(f"results: {out}")
         return 0

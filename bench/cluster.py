@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Sequence
 import kubernetes
 import urllib3
 
+from bench import api_writes, workload
 from harness.cluster import node_pools, volumes
 from harness.cluster.namespaces import create_test_namespace
 from harness.kube import Kube
@@ -178,3 +179,121 @@ def wait_pods_gone(kube: Kube, namespace: str, timeout: float = 300.0) -> None:
         if time.monotonic() > deadline:
             raise RuntimeError(f"pods of {namespace} not gone after {timeout:.0f}s")
         time.sleep(1.0)
+
+
+# --- the scheduler's identity and its request counter (bench/api_writes.py) ---------
+
+
+FLOW_SCHEMAS = ("flowcontrol.apiserver.k8s.io", "v1", "flowschemas")
+
+
+def set_up_identity(kube: Kube, *, admin_kubeconfig: Path, path: Path, timeout: float = 60.0) -> Path:
+    """set_up_identity() applies the scheduler identity and its FlowSchemas and writes its kubeconfig to `path`.
+
+    Returns once the API server routes by every FlowSchema, and checks the
+    counter on one write of its own (a ConfigMap made and deleted as the
+    identity must show as two `other-writes`), so a counter that counts nothing
+    fails here rather than reporting 0 writes per pod.
+    """
+    kube.apply_all(api_writes.identity_manifests())
+    answer = kube.core.create_namespaced_service_account_token(
+        api_writes.SERVICE_ACCOUNT, api_writes.NAMESPACE, {"spec": {"audiences": [], "expirationSeconds": 6 * 3600}}
+    )
+    written = api_writes.write_kubeconfig(path, admin_kubeconfig, str(answer.status.token))
+    group, version, plural = FLOW_SCHEMAS
+    deadline = time.monotonic() + timeout
+    names = [api_writes.flow_schema_name(c) for c in api_writes.CATEGORIES]
+    while True:
+        pending = [n for n in names if not api_writes.flow_schema_active(json.loads(kube.custom.get_cluster_custom_object(group, version, plural, n, _preload_content=False).data))]
+        if not pending:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the API server did not take up FlowSchemas {pending} within {timeout:.0f}s")
+        time.sleep(0.5)
+    _calibrate(kube, written, timeout=timeout)
+    return written
+
+
+def _calibrate(kube: Kube, kubeconfig: Path, *, timeout: float) -> None:
+    as_scheduler = connect(kubeconfig)
+    try:
+        before = scrape_requests(kube)
+        name = f"bench-calibrate-{int(time.time())}"
+        as_scheduler.core.create_namespaced_config_map(api_writes.NAMESPACE, {"metadata": {"name": name}}, _preload_content=False)
+        as_scheduler.core.delete_namespaced_config_map(name, api_writes.NAMESPACE, _preload_content=False)
+        deadline = time.monotonic() + timeout
+        while True:
+            seen = api_writes.requests_between(before, scrape_requests(kube), pods=0).by_category.get("other-writes", 0)
+            if seen >= 2:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the API server counted {seen} of the identity's 2 calibration writes: the write counter does not work here")
+            time.sleep(0.5)
+    finally:
+        as_scheduler.close()
+
+
+def scrape_requests(kube: Kube) -> dict[str, float]:
+    """scrape_requests() is the API server's count, so far, of the scheduler identity's requests by category."""
+    method, url, headers, _body, _ = kube.api.param_serialize("GET", "/metrics", auth_settings=["BearerToken"])
+    response = kube.api.call_api(method, url, header_params=headers, _request_timeout=60)
+    response.read()
+    if response.status != 200:
+        raise RuntimeError(f"the API server's /metrics answered {response.status}")
+    return api_writes.parse_dispatched(response.data.decode())
+
+
+def tear_down_identity(kube: Kube) -> None:
+    """tear_down_identity() deletes the FlowSchemas, the priority level and the cluster-admin binding.
+
+    The namespace and its ServiceAccount stay (they grant nothing without the
+    binding): a namespace being deleted would refuse the next run's
+    ServiceAccount for as long as its deletion takes.
+    """
+    for manifest in reversed(api_writes.identity_manifests()):
+        if manifest["kind"] not in ("Namespace", "ServiceAccount"):
+            kube.delete(manifest)
+
+
+# --- PipelineRuns resolved as Tekton resolves a started one ---------------------------
+
+
+def resolve_pipeline_runs(kube: Kube, namespace: str, run_label: str, expected: int, *, timeout: float = 300.0) -> None:
+    """resolve_pipeline_runs() writes every pending run's `status.pipelineSpec` through the status subresource.
+
+    Tekton writes the resolved plan there when it starts a run; a pending run
+    never gets it, and a scheduler that plans from it (contract section 4)
+    would park every pod. The write waits until Tekton has marked the run
+    Pending: Tekton's status update replaces the whole status, so a plan
+    written before Tekton's first reconcile of the run could be overwritten
+    by it; after it, Tekton reconciles from a copy that has the plan and
+    writes nothing (verify_plans checks that after the run).
+    """
+    group, version, plural = PIPELINE_RUNS
+    done: set[str] = set()
+    deadline = time.monotonic() + timeout
+    while True:
+        runs = list_pipeline_runs(kube, namespace, f"{workload.RUN_LABEL}={run_label}")
+        ready = [r for r in runs if r["metadata"]["name"] not in done and workload.tekton_marked_pending(r)]
+        parallel(
+            lambda r: kube.custom.patch_namespaced_custom_object_status(
+                group, version, namespace, plural, r["metadata"]["name"], workload.resolved_status_patch(r),
+                _content_type="application/merge-patch+json", _preload_content=False,
+            ),
+            ready,
+        )
+        done.update(r["metadata"]["name"] for r in ready)
+        if len(done) >= expected:
+            break
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"Tekton marked only {len(done)} of {expected} PipelineRuns Pending within {timeout:.0f}s: is its controller running?")
+        time.sleep(0.5)
+    missing = verify_plans(kube, namespace, run_label)
+    if missing:
+        raise RuntimeError(f"{len(missing)} PipelineRuns lost their status.pipelineSpec at once (e.g. {missing[0]})")
+
+
+def verify_plans(kube: Kube, namespace: str, run_label: str) -> list[str]:
+    """verify_plans() names the run's PipelineRuns that have no status.pipelineSpec (none, if Tekton left the plans alone)."""
+    runs = list_pipeline_runs(kube, namespace, f"{workload.RUN_LABEL}={run_label}")
+    return sorted(r["metadata"]["name"] for r in runs if not workload.has_resolved_plan(r))

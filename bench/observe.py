@@ -200,10 +200,58 @@ class RecordTimeline:
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
+def parent_of(stat_text: str) -> int:
+    """parent_of('12 (my prog) S 7 ...') == 7: the ppid field of /proc/<pid>/stat (the name may hold spaces)."""
+    return int(stat_text.rsplit(")", 1)[1].split()[1])
+
+
+def descendants(pid: int, parents: dict[int, int]) -> list[int]:
+    """descendants(1, {2: 1, 3: 2, 4: 9}) == [2, 3]: every process below pid, from a {pid: ppid} table."""
+    children: dict[int, list[int]] = {}
+    for child, parent in parents.items():
+        children.setdefault(parent, []).append(child)
+    found: list[int] = []
+    todo = list(children.get(pid, []))
+    while todo:
+        current = todo.pop()
+        found.append(current)
+        todo.extend(children.get(current, []))
+    return sorted(found)
+
+
+def process_table(proc: str = "/proc") -> dict[int, int]:
+    """process_table() is {pid: ppid} of every live process."""
+    table = {}
+    for entry in os.listdir(proc):
+        if entry.isdigit():
+            try:
+                with open(f"{proc}/{entry}/stat") as handle:
+                    table[int(entry)] = parent_of(handle.read())
+            except (OSError, IndexError, ValueError):
+                continue
+    return table
+
+
+def read_tree(pid: int) -> tuple[float, int, int] | None:
+    """read_tree(pid) is read_proc() summed over pid and its live descendants (a user's command may be a wrapper).
+
+    The reference and kube-scheduler are single processes, so for them it is read_proc(pid).
+    """
+    top = read_proc(pid)
+    if top is None:
+        return None
+    cpu, rss, peak = top
+    for child in descendants(pid, process_table()):
+        found = read_proc(child)
+        if found is not None:
+            cpu, rss, peak = cpu + found[0], rss + found[1], peak + found[2]
+    return cpu, rss, peak
+
+
 def read_proc(pid: int) -> tuple[float, int, int] | None:
     """read_proc(pid) is (CPU seconds user+system, RSS bytes, peak RSS bytes) of a live process, else None.
 
-    Children are not counted: both schedulers are single processes.
+    Children are not counted here (read_tree() adds them).
     """
     try:
         with open(f"/proc/{pid}/stat") as handle:
@@ -234,7 +282,7 @@ class ProcSampler:
         self._thread.start()
 
     def sample(self) -> None:
-        found = read_proc(self.pid)
+        found = read_tree(self.pid)
         if found is not None:
             cpu, _, peak = found
             self.samples.append((time.time(), cpu))

@@ -20,7 +20,9 @@ from bench.cold_build import parse_log
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
 RESULTS_DIR = DOCS / "benchmarks"
-SCALE_ORDER = ("small", "medium", "large")  # "smoke" results are never reported
+SCALE_ORDER = ("full", "small", "medium", "large")  # "smoke" results are never reported
+#: The schedulers of a side-by-side table, in their order; "command" is BENCH_SCHEDULER_CMD's.
+SIDE_BY_SIDE = ("kube-scheduler", "reference", "command")
 
 
 def load_results() -> dict[str, dict[str, Any]]:
@@ -108,6 +110,76 @@ def throughput_table(entries: list[dict[str, Any]]) -> str:
 def _pct(entry: dict[str, Any]) -> str:
     tp = entry.get("throughput") or {}
     return " / ".join(fmt(tp.get(k), 0) for k in ("p50", "p90", "p99"))
+
+
+def scheduler_label(entry: dict[str, Any]) -> str:
+    """scheduler_label(a run) is how the table names its scheduler: the user's label for a command."""
+    if entry.get("scheduler") == "command":
+        return f"{entry.get('label') or 'your scheduler'} (`BENCH_SCHEDULER_CMD`)"
+    return str(entry.get("scheduler"))
+
+
+def writes_text(entry: dict[str, Any]) -> str:
+    """writes_text(a run) is '3.20 (1.00 / 0.20 / 1.00 / 1.00 / 0.00)': writes per pod, then by binding / pods / records / events / other."""
+    api = entry.get("api") or {}
+    total = api.get("writes_per_pod")
+    if total is None:
+        return "–"
+    per = api.get("per_pod_by_category") or {}
+    parts = " / ".join(f"{per.get(c, 0):.2f}" for c in ("binding", "pods", "records", "events", "leases", "other-writes"))
+    return f"{total:.2f} ({parts})"
+
+
+def side_by_side_table(entries: list[dict[str, Any]]) -> str:
+    """side_by_side_table() has one row per scheduler per (nodes, method, QPS), with ratios to kube-scheduler's row."""
+    rows = [
+        "| nodes | method | QPS/burst | scheduler | pods bound | pods/s | pods/s ÷ kube | p50 ms | p99 ms | p99 ÷ kube "
+        "| API writes/pod (binding / pods / records / events / leases / other) | reads/pod | CPU s | peak RSS MiB | plans lost |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    groups: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
+    for entry in entries:
+        if entry.get("mode") in ("backlog", "stream") and entry.get("scheduler") in SIDE_BY_SIDE:
+            key = (entry.get("nodes") or 0, 0 if entry.get("mode") == "backlog" else 1, str(entry.get("qps")))
+            groups.setdefault(key, {})[str(entry["scheduler"])] = entry
+    for key in sorted(groups):
+        by_scheduler = groups[key]
+        kube = by_scheduler.get("kube-scheduler") or {}
+        for scheduler in SIDE_BY_SIDE:
+            e = by_scheduler.get(scheduler)
+            if e is None:
+                continue
+            mode = e.get("mode")
+            qps_text = f"{fmt(e.get('qps_value'), 0)}/{e.get('burst')}"
+            if "error" in e:
+                rows.append(f"| {e.get('nodes')} | {mode} | {qps_text} | {scheduler_label(e)} | failed: {str(e['error'])[:120]} | | | | | | | | | | |")
+                continue
+            backlog = mode == "backlog"
+            avg, k_avg = _num(_get(e, "throughput", "average")), _num(_get(kube, "throughput", "average"))
+            p50, p99, k99 = (_num(_get(e, "latency", "p50")), _num(_get(e, "latency", "p99")), _num(_get(kube, "latency", "p99")))
+            reads = _get(e, "api", "per_pod_by_category", "reads")
+            method = "backlog" if backlog else f"stream @ {fmt(e.get('rate'), 0)} pods/s"
+            rows.append(
+                f"| {e.get('nodes')} | {method} | {qps_text} | {scheduler_label(e)} | {fmt(e.get('bound'))}/{fmt(e.get('pods'))} "
+                f"| {fmt(avg) if backlog else '–'} | {ratio_text(metrics.ratio(avg, k_avg)) if backlog and scheduler != 'kube-scheduler' else '–'} "
+                f"| {'–' if backlog else ms(p50)} | {'–' if backlog else ms(p99)} "
+                f"| {ratio_text(metrics.ratio(p99, k99)) if not backlog and scheduler != 'kube-scheduler' else '–'} "
+                f"| {writes_text(e)} | {fmt(reads, 2)} | {fmt(e.get('cpu_seconds_total'))} | {fmt(e.get('peak_rss_mb'), 0)} | {fmt(e.get('plans_lost'))} |"
+            )
+    return "\n".join(rows)
+
+
+def stage_table(results: dict[str, Any]) -> str:
+    """stage_table() is how long each stage of the run took: pools, every measured run (with its set-up and clean-up), each part."""
+    rows = ["| stage | seconds |", "|---|---|"]
+    for name, seconds in (results.get("stage_seconds") or {}).items():
+        rows.append(f"| {name} | {fmt(seconds, 0)} |")
+    for e in results.get("throughput") or []:
+        if e.get("seconds") is not None:
+            rows.append(f"| {e.get('nodes')} nodes {e.get('mode')} {e.get('scheduler')} QPS {e.get('qps')} | {fmt(e.get('seconds'), 0)} |")
+    for part, seconds in (results.get("part_seconds") or {}).items():
+        rows.append(f"| **part {part}** | **{fmt(seconds, 0)}** |")
+    return "\n".join(rows) if len(rows) > 2 else ""
 
 
 def baseline_table(entries: list[dict[str, Any]]) -> str:
@@ -269,13 +341,13 @@ def plot_throughput_vs_nodes(all_results: dict[str, dict[str, Any]], path: Path)
     if not series:
         return False
     fig, ax = plt.subplots(figsize=(9, 4.2))
-    styles = {"reference": "o-", "kube-scheduler": "s--"}
+    styles = {"reference": "o-", "kube-scheduler": "s--", "command": "^-."}
     for (scheduler, qps), points in sorted(series.items()):
         xs = sorted(points)
         ax.plot(xs, [points[x] for x in xs], styles.get(scheduler, "x-"), label=f"{scheduler}, QPS {qps}")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("nodes (KWOK; 100 and 1000: tekton mix, 5000: plain-heavy mix)")
+    ax.set_xlabel("nodes (KWOK; the mix of each point is in its table)")
     ax.set_ylabel("pods/s (backlog, first to last bind)")
     ax.set_title("Scheduling throughput vs cluster size")
     ax.grid(True, which="both", alpha=0.3)
@@ -295,21 +367,23 @@ def plot_latency_cdf(results: dict[str, Any], path: Path, *, mode: str, title: s
 
     runs = [
         e for e in results.get("throughput") or []
-        if e.get("mode") == mode and e.get("latencies") and e.get("scheduler") in ("reference", "kube-scheduler")
+        if e.get("mode") == mode and e.get("latencies") and e.get("scheduler") in SIDE_BY_SIDE
     ]
     if not runs:
         return False
     node_counts = sorted({int(e["nodes"]) for e in runs})
     fig, axes = plt.subplots(1, len(node_counts), figsize=(5.2 * len(node_counts), 4), squeeze=False, sharey=True)
     colours = {("reference", "default"): "tab:red", ("reference", "unthrottled"): "tab:orange",
-               ("kube-scheduler", "default"): "tab:blue", ("kube-scheduler", "unthrottled"): "tab:cyan"}
+               ("kube-scheduler", "default"): "tab:blue", ("kube-scheduler", "unthrottled"): "tab:cyan",
+               ("command", "default"): "tab:green", ("command", "unthrottled"): "tab:olive"}
     for ax, nodes in zip(axes[0], node_counts):
         for e in sorted((e for e in runs if int(e["nodes"]) == nodes), key=lambda e: (e["scheduler"], e["qps"])):
             xs, ys = metrics.cdf([v * 1000 for v in e["latencies"]])
             ax.step(xs, ys, where="post", color=colours.get((e["scheduler"], e["qps"]), "gray"),
                     linestyle="-" if e["scheduler"] == "reference" else "--", label=f"{e['scheduler']}, QPS {e['qps']}")
         ax.set_xscale("log")
-        ax.set_title(f"{nodes} nodes ({runs[0].get('mix')} mix)" if nodes != 5000 else f"{nodes} nodes (plain-heavy mix)")
+        mix = next((e.get("mix") for e in runs if int(e["nodes"]) == nodes), "")
+        ax.set_title(f"{nodes} nodes ({mix} mix)")
         ax.set_xlabel("creation → bound (ms, benchmark's watch)")
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="lower right")
@@ -321,13 +395,67 @@ def plot_latency_cdf(results: dict[str, Any], path: Path, *, mode: str, title: s
     return True
 
 
+WRITE_CATEGORIES = ("binding", "pods", "records", "events", "leases", "other-writes")
+
+
+def writes_bars(entries: list[dict[str, Any]]) -> list[tuple[str, dict[str, float]]]:
+    """writes_bars(runs) is [(label, {category: writes per pod})] for the backlog runs at QPS 50/100, by node count then scheduler."""
+    bars = []
+    order = {s: i for i, s in enumerate(SIDE_BY_SIDE)}
+    chosen = [e for e in entries if e.get("mode") == "backlog" and e.get("qps") == "default" and e.get("scheduler") in order
+              and (e.get("api") or {}).get("per_pod_by_category")]
+    for e in sorted(chosen, key=lambda e: (e.get("nodes") or 0, order[str(e["scheduler"])])):
+        per = e["api"]["per_pod_by_category"]
+        name = e.get("label") if e.get("scheduler") == "command" else e.get("scheduler")
+        bars.append((f"{name}\n{e.get('nodes')} nodes", {c: float(per.get(c, 0.0)) for c in WRITE_CATEGORIES}))
+    return bars
+
+
+def plot_writes_per_pod(entries: list[dict[str, Any]], path: Path) -> bool:
+    """One stacked bar per (node count, scheduler): the API server's count of its writes per pod, by kind."""
+    bars = writes_bars(entries)
+    if not bars:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(max(6, 1.1 * len(bars) + 2), 4))
+    bottoms = [0.0] * len(bars)
+    xs = list(range(len(bars)))
+    for category in WRITE_CATEGORIES:
+        heights = [values[category] for _, values in bars]
+        if any(heights):
+            ax.bar(xs, heights, bottom=bottoms, label=category)
+            bottoms = [b + h for b, h in zip(bottoms, heights)]
+    ax.set_xticks(xs, [label for label, _ in bars], fontsize=7)
+    ax.set_ylabel("API writes per pod (kube-apiserver's count)")
+    ax.set_title("API writes per pod, backlog at QPS 50/100")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return True
+
+
 # --- the document ------------------------------------------------------------------
+
+
+def _command_note(entries: list[dict[str, Any]]) -> str:
+    commands = sorted({str(e["command"]) for e in entries if e.get("command")})
+    return "".join(f", with `BENCH_SCHEDULER_CMD='{c}'`" for c in commands)
 
 
 def write_report() -> Path:
     all_results = load_results()
     if not all_results:
         raise SystemExit("no docs/benchmarks/results-*.json: run 'python -m bench run' (or make bench) first")
+    if "full" in all_results:
+        from bench.summary import write_summary
+
+        write_summary(all_results["full"], RESULTS_DIR / "summary.json")
     RESULTS_DIR.mkdir(parents=True, exist_ok=True)
     write_profiles()
     plots = []
@@ -340,6 +468,8 @@ def write_report() -> Path:
         )
     for old_plot in RESULTS_DIR.glob("latency-cdf-*.png"):
         old_plot.unlink()
+    if "full" in all_results and plot_writes_per_pod(all_results["full"].get("throughput") or [], RESULTS_DIR / "writes-per-pod.png"):
+        plots.append(("API writes per pod", "benchmarks/writes-per-pod.png"))
     for scale, results in all_results.items():
         for mode, what in (("stream", "direct pods at a fixed rate"), ("tekton", "Tekton end to end")):
             name = f"latency-cdf-{mode}-{scale}.png"
@@ -372,7 +502,16 @@ def write_report() -> Path:
                 + "; ".join(f"{sched} at `{commit}` ({', '.join(sorted(times))})" for (sched, commit), times in sorted(stamped.items()))
                 + ".\n"
             )
-        if entries:
+        if entries and scale == "full":
+            parts.append(f"Command: `make bench` (BENCH_SCALE=full){_command_note(entries)}.\n")
+            parts.append("### Side by side\n")
+            parts.append(SIDE_BY_SIDE_INTRO + "\n")
+            parts.append(side_by_side_table(entries) + "\n")
+            stages = stage_table(results)
+            if stages:
+                parts.append("### How long each stage took\n")
+                parts.append(stages + "\n")
+        elif entries:
             parts.append("### Throughput (pods/s)\n")
             parts.append(throughput_table(entries) + "\n")
             before_after = baseline_table(entries)
@@ -381,6 +520,7 @@ def write_report() -> Path:
                 parts.append(before_after + "\n")
             parts.append("### Latency (pod creation → bound)\n")
             parts.append(latency_table(entries) + "\n")
+        if entries:
             errors = [e for e in entries if "error" in e]
             for e in errors:
                 parts.append(f"- run failed: {e.get('nodes')} nodes {e.get('mode')} {e.get('scheduler')} {e.get('qps')}: `{e['error'][:200]}`")
@@ -412,6 +552,14 @@ def write_report() -> Path:
     return out
 
 
+SIDE_BY_SIDE_INTRO = """Every scheduler ran on the same pool, one after the other, with the same workload and the same
+identity; ratios are ÷ kube-scheduler's row (pods/s: higher is better; p99: lower is better).
+API writes and reads per pod are counted by the kube-apiserver (its APF dispatch counter for the
+FlowSchemas that match only the schedulers' ServiceAccount), divided by the pods the scheduler bound;
+"plans lost" counts PipelineRuns whose `status.pipelineSpec` was gone after the run (0: Tekton left
+the resolved plans alone). Backlog rows have no latency (the pods wait for the scheduler to start);
+stream rows' pods/s is the stream's rate."""
+
 HEADER = """# Benchmarks: the reference scheduler vs the stock kube-scheduler
 
 Generated by `python -m bench report` from `docs/benchmarks/results-*.json` (see [Reproduce](#reproduce));
@@ -421,7 +569,15 @@ the findings below are written by hand from those numbers.
 METHOD = """## Reproduce
 
 ```sh
-make bench                                  # BENCH_SCALE=small: 100 nodes, all three parts, about 8 minutes
+make bench                                  # BENCH_SCALE=full: reference and kube-scheduler side by side at 100, 1000, 5000 nodes
+                                            # (QPS 50/100 and unthrottled, backlog and stream), then contention: about 30 min
+make bench BENCH_SCALE=smoke                # the same tooling on 100 nodes, small workloads, QPS 50/100: a few minutes
+make bench BENCH_SCHEDULER_CMD='/path/to/my-scheduler --kubeconfig {kubeconfig} --scheduler-name {scheduler_name}'
+                                            # your scheduler beside the two (placeholders as the suite's --scheduler-cmd;
+                                            # {config} with BENCH_SCHEDULER_CONFIG_TEMPLATE=file.j2; BENCH_SCHEDULER_LABEL=name)
+BENCH_SCHEDULER_CMD='sh -c "exec my-scheduler --kubeconfig {kubeconfig} --qps $RESCON_BENCH_QPS"' make bench
+                                            # a command with a $ goes in the environment (make would expand it)
+BENCH_SCALE=small make bench                # the older scales: 100 nodes, all three parts, about 8 minutes
 BENCH_SCALE=medium make bench               # 100 and 1000 nodes (about 35 min)
 BENCH_SCALE=large  make bench               # adds 5000 nodes with a plain-pod-heavy mix
 BENCH_SCALE=large BENCH_NODES=5000 BENCH_PARTS=throughput make bench   # only the 5000-node case
@@ -431,17 +587,28 @@ BENCH_CONTENTION_MODES=reference,kube-scheduler make bench      # leave Tekton's
 .venv/bin/python -m bench cold-build        # the cold toolchain build (about an hour on 2 cores)
 ```
 
-`make bench` brings the local cluster `rescon` up if it is down (never down) and works beside other
-users of it: its pools, namespaces and schedulerNames (`bench-reference`, `bench-kube-scheduler`,
-`bench-conformance`) are its own and deleted afterwards. The contention baselines switch Tekton's
+`make bench` brings the local cluster `rescon` up if it is down (never down) and holds the
+machine-wide cluster lock (harness/cluster/cluster_lock.py) for its whole run, as the suite does,
+so it queues behind suite runs and they behind it. Its pools, namespaces and schedulerNames
+(`bench-reference`, `bench-kube-scheduler`, `bench-command`, `bench-conformance`) are its own and
+deleted afterwards, as are the schedulers' cluster-admin binding and FlowSchemas (the namespace
+`bench-identity` and its ServiceAccount stay, inert without the binding).
+It writes `docs/benchmarks/results-<scale>.json`, this page, and for the full scale
+`docs/benchmarks/summary.json` (per node count, reference ÷ kube-scheduler pods/s and p99 at QPS 50/100). The contention baselines switch Tekton's
 `coschedule` flag (through `LocalCluster(coschedule=...).up()`) and restore `disabled`.
 
 ## Method
 
 **Schedulers.** Each run starts a fresh scheduler process serving its own schedulerName: the
-reference (`python -m reference_scheduler.main --qps Q --burst B`) or the toolchain's cached
+reference (`python -m reference_scheduler.main --qps Q --burst B`), the toolchain's cached
 kube-scheduler v1.37.2 with the default profile and `clientConnection.qps/burst` set to the same
-Q/B. Two settings: the default 50/100 and "unthrottled" 10000/10000. The Python client has no
+Q/B, or a user's `BENCH_SCHEDULER_CMD`, expanded by the suite's own `--scheduler-cmd` code
+(its environment holds `RESCON_BENCH_QPS` and `RESCON_BENCH_BURST` for it to honour, if it will).
+All run as one ServiceAccount, `bench-identity/bench-scheduler` (cluster-admin), through a
+kubeconfig with its token (`{kubeconfig}` for a command). A command's scheduler should run without
+leader election, or with a lease it can take at once: each run starts it afresh, and one that waits
+for its predecessor's lease to expire spends that wait before its first bind (excluded from the
+backlog's pods/s, not from the stream's probe). Two settings: the default 50/100 and "unthrottled" 10000/10000. The Python client has no
 client-side rate limiter: `--qps/--burst` only size the reference's connection pool, so the
 reference is in effect unthrottled at both settings and its two rows differ by noise only.
 
@@ -456,11 +623,18 @@ Every task step asks 100m CPU and 64 MiB.
 Three methods, because Tekton's controller creates pods slower than either scheduler binds them:
 
 - **backlog** (throughput): every PipelineRun is created with `spec.status: PipelineRunPending`, so
-  Tekton starts nothing, and the benchmark creates the pods Tekton would create first (single task,
-  the chain's first task, the fan-out's three parallel tasks) itself, with Tekton's labels
-  (`tekton.dev/pipelineRun`, `tekton.dev/pipelineTask`), the workspace PVC mounted and the step's
-  request, held Running by the simulation. The reference plans the pending run from
-  `spec.pipelineSpec` and writes its ReservationRecord as it would for a running one. All pods exist
+  Tekton starts nothing; once Tekton's controller has marked a run Pending, the benchmark writes the
+  resolved plan where Tekton writes it when it starts a run, `status.pipelineSpec`, through the
+  status subresource (a merge patch, so Tekton's condition stays). Tekton's controller leaves it
+  alone: its status update replaces the whole status only when its own desired status differs, and
+  after its first reconcile it reconciles from a copy that has the plan (written before that first
+  reconcile, the plan could be lost to its conflict retry: hence the wait); every run's results say
+  how many plans were gone afterwards ("plans lost"). Then the benchmark creates
+  the pods Tekton would create first (single task, the chain's first task, the fan-out's three
+  parallel tasks) itself, with Tekton's labels (`tekton.dev/pipelineRun`, `tekton.dev/pipelineTask`),
+  the workspace PVC mounted and the step's request, held Running by the simulation. A scheduler
+  plans each run from `status.pipelineSpec` (contract section 4) and writes its ReservationRecord
+  while it is measured: no record exists before it starts. All pods exist
   before the scheduler starts; throughput is measured from its first bind to its last, so cache
   sync is excluded (and reported separately in the JSON as `startup_to_first_bind`).
 - **stream** (latency): the same pods, created at a fixed rate (5 pods/s; 2 pods/s at 5000 nodes)
@@ -481,7 +655,20 @@ reference's hot-path change, `3e5552a`), the profiled case also runs that older 
   (`creationTimestamp`, the PodScheduled condition's `lastTransitionTime`) have one-second
   resolution; their p50/p99 are shown as a cross-check only.
 - CPU seconds (user + system, whole process lifetime, cache sync included) and peak RSS (VmHWM)
-  from `/proc/<pid>` of the scheduler process.
+  from `/proc/<pid>` of the scheduler process (summed over its live child processes, for a command
+  that is a wrapper).
+- API writes per pod: counted by the kube-apiserver, so every scheduler is measured by the same
+  instrument. FlowSchemas that match only the schedulers' ServiceAccount, one per kind of request
+  (`binding`: pods/binding; `pods`: pod updates and patches, e.g. a label or a status condition;
+  `records`: anything under rescon.dev; `events`; `leases`; `other-writes`; and `reads`: get and
+  list, not watch, so kube-scheduler's informers, which start with a streaming watch, show none), send its requests to a priority level of their own, and the API server's
+  `apiserver_flowcontrol_dispatched_requests_total` for them is read before the scheduler starts and
+  after it stopped; the difference ÷ the pods it bound (the stream's probe pod included) is per pod.
+  The benchmark's own client uses the admin identity and is never counted; nor are KWOK, Tekton or
+  the controller manager. `apiserver_request_total` could not do this: it has no label for the
+  client. The priority level has a large share of the server's seats (about 170 of 600) and
+  queues rather than rejects, so it throttles no scheduler; at set-up the benchmark checks the
+  counter on two writes of its own.
 - ratios are reference ÷ kube-scheduler (higher is better for pods/s, lower for latency).
 
 **Contention.** A pool of 4-CPU nodes and twice as many PipelineRuns as nodes, all created at once.

@@ -17,15 +17,16 @@ import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from bench import api_writes
 from bench import cluster as bc
 from bench import metrics
 from bench.observe import PodTimeline, PodTrace, ProcSampler, RecordTimeline
 from bench.scales import Scale, ThroughputCase
-from bench.schedulers import BASELINE_TREE_ENV, DEFAULT_QPS, BenchScheduler, Qps
+from bench.schedulers import BASELINE_TREE_ENV, COMMAND_ENV, CONFIG_TEMPLATE_ENV, DEFAULT_QPS, LABEL_ENV, BenchScheduler, Qps
 from bench.workload import MIXES, RUN_LABEL, TaskSize, contention_runs, direct_workload, task_pod, tekton_runs
 from harness.cluster.cluster_lock import local_cluster_lock
 from harness.cluster.local import LocalCluster
@@ -36,6 +37,8 @@ from harness.timeouts import DEFAULT_TIMEOUTS
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO / "docs" / "benchmarks"
+#: BENCH_RESULTS_DIR=reports/bench: a trial run whose results (and summary.json) must not land in docs/.
+RESULTS_DIR_ENV = "BENCH_RESULTS_DIR"
 WORK_DIR = REPO / "reports" / "bench"
 
 #: A later task on its group's node is "stuck" if it was reported Unschedulable first, or waited
@@ -82,10 +85,22 @@ def machine() -> dict[str, Any]:
 @dataclass
 class Context:
     kube: Kube
+    #: The schedulers' kubeconfig: the benchmark's scheduler identity (bench/api_writes.py), never the admin's.
     kubeconfig: Path
     scale: Scale
     results: dict[str, Any]
     out: Path
+    #: BENCH_SCHEDULER_CMD and its config template: a user's scheduler beside the two others (kind "command").
+    command: str | None = None
+    config_template: Path | None = None
+    started: float = field(default_factory=time.monotonic)
+
+    def scheduler(self, kind: str, qps: Qps, *, profile: Path | None = None) -> BenchScheduler:
+        """scheduler('reference', qps) is a fresh BenchScheduler of that kind with the benchmark's identity."""
+        return BenchScheduler(kind, qps, self.kubeconfig, WORK_DIR, profile=profile, command_template=self.command, config_template=self.config_template)
+
+    def requests(self) -> dict[str, float]:
+        return bc.scrape_requests(self.kube)
 
     def save(self) -> None:
         self.out.parent.mkdir(parents=True, exist_ok=True)
@@ -176,9 +191,9 @@ def run_backlog(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: s
     # "<kind>-profiled" is the same scheduler under cProfile: slower, so reported apart.
     base_kind = kind.removesuffix("-profiled")
     suffix = "-baseline" if base_kind == "reference-baseline" else ""
-    where = WORK_DIR if ctx.scale.name == "smoke" else RESULTS_DIR
+    where = results_dir(ctx.scale)
     profile = where / f"profile-{ctx.scale.name}-{case.nodes}-{qps.name}{suffix}.prof" if kind.endswith("-profiled") else None
-    scheduler = BenchScheduler(base_kind, qps, ctx.kubeconfig, WORK_DIR, profile=profile)
+    scheduler = ctx.scheduler(base_kind, qps, profile=profile)
     workload = direct_workload(
         MIXES[case.mix], case.backlog_pods, prefix=f"{kind[:3]}{qps.name[:1]}b", pvcs=pvcs,
         scheduler_name=scheduler.name, pool_selector=pool.selector, run_label=run_label,
@@ -186,17 +201,21 @@ def run_backlog(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: s
     timeline = PodTimeline(ctx.kube, namespace, label_selector=f"{RUN_LABEL}={run_label}")
     timeline.start()
     sampler = None
+    stages: dict[str, float] = {}
     try:
+        resolve_seconds = create_resolved_runs(ctx, namespace, run_label, workload.pipeline_runs)
         started = time.monotonic()
-        bc.create_pipeline_runs(ctx.kube, namespace, workload.pipeline_runs)
         bc.create_pods(ctx.kube, namespace, workload.pods)
-        say(f"  created {len(workload.pipeline_runs)} pending PipelineRuns and {len(workload.pods)} pods in {time.monotonic() - started:.1f}s")
+        stages.update(runs_created_and_resolved=resolve_seconds, pods_created=time.monotonic() - started)
+        say(f"  created and resolved {len(workload.pipeline_runs)} pending PipelineRuns in {resolve_seconds:.1f}s, {len(workload.pods)} pods in {stages['pods_created']:.1f}s")
         time.sleep(2.0)  # let the watch see every pod before the clock starts
+        before = ctx.requests()
         pid = scheduler.start()
         start_wall = time.time()
         sampler = ProcSampler(pid)
         sampler.start()
         complete = wait_until(lambda: timeline.bound_count() >= len(workload.pods), timeout=ctx.scale.run_timeout, alive=scheduler.alive)
+        stages["scheduling"] = time.time() - start_wall
         time.sleep(0.5)
     finally:
         if sampler is not None:
@@ -207,6 +226,8 @@ def run_backlog(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: s
     result = summarise_throughput(traces, expected=len(workload.pods), sampler=sampler)
     binds = [t.bound for t in traces if t.bound is not None]
     result.update(complete=complete, startup_to_first_bind=(min(binds) - start_wall) if binds else None, profile=str(profile.relative_to(REPO)) if profile else None)
+    result.update(api=api_writes.requests_between(before, ctx.requests(), pods=len(binds)).as_dict(), stage_seconds=stages,
+                  plans_lost=len(bc.verify_plans(ctx.kube, namespace, run_label)), log_tail=scheduler.log_tail(5) if not complete else None)
     result["latencies"] = []  # creation-to-bound is meaningless here: pods wait for the scheduler to start
     return result
 
@@ -214,7 +235,7 @@ def run_backlog(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: s
 def run_stream(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: str, pvcs: list[str], kind: str, qps: Qps) -> dict[str, Any]:
     """The scheduler runs; direct-mode pods are created at a fixed rate: creation-to-bound latency."""
     run_label = f"{kind}-{qps.name}-stream-{short_id()}"
-    scheduler = BenchScheduler(kind, qps, ctx.kubeconfig, WORK_DIR)
+    scheduler = ctx.scheduler(kind, qps)
     workload = direct_workload(
         MIXES[case.mix], case.stream_pods, prefix=f"{kind[:3]}{qps.name[:1]}s", pvcs=pvcs,
         scheduler_name=scheduler.name, pool_selector=pool.selector, run_label=run_label,
@@ -222,8 +243,10 @@ def run_stream(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: st
     timeline = PodTimeline(ctx.kube, namespace, label_selector=f"{RUN_LABEL}={run_label}")
     timeline.start()
     sampler = None
+    stages: dict[str, float] = {}
     try:
-        bc.create_pipeline_runs(ctx.kube, namespace, workload.pipeline_runs)
+        stages["runs_created_and_resolved"] = create_resolved_runs(ctx, namespace, run_label, workload.pipeline_runs)
+        before = ctx.requests()
         pid = scheduler.start()
         sampler = ProcSampler(pid)
         sampler.start()
@@ -231,15 +254,30 @@ def run_stream(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: st
         window_start = time.time()
         paced_create(ctx.kube, namespace, list(workload.pods), rate=case.stream_rate)
         complete = wait_until(lambda: timeline.bound_count() >= len(workload.pods) + 1, timeout=ctx.scale.run_timeout, alive=scheduler.alive)
+        stages["streaming"] = time.time() - window_start
         time.sleep(0.5)
     finally:
         if sampler is not None:
             sampler.stop()
         scheduler.stop()
         timeline.stop()
-    result = summarise_throughput(timeline.snapshot(), expected=len(workload.pods), sampler=sampler, window_start=window_start)
-    result.update(complete=complete, rate=case.stream_rate, probe_seconds=probe_seconds)
+    traces = timeline.snapshot()
+    result = summarise_throughput(traces, expected=len(workload.pods), sampler=sampler, window_start=window_start)
+    # The probe pod is the scheduler's too: its writes are in the count, so it is in the divisor.
+    bound = sum(1 for t in traces if t.bound is not None)
+    result.update(complete=complete, rate=case.stream_rate, probe_seconds=probe_seconds, stage_seconds=stages,
+                  api=api_writes.requests_between(before, ctx.requests(), pods=bound).as_dict(),
+                  plans_lost=len(bc.verify_plans(ctx.kube, namespace, run_label)), log_tail=scheduler.log_tail(5) if not complete else None)
     return result
+
+
+def create_resolved_runs(ctx: Context, namespace: str, run_label: str, runs: tuple[dict[str, Any], ...]) -> float:
+    """create_resolved_runs() creates the pending PipelineRuns and writes their resolved plans as Tekton would; returns the seconds taken."""
+    started = time.monotonic()
+    bc.create_pipeline_runs(ctx.kube, namespace, runs)
+    if runs:
+        bc.resolve_pipeline_runs(ctx.kube, namespace, run_label, len(runs))
+    return time.monotonic() - started
 
 
 def paced_create(kube: Kube, namespace: str, pods: list[dict[str, Any]], *, rate: float) -> None:
@@ -261,7 +299,7 @@ def paced_create(kube: Kube, namespace: str, pods: list[dict[str, Any]], *, rate
 def run_tekton(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: str, pvcs: list[str], kind: str, qps: Qps) -> dict[str, Any]:
     """PipelineRuns that Tekton runs (tasks of 2 s): end-to-end pods/s and creation-to-bound latency."""
     run_label = f"{kind}-{qps.name}-tekton-{short_id()}"
-    scheduler = BenchScheduler(kind, qps, ctx.kubeconfig, WORK_DIR)
+    scheduler = ctx.scheduler(kind, qps)
     runs = tekton_runs(
         MIXES["tekton"], case.tekton_runs, prefix=f"{kind[:3]}{qps.name[:1]}t", pvcs=pvcs,
         scheduler_name=scheduler.name, pool_selector=pool.selector, run_label=run_label,
@@ -310,16 +348,24 @@ def _entry_key(entry: dict[str, Any]) -> tuple[Any, ...]:
     return (entry.get("nodes"), entry.get("mix"), entry.get("mode"), entry.get("qps"), entry.get("scheduler"))
 
 
+def _short(value: Any, factor: float = 1.0) -> str:
+    """_short(12.345) == '12.3'; _short(None) == '–'."""
+    return f"{value * factor:.1f}" if isinstance(value, (int, float)) else "–"
+
+
 def throughput_part(ctx: Context) -> None:
     results = ctx.results["throughput"]
     for case in ctx.scale.cases:
         pool_name = f"bench-n{case.nodes}-{short_id()}"
         namespace = f"bench-n{case.nodes}-{short_id()}"
         pool = None
-        say(f"throughput: {case.nodes} nodes, mix {case.mix}")
+        say(f"throughput: {case.nodes} nodes, mix {case.mix}, {case.backlog_pods}-pod backlog, {case.stream_pods}-pod stream at {case.stream_rate:g} pods/s")
+        case_started = time.monotonic()
+        stages = ctx.results.setdefault("stage_seconds", {})
         try:
             bc.make_namespace(ctx.kube, namespace)
             pool = bc.add_pool(ctx.kube, pool_name, count=case.nodes, cpu=ctx.scale.node_cpu, memory=ctx.scale.node_memory, pods=ctx.scale.node_pods, say=say)
+            stages[f"{case.nodes} nodes: pool up"] = time.monotonic() - case_started
             pvcs = bc.make_pvcs(ctx.kube, namespace, min(100, max(10, case.tekton_runs)))
             plan: list[tuple[str, Callable[..., dict[str, Any]], list[Qps]]] = [
                 ("backlog", run_backlog, list(ctx.scale.qps)),
@@ -335,13 +381,14 @@ def throughput_part(ctx: Context) -> None:
                 for qps in settings:
                     if only_qps and qps.name not in only_qps:
                         continue
-                    kinds = ["kube-scheduler", "reference"]
+                    kinds = ["kube-scheduler", "reference", *(["command"] if ctx.command else [])]
                     if baseline and mode == "backlog" and qps == DEFAULT_QPS:
                         kinds.append("reference-baseline")
                     if case.profile and mode == "backlog" and qps == DEFAULT_QPS:
                         kinds += [f"{k}-profiled" for k in kinds if k.startswith("reference")]
                     for kind in [k for k in kinds if not only_kinds or k in only_kinds]:
                         say(f" {case.nodes} nodes {mode} {kind} qps {qps.name}")
+                        run_started = time.monotonic()
                         try:
                             result = fn(ctx, case, pool, namespace, pvcs, kind, qps)
                         except Exception as err:  # noqa: BLE001 - one failed run is reported, the rest go on
@@ -349,24 +396,35 @@ def throughput_part(ctx: Context) -> None:
                             result = {"error": str(err)[:500]}
                         result.update(nodes=case.nodes, mix=case.mix, mode=mode, scheduler=kind, qps=qps.name, qps_value=qps.qps, burst=qps.burst,
                                       commit=machine()["commit"], measured_at=time.strftime("%H:%M UTC", time.gmtime()))
+                        if kind == "command":
+                            result.update(command=ctx.command, label=os.environ.get(LABEL_ENV) or "your scheduler")
                         key = _entry_key(result)
                         results[:] = [e for e in results if _entry_key(e) != key]  # a re-measurement replaces the old one
                         results.append(_clean(result))
                         ctx.save()
                         tp = result.get("throughput") or {}
                         lat = result.get("latency") or {}
+                        api = result.get("api") or {}
+                        latency = f"p50 {_short(lat.get('p50'), 1000)} ms p99 {_short(lat.get('p99'), 1000)} ms " if mode != "backlog" else ""
                         say(
-                            f"  bound {result.get('bound')}/{result.get('pods')} avg {tp.get('average')} pods/s "
-                            f"p50 lat {lat.get('p50')} p99 lat {lat.get('p99')} cpu {result.get('cpu_seconds_total')} rss {result.get('peak_rss_mb')}"
+                            f"  bound {result.get('bound')}/{result.get('pods')} avg {_short(tp.get('average'))} pods/s {latency}"
+                            f"writes/pod {api.get('writes_per_pod')} cpu {_short(result.get('cpu_seconds_total'))} s rss {result.get('peak_rss_mb')} MiB"
                         )
                         bc.clear_namespace(ctx.kube, namespace)
+                        results[-1]["seconds"] = time.monotonic() - run_started
+                        ctx.save()
+                        say(f"  ({results[-1]['seconds']:.0f}s with set-up and clean-up; {time.monotonic() - ctx.started:.0f}s since the benchmark started)")
         finally:
             bc.delete_namespace(ctx.kube, namespace)
             try:
                 bc.wait_pods_gone(ctx.kube, namespace, timeout=120)
             except RuntimeError as err:
                 say(f" cleanup: {err}")
+            removing = time.monotonic()
             bc.remove_pool(ctx.kube, pool_name)
+            stages[f"{case.nodes} nodes: pool down"] = time.monotonic() - removing
+            stages[f"{case.nodes} nodes: all"] = time.monotonic() - case_started
+            ctx.save()
 
 
 # --- contention -------------------------------------------------------------------
@@ -429,7 +487,7 @@ def contention_part(ctx: Context) -> None:
         for mode in scale.contention_modes:
             kind, coschedule = CONTENTION_SCHEDULERS[mode]
             namespace = f"bench-ct-{mode[:9]}-{short_id()}"
-            scheduler = BenchScheduler(kind, DEFAULT_QPS, ctx.kubeconfig, WORK_DIR) if kind else None
+            scheduler = ctx.scheduler(kind, DEFAULT_QPS) if kind else None
             scheduler_name = scheduler.name if scheduler else "default-scheduler"
             run_label = f"ct-{mode}-{short_id()}"
             say(f"contention: {mode} ({scale.contention_runs} runs on {scale.contention_nodes} nodes)")
@@ -615,6 +673,13 @@ def _report_summary(report: Any) -> Any:
 # --- entry -------------------------------------------------------------------------
 
 
+def results_dir(scale: Scale) -> Path:
+    """results_dir(scale) is where its results go: docs/benchmarks/, except for smoke runs and BENCH_RESULTS_DIR."""
+    if os.environ.get(RESULTS_DIR_ENV):
+        return Path(os.environ[RESULTS_DIR_ENV]).resolve()
+    return WORK_DIR if scale.name == "smoke" else RESULTS_DIR
+
+
 def run(scale: Scale, parts: list[str]) -> Path:
     """run() measures `parts` at `scale`, holding the local cluster for the whole measurement."""
     with local_cluster_lock(timeouts=DEFAULT_TIMEOUTS, purpose="the benchmark"):
@@ -628,7 +693,7 @@ def _run_locked(scale: Scale, parts: list[str]) -> Path:
     kube0 = local.up()
     kube0.close()
     # Smoke results only check that the benchmark works: they stay out of docs/.
-    out = (WORK_DIR if scale.name == "smoke" else RESULTS_DIR) / f"results-{scale.name}.json"
+    out = results_dir(scale) / f"results-{scale.name}.json"
     previous = json.loads(out.read_text()) if out.exists() else {}
     results: dict[str, Any] = {k: v for k, v in previous.items() if k not in parts}
     kept = {part: list(previous.get(part) or []) for part in ("throughput", "contention") if part in parts}
@@ -640,8 +705,29 @@ def _run_locked(scale: Scale, parts: list[str]) -> Path:
         results.update(machine=machine(), measured_at=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     results["scale"] = scale.name
     results.setdefault("cluster_up_seconds_when_already_up", time.monotonic() - up_started)
-    ctx = Context(bc.connect(local.kubeconfig), local.kubeconfig, scale, results, out)
+    command = os.environ.get(COMMAND_ENV) or None
+    template = os.environ.get(CONFIG_TEMPLATE_ENV) or None
+    ctx = Context(bc.connect(local.kubeconfig), local.kubeconfig, scale, results, out, command=command, config_template=Path(template) if template else None)
     install_crd(ctx.kube, timeouts=DEFAULT_TIMEOUTS)
+    say("identity: the schedulers' ServiceAccount and FlowSchemas, so the API server counts their requests")
+    ctx.kubeconfig = bc.set_up_identity(ctx.kube, admin_kubeconfig=local.kubeconfig, path=WORK_DIR / "bench-scheduler.kubeconfig")
+    try:
+        if command:
+            # Fail on a bad command or template now, not after the pools are up.
+            say(f"your scheduler: {' '.join(ctx.scheduler('command', DEFAULT_QPS).argv())}")
+        _run_parts(ctx, parts, kept)
+    finally:
+        bc.tear_down_identity(ctx.kube)
+    from bench.summary import write_summary
+
+    # Only the full run's summary goes to docs/; the others' stay beside the smoke results.
+    summary = results_dir(scale) / ("summary.json" if scale.name == "full" else f"summary-{scale.name}.json")
+    say(f"summary: {write_summary(results, summary)}")
+    return out
+
+
+def _run_parts(ctx: Context, parts: list[str], kept: dict[str, list[Any]]) -> None:
+    results = ctx.results
     for part in parts:
         results.pop(part, None)
         if part in kept:
@@ -651,5 +737,5 @@ def _run_locked(scale: Scale, parts: list[str]) -> Path:
         started = time.monotonic()
         {"throughput": throughput_part, "contention": contention_part, "suite": suite_part}[part](ctx)
         results.setdefault("part_seconds", {})[part] = time.monotonic() - started
+        say(f"{part}: {results['part_seconds'][part]:.0f}s")
         ctx.save()
-    return out

@@ -1,4 +1,5 @@
-"""Scales: how big a benchmark run is. `BENCH_SCALE=small` (the default of `make bench`) takes minutes.
+"""Scales: how big a benchmark run is. `BENCH_SCALE=full` (the default of `make bench`) takes about 30 minutes,
+`BENCH_SCALE=smoke` a few.
 
 Each field is documented where it is defined; docs/benchmarks.md prints the
 scale a result was measured at next to the result.
@@ -44,19 +45,45 @@ class Scale:
     node_cpu: str = "4"
     node_memory: str = "16Gi"
     node_pods: int = 110
+    #: What `make bench` measures at this scale unless BENCH_PARTS says otherwise.
+    parts: tuple[str, ...] = ("throughput", "contention", "suite")
     notes: tuple[str, ...] = field(default=())
 
 
 SCALES = {
-    # A check that the benchmark itself works (about two minutes); its numbers mean little.
+    # What `make bench` runs: the reference beside kube-scheduler (and BENCH_SCHEDULER_CMD's scheduler, if
+    # given) at 100, 1000 and 5000 nodes, both QPS settings, a Tekton-shaped backlog and a stream each;
+    # the contention check with the two schedulers. Sized to take about 30 minutes on 2 cores (each
+    # stage's seconds are in the results' stage_seconds); a third scheduler adds about half.
+    # Measured at 17:14 UTC on 2026-12-01: Tekton marks pending PipelineRuns Pending at about 5 a
+    # second, so resolving a backlog's plans costs ~0.12 s per pod (600 runs of a 1000-pod backlog:
+    # 120 s) on every run; hence 600 pods at 1000 nodes. At 5000 nodes the backlog is 300 pods and
+    # the stream slower (2 pods/s, 40 pods).
+    "full": Scale(
+        "full",
+        (
+            ThroughputCase(100, backlog_pods=300, stream_pods=75, stream_rate=5.0),
+            ThroughputCase(1000, backlog_pods=600, stream_pods=150, stream_rate=5.0),
+            ThroughputCase(5000, backlog_pods=300, stream_pods=40, stream_rate=2.0),
+        ),
+        run_timeout=300.0,
+        contention_nodes=6,
+        contention_runs=12,
+        contention_modes=("reference", "kube-scheduler"),
+        parts=("throughput", "contention"),
+    ),
+    # A check that the benchmark itself works (a few minutes: one pool of 100 nodes, QPS 50/100, a
+    # small backlog and stream, the contention check); its numbers mean little and stay in reports/bench/.
     "smoke": Scale(
         "smoke",
-        (ThroughputCase(20, backlog_pods=120, stream_pods=30, stream_rate=10.0, tekton_runs=6, profile=True),),
+        (ThroughputCase(100, backlog_pods=60, stream_pods=20, stream_rate=5.0),),
         qps=(DEFAULT_QPS,),
         run_timeout=90.0,
         contention_nodes=2,
         contention_runs=4,
         contention_timeout=90.0,
+        contention_modes=("reference", "kube-scheduler"),
+        parts=("throughput", "contention"),
     ),
     "small": Scale(
         "small",

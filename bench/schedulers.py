@@ -7,6 +7,17 @@
   `clientConnection.qps/burst` in its KubeSchedulerConfiguration, started the
   way harness/suite/scheduler_under_test.py starts it.
 
+* command: a user's scheduler, `BENCH_SCHEDULER_CMD`, with the placeholders
+  of the suite's `--scheduler-cmd` ({kubeconfig}, {scheduler_name}, {config}
+  from `BENCH_SCHEDULER_CONFIG_TEMPLATE`), expanded by the suite's own code
+  (harness.suite.scheduler_under_test). Its environment has
+  RESCON_BENCH_QPS and RESCON_BENCH_BURST, the row's client rate setting, for
+  a command that wants to honour it (through `sh -c '... --qps $RESCON_BENCH_QPS'`,
+  say); otherwise its rows at both settings are the same program.
+
+Every kind gets the same kubeconfig: the benchmark's scheduler identity
+(bench/api_writes.py), so the API server counts each one's requests alike.
+
 With `profile` set, the reference runs under cProfile (bench/profiled.py);
 its scheduling loop is the main thread, which is what cProfile sees.
 """
@@ -14,6 +25,7 @@ its scheduling loop is the main thread, which is what cProfile sees.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,9 +34,16 @@ import yaml
 
 from harness.cluster.processes import ManagedProcess, free_port, tail
 from harness.cluster.toolchain import Toolchain
-from harness.suite.scheduler_under_test import kube_scheduler_config
+from harness.suite.scheduler_under_test import SchedulerUnderTest, kube_scheduler_config
 
-KINDS = ("reference", "kube-scheduler", "reference-baseline")
+KINDS = ("reference", "kube-scheduler", "reference-baseline", "command")
+
+#: The user's scheduler: its command (placeholders as the suite's --scheduler-cmd), its config template, its name in the report.
+COMMAND_ENV = "BENCH_SCHEDULER_CMD"
+CONFIG_TEMPLATE_ENV = "BENCH_SCHEDULER_CONFIG_TEMPLATE"
+LABEL_ENV = "BENCH_SCHEDULER_LABEL"
+#: What a user's command finds in its environment: the row's client rate setting.
+QPS_ENV, BURST_ENV = "RESCON_BENCH_QPS", "RESCON_BENCH_BURST"
 
 #: `reference-baseline` runs the reference from another checkout (BENCH_BASELINE_TREE, e.g. a
 #: `git worktree` of the commit before an optimisation), serving bench-reference's name.
@@ -56,6 +75,9 @@ class BenchScheduler:
     kubeconfig: Path
     workdir: Path
     profile: Path | None = None
+    #: command only: BENCH_SCHEDULER_CMD and BENCH_SCHEDULER_CONFIG_TEMPLATE.
+    command_template: str | None = None
+    config_template: Path | None = None
 
     @property
     def name(self) -> str:
@@ -65,7 +87,21 @@ class BenchScheduler:
     def process(self) -> ManagedProcess:
         return ManagedProcess.in_dir(f"bench-{self.kind}", self.workdir)
 
+    def under_test(self) -> SchedulerUnderTest:
+        """under_test() is the suite's own launcher for a command scheduler: it expands the placeholders and renders the config."""
+        return SchedulerUnderTest(
+            mode="command", scheduler_name=self.name, kubeconfig=self.kubeconfig, workdir=self.workdir,
+            command_template=self.command_template, config_template=self.config_template,
+        )
+
     def argv(self) -> list[str]:
+        if self.kind == "command":
+            argv = self.under_test().argv()
+            # As the suite resolves it: a program on PATH, or a path from the directory the benchmark runs in.
+            found = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
+            if found is None:
+                raise ValueError(f"{argv[0]!r} from {COMMAND_ENV} is not on PATH and not a path from {os.getcwd()}")
+            return [os.path.abspath(found), *argv[1:]]
         if self.kind in ("reference", "reference-baseline"):
             args = [
                 "--kubeconfig", str(self.kubeconfig),
@@ -99,6 +135,9 @@ class BenchScheduler:
         # bench.profiled still comes from this checkout.
         path = os.pathsep.join(str(p) for p in dict.fromkeys([tree, repo]))
         env = {**os.environ, "PYTHONPATH": f"{path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+        if self.kind == "command":
+            env = {**os.environ, QPS_ENV: f"{self.qps.qps:g}", BURST_ENV: str(self.qps.burst)}
+            return self.process.start(self.argv(), env=env, cwd=self.workdir)
         return self.process.start(self.argv(), env=env, cwd=tree)
 
     def pid(self) -> int | None:

@@ -296,3 +296,33 @@ def contention_runs(
         run["spec"]["pipelineSpec"]["tasks"] = [t for t in tasks if t["name"] in ("a", "b")]
         out.append(run)
     return out
+
+
+#: The reason Tekton's controller gives a PipelineRun created with `spec.status: PipelineRunPending`.
+PENDING_REASON = "PipelineRunPending"
+
+
+def tekton_marked_pending(run: Mapping[str, Any]) -> bool:
+    """tekton_marked_pending(run) is True once Tekton's controller has reconciled a pending run (Succeeded Unknown, PipelineRunPending)."""
+    for condition in (run.get("status") or {}).get("conditions") or []:
+        if condition.get("type") == "Succeeded":
+            return condition.get("status") == "Unknown" and condition.get("reason") == PENDING_REASON
+    return False
+
+
+def resolved_status_patch(run: Mapping[str, Any]) -> dict[str, Any]:
+    """resolved_status_patch(run) is the merge patch of its status that Tekton makes when it starts the run: status.pipelineSpec.
+
+    Tekton resolves `spec.pipelineRef` or copies `spec.pipelineSpec` into
+    `status.pipelineSpec` (contract section 4 plans from there); the
+    benchmark's runs embed their pipeline, so the resolved plan is that spec.
+    """
+    spec = (run.get("spec") or {}).get("pipelineSpec")
+    if not spec:
+        raise ValueError(f"PipelineRun {(run.get('metadata') or {}).get('name')} embeds no pipelineSpec to resolve")
+    return {"status": {"pipelineSpec": spec}}
+
+
+def has_resolved_plan(run: Mapping[str, Any]) -> bool:
+    """has_resolved_plan(run) is True when status.pipelineSpec names at least one task."""
+    return bool(((run.get("status") or {}).get("pipelineSpec") or {}).get("tasks"))
