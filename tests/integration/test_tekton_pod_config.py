@@ -15,7 +15,6 @@ pods the default way again.
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any, Callable, Iterator
 
 import kubernetes
@@ -167,19 +166,22 @@ def _pod_as_tekton_builds_it(kube: Kube, namespace: str, spec: Obj, shows: Calla
     return wait_for(poll, what=f"Tekton to build a pod with {what}", timeout="tekton_ready", timeouts=timeouts)
 
 
-@contextlib.contextmanager
-def _feature_flag(kube: Kube, key: str, value: str, *, restored: Callable[[], None]) -> Iterator[None]:
-    """_feature_flag(kube, 'results-from', 'sidecar-logs', restored=...) sets one flag, and puts the old value back after.
+def _pod_built_with_flag(kube: Kube, namespace: str, spec: Obj, *, key: str, value: str, shows: Callable[[Obj], bool], timeouts: TimeoutConfig) -> Obj:
+    """_pod_built_with_flag() is the first pod of `spec` Tekton builds with feature flag `key` set to `value`.
 
-    `restored()` waits until Tekton acts on the old value again.
+    The namespace gets LIMIT_RANGE first. Afterwards the flag's old value is put
+    back and, before returning, a pod built the old way again is awaited, so the
+    next test (or session) meets Tekton as it was.
     """
+    kube.apply(LIMIT_RANGE, namespace=namespace)
+    _limit_range_in_force(kube, namespace, cpu=200, timeouts=timeouts)
     before = _flags(kube).get(key)
     kube.core.patch_namespaced_config_map(FEATURE_FLAGS, TEKTON_NAMESPACE, {"data": {key: value}})
     try:
-        yield
+        return _pod_as_tekton_builds_it(kube, namespace, spec, shows, f"{key}: {value}", timeouts)
     finally:
         kube.core.patch_namespaced_config_map(FEATURE_FLAGS, TEKTON_NAMESPACE, {"data": {key: before}})  # None removes it
-        restored()
+        _pod_as_tekton_builds_it(kube, namespace, spec, lambda pod: not shows(pod), f"{key}: {before} again", timeouts)
 
 
 def _names(pod: Obj, field: str) -> list[str]:
@@ -202,18 +204,9 @@ def _prediction(spec: Obj, **flags: bool) -> Amount:
 def test_results_from_sidecar_logs_adds_a_sidecar_that_counts_through_the_limit_range_and_the_reference_predicts_it(
     it_kube: Kube, namespace: str, it_timeouts: TimeoutConfig
 ) -> None:
-    it_kube.apply(LIMIT_RANGE, namespace=namespace)
-    _limit_range_in_force(it_kube, namespace, cpu=200, timeouts=it_timeouts)
     spec = sim_task_spec(cpu="400m", memory="64Mi", sidecar_cpu="100m", sidecar_memory="32Mi", results=("out",), workspaces=())
-
-    def has_results_sidecar(pod: Obj) -> bool:
-        return "sidecar-tekton-log-results" in _names(pod, "containers")
-
-    def default_again() -> None:
-        _pod_as_tekton_builds_it(it_kube, namespace, spec, lambda pod: not has_results_sidecar(pod), "results from termination messages", it_timeouts)
-
-    with _feature_flag(it_kube, "results-from", "sidecar-logs", restored=default_again):
-        pod = _pod_as_tekton_builds_it(it_kube, namespace, spec, has_results_sidecar, "the results sidecar", it_timeouts)
+    pod = _pod_built_with_flag(it_kube, namespace, spec, key="results-from", value="sidecar-logs", timeouts=it_timeouts,
+                               shows=lambda pod: "sidecar-tekton-log-results" in _names(pod, "containers"))
     # createResultsSidecar (pkg/pod/pod.go) gives sidecar tekton-log-results no resources; the LimitRanger admission
     # plugin gives it, prepare and place-scripts the whole defaultRequest, 200m / 100Mi. Tekton's LimitRange
     # transformer leaves step work alone (it sets cpu and memory). Containers: work 400m / 64Mi + helper
@@ -233,18 +226,9 @@ def test_results_from_sidecar_logs_adds_a_sidecar_that_counts_through_the_limit_
 def test_native_sidecars_become_restartable_init_containers_with_the_same_request_and_the_reference_predicts_it(
     it_kube: Kube, namespace: str, it_timeouts: TimeoutConfig
 ) -> None:
-    it_kube.apply(LIMIT_RANGE, namespace=namespace)
-    _limit_range_in_force(it_kube, namespace, cpu=200, timeouts=it_timeouts)
     spec = sim_task_spec(cpu="400m", memory="64Mi", sidecar_cpu="100m", sidecar_memory="32Mi", workspaces=())
-
-    def native(pod: Obj) -> bool:
-        return "sidecar-helper" in _names(pod, "initContainers")
-
-    def default_again() -> None:
-        _pod_as_tekton_builds_it(it_kube, namespace, spec, lambda pod: not native(pod), "Tekton's own sidecars", it_timeouts)
-
-    with _feature_flag(it_kube, "enable-kubernetes-sidecar", "true", restored=default_again):
-        pod = _pod_as_tekton_builds_it(it_kube, namespace, spec, native, "native sidecars", it_timeouts)
+    pod = _pod_built_with_flag(it_kube, namespace, spec, key="enable-kubernetes-sidecar", value="true", timeouts=it_timeouts,
+                               shows=lambda pod: "sidecar-helper" in _names(pod, "initContainers"))
     # pkg/pod/pod.go (Build): the sidecar goes after Tekton's init containers, with restartPolicy Always.
     # PodRequests: it adds to the containers, 400 + 100 = 500m, 64 + 32 = 96Mi, and to no init container (none
     # starts after it); prepare and place-scripts 200m / 100Mi (LimitRange): pod max(500, 200) = 500m,
