@@ -122,3 +122,19 @@ def test_the_group_peak_adds_each_pods_overhead() -> None:
     assert group.peak == Resources(1150, 208 * Mi)
     [without] = plan_pipeline_run(run, get_task=lambda ns, name: None, limit_range=None).groups
     assert without.peak == Resources(800, 128 * Mi)  # no RuntimeClass known: 500 + 300, 128 + 0
+
+
+def test_the_scheduler_plans_with_the_flags_and_runtime_classes_its_caches_hold() -> None:
+    """Scheduler._shaping() reads tekton-pipelines/feature-flags and the RuntimeClasses from its informers, never the API."""
+    import kubernetes
+
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    scheduler = Scheduler(kubernetes.client.ApiClient(), scheduler_name="t")
+    assert scheduler._shaping().flags == TektonFeatureFlags()  # nothing cached yet: Tekton's defaults
+    scheduler.tekton_flags._store[("tekton-pipelines", "feature-flags")] = {"data": {"results-from": "sidecar-logs", "enable-kubernetes-sidecar": "true"}}
+    scheduler.runtime_classes._store[("", "rescon-overhead")] = RUNTIME_CLASSES["rescon-overhead"]
+    shaping = scheduler._shaping()
+    assert shaping.flags == TektonFeatureFlags(sidecar_logs_results=True, native_sidecars=True)
+    assert overhead_of(shaping.runtime_class("rescon-overhead")) == OVERHEAD
+    assert shaping.runtime_class("missing") is None
