@@ -60,6 +60,9 @@ ACTIVE_VALUE = "true"
 ACTIVE_SELECTOR = f"{ACTIVE_LABEL}={ACTIVE_VALUE}"
 """ACTIVE_SELECTOR is the label selector that lists the active records."""
 
+SCHEDULER_ANNOTATION = "rescon.dev/scheduler-name"
+"""SCHEDULER_ANNOTATION names the schedulerName that created the record (section 2, Several schedulers)."""
+
 PIPELINE_RUN_API_GROUP = "tekton.dev"
 """PIPELINE_RUN_API_GROUP is the API group of the PipelineRun a record's ownerReference names."""
 
@@ -229,6 +232,7 @@ class MetadataJSON(TypedDict, total=False):
     generation: int
     creationTimestamp: str
     labels: dict[str, str]
+    annotations: dict[str, str]
     ownerReferences: list[OwnerReferenceJSON]
 
 
@@ -328,6 +332,8 @@ class Record:
     generation: int | None = None
     observed_generation: int | None = None
     conditions: tuple[Condition, ...] = ()
+    #: The value of SCHEDULER_ANNOTATION, None when the record carries none.
+    scheduler_name: str | None = None
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> Record:
@@ -571,6 +577,8 @@ def _parse_record(obj: Mapping[str, Any]) -> Record:
     _check_owner(check, metadata_checked, run_name, run_uid)
     labels = check.mapping(metadata_checked, "labels", "metadata.labels", required=False) or {}
     active_label = labels.get(ACTIVE_LABEL) == ACTIVE_VALUE
+    annotations = check.mapping(metadata_checked, "annotations", "metadata.annotations", required=False) or {}
+    scheduler_name = annotations.get(SCHEDULER_ANNOTATION)
 
     if "groups" not in spec:
         raise check.fail(
@@ -609,6 +617,7 @@ def _parse_record(obj: Mapping[str, Any]) -> Record:
         generation=check.integer(metadata_checked, "generation", "metadata.generation"),
         observed_generation=check.integer(status, "observedGeneration", "status.observedGeneration"),
         conditions=conditions,
+        scheduler_name=scheduler_name if isinstance(scheduler_name, str) else None,
     )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from harness.contract.record import Record, State
+from harness.contract.record import SCHEDULER_ANNOTATION, Record, State
 from harness.monitor.expected_groups import ExpectedGroup, expected_groups, group_of
 from harness.quantities import ZERO, Amount, node_allocatable, pod_request
 
@@ -42,6 +42,7 @@ RECORD_WRONG_RUN = "record-wrong-run"
 SPEC_CHANGED = "spec-changed"
 ACTIVE_LABEL_DIVERGED = "active-label-diverged"
 RELEASE_REASON_UNTRUE = "release-reason-untrue"
+SCHEDULER_NAME_MISSING = "scheduler-name-missing"
 
 PLACEMENT_RULES = (NODE_OVERCOMMITTED, GROUP_SPLIT)
 
@@ -329,4 +330,41 @@ def bound_before_record(pod: Obj, record: Record, record_created_rv: str) -> Fin
         f"{_meta(pod).get('name')} (task {owner[2]}) was bound to {node_of(pod)} at resourceVersion {bound}, before record "
         f"{record.key} was created at {created}: the record is created before a group's first pod binds",
         (pod_key(pod), f"record {record.key}"),
+    )
+
+
+def asks_for(pipeline_run: Obj, scheduler_name: str) -> bool:
+    """asks_for() is True when the PipelineRun's pods use scheduler_name.
+
+    Tekton takes a TaskRun pod's schedulerName from the PipelineRun's pod
+    template, `spec.taskRunTemplate.podTemplate`, or a task's
+    `spec.taskRunSpecs[].podTemplate` over it (`PipelineRun.GetTaskRunSpec`);
+    Tekton's defaulting writes config-defaults' `default-pod-template` into
+    the stored spec, so the stored PipelineRun says it all.
+    Example: asks_for({'spec': {'taskRunTemplate': {'podTemplate': {'schedulerName': 's'}}}}, 's') is True.
+    """
+    spec = pipeline_run.get("spec") or {}
+    templates = [((spec.get("taskRunTemplate") or {}).get("podTemplate") or {})]
+    templates += [(entry.get("podTemplate") or {}) for entry in spec.get("taskRunSpecs") or [] if isinstance(entry, Mapping)]
+    return any(template.get("schedulerName") == scheduler_name for template in templates)
+
+
+def scheduler_name_missing(record: Record, pipeline_run: Obj, scheduler_name: str) -> Finding | None:
+    """scheduler_name_missing() is a finding when a record of a run served by scheduler_name does not name it (section 2).
+
+    Only the records of PipelineRuns whose pods use the scheduler under test
+    are judged: a record the suite writes for another scheduler's run
+    (`foreign_records_untouched`) names that one, and a stale record (another
+    uid) belongs to a run that may not have been this scheduler's.
+    """
+    if _meta(pipeline_run).get("uid") != record.pipeline_run_uid or not asks_for(pipeline_run, scheduler_name):
+        return None
+    if record.scheduler_name == scheduler_name:
+        return None
+    found = f"names {record.scheduler_name!r}" if record.scheduler_name is not None else "carries no such annotation"
+    return Finding(
+        SCHEDULER_NAME_MISSING,
+        f"record {record.key} of PipelineRun {record.pipeline_run}, whose pods use schedulerName {scheduler_name}, {found}: "
+        f"every record carries {SCHEDULER_ANNOTATION}: <the schedulerName that created it>, from its creation on (docs/contract.md section 2, Several schedulers)",
+        (f"record {record.key}",),
     )

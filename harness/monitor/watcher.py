@@ -393,6 +393,9 @@ class ContractMonitor:
         wrong_run = rules.record_names_wrong_run(record, self._created.get(key, ""), pipeline_run)
         if wrong_run is not None:
             self._report(wrong_run)
+        unmarked = rules.scheduler_name_missing(record, pipeline_run, self.scheduler_name) if self.scheduler_name else None
+        if unmarked is not None:
+            self._report(unmarked)
         if self._has(rules.GROUPS_DIFFER):
             return
         marker = (key[0], key[1], record.pipeline_run_uid)

@@ -50,6 +50,7 @@ RESERVATION_STATE_RULES: tuple[str, ...] = (
     rules.SPEC_CHANGED,
     rules.ACTIVE_LABEL_DIVERGED,
     rules.RELEASE_REASON_UNTRUE,
+    rules.SCHEDULER_NAME_MISSING,
 )
 
 # Class names as allure-pytest writes them (module-qualified; AssertionError is a builtin).

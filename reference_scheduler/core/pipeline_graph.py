@@ -414,12 +414,17 @@ def build_pipeline_graph(
     limit_range: Mapping[str, Any] | None = None,
     params: Sequence[Mapping[str, Any]] = (),
     sidecar_logs_results: bool = False,
+    native_sidecars: bool = False,
+    overheads: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> PipelineGraph:
     """build_pipeline_graph turns a Pipeline spec (a PipelineRun's resolved pipelineSpec) into a PipelineGraph.
 
     task_specs holds the resolved spec of each ``taskRef`` task, keyed by
     pipeline task name; embedded ``taskSpec`` tasks need none. task_run_specs
     and params are the PipelineRun's ``spec.taskRunSpecs`` and ``spec.params``.
+    sidecar_logs_results and native_sidecars are Tekton's feature flags;
+    overheads maps a pipeline task to its pod's ``spec.overhead`` (from the
+    RuntimeClass its pod template names; core.tekton_config).
     Custom tasks (a taskRef or taskSpec with apiVersion and kind) create no pod
     and request nothing.
 
@@ -475,6 +480,8 @@ def build_pipeline_graph(
                 task_run_spec=run_specs.get(name),
                 limit_range=limit_range,
                 sidecar_logs_results=sidecar_logs_results,
+                native_sidecars=native_sidecars,
+                overhead=(overheads or {}).get(name),
             )
         matrix = _mapping(task.get("matrix"))
         nodes.append(

@@ -35,9 +35,11 @@ What is approximated, and why it is safe or out of reach:
   termination-message`` unless ``sidecar_logs_results=True`` is passed (then the
   results sidecar, which has no resources of its own, is added when the task has
   results or a step writes artifacts).
-* ``enable-kubernetes-sidecar`` turns sidecars into restartable init containers
-  placed after Tekton's init containers; that gives the same effective request,
-  so it is not a parameter.
+* ``enable-kubernetes-sidecar`` (``native_sidecars=True``) turns sidecars into
+  restartable init containers placed after Tekton's init containers. Since
+  they come last, PodRequests gives the same total as with Tekton's sidecars
+  (they add to the regular containers, and no init container starts after
+  them); the predicted spec has the real shape anyway.
 * Only one LimitRange is modelled. With several in a namespace, Tekton merges
   them into a "virtual" one and the admission plugin applies each in turn; pass
   the one whose defaults apply, or merge them first.
@@ -45,8 +47,10 @@ What is approximated, and why it is safe or out of reach:
   decide whether ``place-scripts`` and ``working-dir-initializer`` exist, and
   those get the same LimitRange default as ``prepare``, which always exists, so
   the prediction does not change.
-* ``spec.overhead`` from a RuntimeClass (``podTemplate.runtimeClassName``) and
-  mutating webhooks that inject containers (service meshes) are invisible here.
+* ``spec.overhead`` is what the caller passes as ``overhead``: the
+  ``overhead.podFixed`` of the RuntimeClass the task's pod template names
+  (core.tekton_config). Mutating webhooks that inject containers (service
+  meshes) are invisible here.
 * Parameter substitution is not performed: it is not needed, since Tekton's
   types parse compute resources as Kubernetes quantities when the Task or
   PipelineRun is admitted, so a ``$(params...)`` there never reaches a run.
@@ -253,6 +257,8 @@ def predict_task_pod_spec(
     task_run_spec: Mapping[str, Any] | None = None,
     limit_range: Mapping[str, Any] | None = None,
     sidecar_logs_results: bool = False,
+    native_sidecars: bool = False,
+    overhead: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """predict_task_pod_spec returns the containers and init containers, with resources, of the pod Tekton will create.
 
@@ -316,13 +322,21 @@ def predict_task_pod_spec(
                 if default_step_request and resource in default_step_request and _is_zero(requests.get(resource), resource, where):
                     requests[resource] = default_step_request[resource]
 
-    containers = step_containers + sidecars
-    for container in (*init_containers, *containers):
+    for container in (*init_containers, *step_containers, *sidecars):
         _apply_api_defaults(container, items)
         if not container.get("resources"):
             container.pop("resources", None)
 
-    return {"initContainers": init_containers, "containers": containers}
+    if native_sidecars:
+        spec: dict[str, Any] = {
+            "initContainers": init_containers + [{**sidecar, "restartPolicy": "Always"} for sidecar in sidecars],
+            "containers": step_containers,
+        }
+    else:
+        spec = {"initContainers": init_containers, "containers": step_containers + sidecars}
+    if overhead:
+        spec["overhead"] = dict(overhead)
+    return spec
 
 
 def _apply_api_defaults(container: dict[str, Any], items: list[dict[str, ResourceMap]]) -> None:
@@ -358,19 +372,29 @@ def predict_task_pod_request(
     task_run_spec: Mapping[str, Any] | None = None,
     limit_range: Mapping[str, Any] | None = None,
     sidecar_logs_results: bool = False,
+    native_sidecars: bool = False,
+    overhead: Mapping[str, Any] | None = None,
 ) -> Resources:
     """predict_task_pod_request is the effective request of the pod Tekton will create for task_spec.
 
     task_run_spec is a PipelineRun's ``spec.taskRunSpecs[]`` entry for the task
     (or a TaskRun's spec): its ``computeResources``, ``stepSpecs`` and
     ``sidecarSpecs`` are honoured. limit_range is the namespace's LimitRange.
+    sidecar_logs_results and native_sidecars are Tekton's feature flags
+    (core.tekton_config); overhead is the pod's ``spec.overhead`` (its
+    RuntimeClass's ``overhead.podFixed``), added once.
 
     Example: two steps of 1 CPU and 500m plus a sidecar of 100m predict 1600m;
     with taskRunSpecs computeResources requests cpu 4 the two steps get 2 CPU
     each and the pod 4100m.
     """
     spec = predict_task_pod_spec(
-        task_spec, task_run_spec=task_run_spec, limit_range=limit_range, sidecar_logs_results=sidecar_logs_results
+        task_spec,
+        task_run_spec=task_run_spec,
+        limit_range=limit_range,
+        sidecar_logs_results=sidecar_logs_results,
+        native_sidecars=native_sidecars,
+        overhead=overhead,
     )
     return pod_effective_request(spec)
 

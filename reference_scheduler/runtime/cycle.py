@@ -36,7 +36,7 @@ from reference_scheduler.core.resources import InvalidQuantity, Resources
 from reference_scheduler.core.scoring import Strategy, score
 from reference_scheduler.runtime.cluster_view import ClusterView, pipeline_task_of
 from reference_scheduler.runtime.events import EventRecorder
-from reference_scheduler.runtime.planner import PlanUnavailable, plan_pipeline_run
+from reference_scheduler.runtime.planner import PlanUnavailable, PodShaping, plan_pipeline_run
 from reference_scheduler.runtime.records import RecordGone, RecordWriter, claim_of, spec_group_of_task, status_entry_of, with_claim
 
 log = logging.getLogger("tkn-scheduler.cycle")
@@ -179,8 +179,10 @@ class Cycle:
         get_limit_range: Callable[[str], Obj | None],
         strategy: Strategy,
         scheduler_name: str,
+        get_shaping: Callable[[], PodShaping] = PodShaping,
     ) -> None:
         self._core = CoreV1Api(api)
+        self._get_shaping = get_shaping
         self._view = view
         self._records = records
         self._events = events
@@ -293,7 +295,9 @@ class Cycle:
             self._events.pod_warning(pod, "ReservationUnavailable", message)
             return None
         try:
-            plan = plan_pipeline_run(pipeline_run, get_task=self._get_task, limit_range=self._get_limit_range(namespace))
+            plan = plan_pipeline_run(
+                pipeline_run, get_task=self._get_task, limit_range=self._get_limit_range(namespace), shaping=self._get_shaping()
+            )
         except PlanUnavailable as err:
             self._events.pod_warning(pod, "ReservationUnavailable", f"{err}; scheduling the pod without a reservation")
             return None

@@ -17,12 +17,24 @@ from typing import Any, Callable
 from reference_scheduler.core.partition import WorkspaceGroup, partition_into_groups
 from reference_scheduler.core.pipeline_graph import build_pipeline_graph
 from reference_scheduler.core.plan_readiness import resolved_pipeline_spec
+from reference_scheduler.core.tekton_config import TektonFeatureFlags, overhead_of, runtime_class_name
 
 Obj = dict[str, Any]
 
 
 class PlanUnavailable(Exception):
     """The PipelineRun cannot be planned (yet, or at all); the message says why and what to fix."""
+
+
+@dataclass(frozen=True)
+class PodShaping:
+    """PodShaping is what outside the PipelineRun changes its pods: Tekton's feature flags and the RuntimeClasses.
+
+    `runtime_class(name)` reads a RuntimeClass from the cache (None if unknown).
+    """
+
+    flags: TektonFeatureFlags = TektonFeatureFlags()
+    runtime_class: Callable[[str], Obj | None] = lambda name: None
 
 
 @dataclass(frozen=True)
@@ -41,13 +53,18 @@ def plan_pipeline_run(
     *,
     get_task: Callable[[str, str], Obj | None],
     limit_range: Obj | None,
+    shaping: PodShaping = PodShaping(),
 ) -> Plan:
     """plan_pipeline_run() partitions the run's tasks into groups with exact peaks.
 
     `get_task(namespace, name)` reads a namespaced Task from the cache. Raises
     PlanUnavailable when Tekton has not resolved the pipeline yet (no
     `status.pipelineSpec`: the caller asks core.plan_readiness first), or when
-    a referenced Task is missing.
+    a referenced Task is missing. `shaping` carries Tekton's feature flags and the
+    RuntimeClasses (section 6.1, steps 7 and 8): a task whose pod template names a
+    RuntimeClass with `overhead.podFixed` predicts that overhead once per pod; a
+    RuntimeClass not in the cache adds none (the API server refuses a pod that
+    names a missing one, so no such pod will need room).
     """
     meta = pipeline_run.get("metadata") or {}
     namespace = meta.get("namespace") or ""
@@ -56,7 +73,12 @@ def plan_pipeline_run(
     if pipeline_spec is None:
         raise PlanUnavailable(f"PipelineRun {namespace}/{meta.get('name')} has no resolved pipelineSpec yet")
     task_specs: dict[str, Obj] = {}
+    overheads: dict[str, dict[str, Any]] = {}
     for task in [*(pipeline_spec.get("tasks") or []), *(pipeline_spec.get("finally") or [])]:
+        runtime_class = runtime_class_name(spec, str(task.get("name")))
+        overhead = overhead_of(shaping.runtime_class(runtime_class)) if runtime_class else None
+        if overhead:
+            overheads[str(task.get("name"))] = overhead
         ref = task.get("taskRef") or {}
         if task.get("taskSpec") or not ref.get("name") or ref.get("apiVersion") or ref.get("resolver"):
             continue
@@ -74,6 +96,9 @@ def plan_pipeline_run(
             task_run_specs=spec.get("taskRunSpecs") or (),
             limit_range=limit_range,
             params=spec.get("params") or (),
+            sidecar_logs_results=shaping.flags.sidecar_logs_results,
+            native_sidecars=shaping.flags.native_sidecars,
+            overheads=overheads,
         )
     except ValueError as err:  # PipelineGraphError and InvalidQuantity are ValueErrors
         raise PlanUnavailable(f"PipelineRun {namespace}/{meta.get('name')}: {err}") from err

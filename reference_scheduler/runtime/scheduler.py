@@ -23,10 +23,12 @@ from kubernetes.client import ApiClient
 from reference_scheduler.core.queue_hints import QUEUE, own_pod_updated
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.core.scoring import Strategy
+from reference_scheduler.core.tekton_config import FEATURE_FLAGS_CONFIGMAP, feature_flags_of
 from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, pipeline_task_of
 from reference_scheduler.runtime.cycle import Cycle, Outcome
 from reference_scheduler.runtime.events import EventRecorder
 from reference_scheduler.runtime.informer import Informer, Obj, raw_lister
+from reference_scheduler.runtime.planner import PodShaping
 from reference_scheduler.runtime.queue import SchedulingQueue
 from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION, RecordWriter
 from reference_scheduler.runtime.releaser import Releaser
@@ -35,6 +37,8 @@ from reference_scheduler.runtime.resizer import Resizer
 
 log = logging.getLogger("tkn-scheduler")
 
+#: The namespace of Tekton's controller, where its feature-flags ConfigMap is.
+TEKTON_NAMESPACE = "tekton-pipelines"
 #: How long startup waits for the caches before it gives up (the API is unreachable or RBAC is missing).
 CACHE_SYNC_SECONDS = 60.0
 #: How often that wait looks for a stop request (SIGTERM while the caches fill).
@@ -60,6 +64,7 @@ class Scheduler:
         resize_floor: Resources | None = None,
         on_attempt: AttemptObserver | None = None,
         on_release: Callable[[str], None] | None = None,
+        tekton_namespace: str = TEKTON_NAMESPACE,
     ) -> None:
         self.scheduler_name = scheduler_name
         self.stop_event = threading.Event()
@@ -75,7 +80,18 @@ class Scheduler:
         self.task_runs = Informer("taskruns", _custom_lister(custom, "tekton.dev", "v1", "taskruns"), stop=stop)
         self.tasks = Informer("tasks", _custom_lister(custom, "tekton.dev", "v1", "tasks"), stop=stop)
         self.limit_ranges = Informer("limitranges", raw_lister(core.list_limit_range_for_all_namespaces), stop=stop)
-        self.informers = [self.pods, self.nodes, self.records, self.pipeline_runs, self.task_runs, self.tasks, self.limit_ranges]
+        # What outside the PipelineRun shapes its pods (docs/contract.md section 6.1, steps 7 and 8).
+        self.runtime_classes = Informer("runtimeclasses", raw_lister(kubernetes.client.NodeV1Api(api).list_runtime_class), stop=stop)
+        self.tekton_flags = Informer(
+            "tekton-feature-flags",
+            raw_lister(core.list_namespaced_config_map, namespace=tekton_namespace, field_selector=f"metadata.name={FEATURE_FLAGS_CONFIGMAP}"),
+            stop=stop,
+        )
+        self._tekton_namespace = tekton_namespace
+        self.informers = [
+            self.pods, self.nodes, self.records, self.pipeline_runs, self.task_runs, self.tasks, self.limit_ranges,
+            self.runtime_classes, self.tekton_flags,
+        ]
 
         self.queue = SchedulingQueue()
         self.view = ClusterView(pods=self.pods, nodes=self.nodes, records=self.records)
@@ -91,6 +107,7 @@ class Scheduler:
             get_limit_range=self._limit_range,
             strategy=strategy,
             scheduler_name=scheduler_name,
+            get_shaping=self._shaping,
         )
         self.releaser = Releaser(
             records=self.records,
@@ -225,6 +242,11 @@ class Scheduler:
         moved = self.queue.move_unschedulable(should_move)
         if moved:
             log.debug("%s: moved %d unschedulable pod(s)", why, moved)
+
+    def _shaping(self) -> PodShaping:
+        """_shaping() is Tekton's feature flags and the RuntimeClasses, as the caches hold them now."""
+        flags = feature_flags_of(self.tekton_flags.get(self._tekton_namespace, FEATURE_FLAGS_CONFIGMAP))
+        return PodShaping(flags=flags, runtime_class=lambda name: self.runtime_classes.get("", name))
 
     def _limit_range(self, namespace: str) -> Obj | None:
         ranges = self.limit_ranges.list(lambda o: (o.get("metadata") or {}).get("namespace") == namespace)

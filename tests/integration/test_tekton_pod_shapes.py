@@ -9,6 +9,11 @@ Tekton's code, the comment names its file under github.com/tektoncd/pipeline@v1.
 
 The groups come from `harness.monitor.expected_groups`, the suite's own reading,
 compared with the volumes Tekton actually mounts (propagated workspaces).
+
+Besides these pinned shapes, a hypothesis test draws random task shapes
+(steps, a stepTemplate, a sidecar, stepSpecs, sidecarSpecs, task-level
+requests, with and without a LimitRange) and compares each pod Tekton builds
+with the contract's arithmetic as `it_contract_requests` writes it out.
 """
 
 from __future__ import annotations
@@ -18,16 +23,19 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
 
 from harness import runs
 from harness.cluster.node_pools import NodePool
-from harness.cluster.simulation import sim_task_spec
+from harness.cluster.simulation import STEP_IMAGE, sim_task_spec
 from harness.cluster.volumes import make_bound_pvc
 from harness.kube import Kube, json_object
 from harness.monitor.expected_groups import ExpectedGroup, expected_groups
 from harness.quantities import Amount, cpu_millis, pod_request
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
+from it_contract_requests import contract_pod_request, contract_requests
 from it_pipelines import pipeline_run, task
 from it_pods import raw_pod
 
@@ -247,3 +255,106 @@ def test_a_limit_range_default_is_split_across_steps_no_lower_than_min(
         "pod": Amount(1000, 300 * Mi),
     }
     assert got == want
+
+
+# --- random task shapes (issue 14): the pod Tekton builds against the contract's arithmetic ---
+
+#: Values every container may ask: at least the LimitRange's min (250m / 50Mi), so the LimitRanger admits the
+#: pod, and below every limit drawn (at least 1 CPU / 512Mi), so no request exceeds its limit.
+CPU_REQUESTS = ("250m", "300m", "400m", "500m", "750m")
+MEMORY_REQUESTS = ("50Mi", "64Mi", "128Mi", "200Mi")
+LIMITS = {"cpu": ("1", "2"), "memory": ("512Mi", "1Gi")}
+#: Task-level requests: split over at most 3 steps they stay at least the min (1000m / 3 = 333m, 192Mi / 3 = 64Mi).
+TASK_LEVEL = {"cpu": ("1", "1500m", "2"), "memory": ("192Mi", "300Mi", "512Mi")}
+#: A nodeSelector no node has: the pods stay Pending and use no room.
+NOWHERE = {"rescon.dev/pool": "rescon-pod-shapes-nowhere"}
+
+
+def _requests(values: dict[str, tuple[str, ...]] | None = None, *, min_size: int = 0) -> st.SearchStrategy[dict[str, str]]:
+    values = values or {"cpu": CPU_REQUESTS, "memory": MEMORY_REQUESTS}
+    drawn = st.fixed_dictionaries({}, optional={k: st.sampled_from(v) for k, v in values.items()})
+    return drawn.filter(lambda d: len(d) >= min_size)
+
+
+def _resources() -> st.SearchStrategy[Obj]:
+    limits = st.fixed_dictionaries({}, optional={k: st.sampled_from(v) for k, v in LIMITS.items()})
+    return st.tuples(_requests(), limits).map(lambda rl: {k: v for k, v in (("requests", rl[0]), ("limits", rl[1])) if v})
+
+
+@st.composite
+def task_shapes(draw: st.DrawFn) -> tuple[Obj, Obj]:
+    """task_shapes: (taskSpec, TaskRun spec fields): 1-3 steps, a stepTemplate, a sidecar, stepSpecs, sidecarSpecs, task-level requests."""
+    steps: list[Obj] = []
+    for index in range(draw(st.integers(1, 3))):
+        step: Obj = {"name": f"s{index + 1}", "image": STEP_IMAGE}
+        if index == 0 and draw(st.booleans()):
+            step["script"] = "#!/bin/sh\ntrue"  # place-scripts
+        else:
+            step["command"] = ["true"]
+        resources = draw(_resources())
+        if resources:
+            step["computeResources"] = resources
+        steps.append(step)
+    spec: Obj = {"steps": steps}
+    template = draw(_requests())
+    if template:
+        spec["stepTemplate"] = {"computeResources": {"requests": template}}
+    if draw(st.booleans()):
+        sidecar: Obj = {"name": "helper", "image": STEP_IMAGE, "command": ["true"]}
+        resources = draw(_resources())
+        if resources:
+            sidecar["computeResources"] = resources
+        spec["sidecars"] = [sidecar]
+    run_spec: Obj = {}
+    overrides = draw(st.sampled_from(("none", "task-level", "step-specs")))
+    if overrides == "task-level":  # Tekton refuses stepSpecs resources beside task-level computeResources
+        run_spec["computeResources"] = {"requests": draw(_requests(TASK_LEVEL, min_size=1))}
+    else:
+        if overrides == "step-specs":
+            run_spec["stepSpecs"] = [{"name": "s1", "computeResources": {"requests": draw(_requests(min_size=1))}}]
+        if spec.get("sidecars") and draw(st.booleans()):
+            run_spec["sidecarSpecs"] = [{"name": "helper", "computeResources": {"requests": draw(_requests(min_size=1))}}]
+    return spec, run_spec
+
+
+@pytest.mark.parametrize("limit_range", [None, LIMIT_RANGE], ids=["no-limit-range", "limit-range"])
+@settings(
+    max_examples=12,
+    deadline=None,
+    # Each example builds one pod on the cluster: no shrinking (each step would be another TaskRun); the failing
+    # shape is printed whole, with the contract's arithmetic and Tekton's pod side by side.
+    phases=(Phase.explicit, Phase.reuse, Phase.generate),
+    suppress_health_check=(HealthCheck.function_scoped_fixture, HealthCheck.too_slow),
+)
+@given(shape=task_shapes())
+def test_random_task_shapes_make_the_pods_the_contracts_arithmetic_predicts(
+    shape: tuple[Obj, Obj], limit_range: Obj | None, it_kube: Kube, namespace: str, it_timeouts: TimeoutConfig
+) -> None:
+    """The prediction is tests/integration/it_contract_requests.py, the contract's steps 1-6 as written; not the reference's."""
+    if limit_range is not None and not it_kube.core.list_namespaced_limit_range(namespace).items:
+        it_kube.apply(limit_range, namespace=namespace)
+        _limit_range_in_force(it_kube, namespace, cpu=600, timeouts=it_timeouts)
+    task_spec, run_spec = shape
+    body = {
+        "apiVersion": "tekton.dev/v1",
+        "kind": "TaskRun",
+        "metadata": {"generateName": "shape-"},
+        "spec": {"taskSpec": task_spec, "podTemplate": {"nodeSelector": NOWHERE}, **run_spec},
+    }
+    name = runs.create(it_kube, namespace, body)
+    try:
+
+        def pod_built() -> Obj:
+            run = runs.get(it_kube, namespace, "TaskRun", name)
+            pod_name = (run.get("status") or {}).get("podName")
+            if not pod_name:
+                raise NotYet(f"TaskRun {name} has no pod yet ({runs.describe(run)})")
+            return raw_pod(it_kube, namespace, pod_name)
+
+        pod = wait_for(pod_built, what=f"TaskRun {name} to have a pod", timeout="pod_created", timeouts=it_timeouts)
+    finally:
+        it_kube.custom.delete_namespaced_custom_object(runs.GROUP, runs.VERSION, namespace, "taskruns", name)
+    predicted = contract_requests(task_spec, run_spec, limit_range)
+    got = {"containers": _containers(pod), "pod": pod_request(pod)}
+    want = {"containers": predicted, "pod": contract_pod_request(predicted)}
+    assert got == want, f"taskSpec {json.dumps(task_spec)}, TaskRun spec {json.dumps(run_spec)}"

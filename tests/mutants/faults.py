@@ -1948,3 +1948,51 @@ MUTANTS: dict[str, Mutant] = {
         ),
     )
 }
+
+
+# --- omits_scheduler_name_annotation ---------------------------------------------
+
+
+def without_scheduler_annotation(manifest: Obj) -> Obj:
+    """without_scheduler_annotation: the record's manifest with no `rescon.dev/scheduler-name` annotation.
+
+    The fault: another scheduler sharing the cluster cannot tell the record is
+    not its own (docs/contract.md section 2, Several schedulers).
+    """
+    from reference_scheduler.runtime.records import SCHEDULER_ANNOTATION
+
+    meta = dict(manifest["metadata"])
+    annotations = {k: v for k, v in (meta.get("annotations") or {}).items() if k != SCHEDULER_ANNOTATION}
+    meta.pop("annotations", None)
+    if annotations:
+        meta["annotations"] = annotations
+    return {**manifest, "metadata": meta}
+
+
+def apply_omits_scheduler_name_annotation() -> None:
+    """Records are created unmarked; the releaser still owns them (unmarked counts as its own), so only the mark is missing."""
+    from reference_scheduler.runtime import records
+    from reference_scheduler.runtime.releaser import Releaser
+
+    original = records.record_manifest
+
+    def manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], *, scheduler_name: str) -> Obj:
+        return without_scheduler_annotation(original(pipeline_run, groups, scheduler_name=scheduler_name))
+
+    records.record_manifest = manifest
+    owns = Releaser.owns
+
+    def owns_unmarked_too(self: Releaser, record: Obj) -> bool:
+        return records.created_by(record) is None or owns(self, record)
+
+    Releaser.owns = owns_unmarked_too  # type: ignore[method-assign]
+
+
+RULES["2.scheduler_name"] = "section 2, Several schedulers: every record carries rescon.dev/scheduler-name: <its schedulerName>"
+MUTANTS["omits_scheduler_name_annotation"] = Mutant(
+    "omits_scheduler_name_annotation",
+    "records are created without the rescon.dev/scheduler-name annotation",
+    "delete_releases",
+    apply_omits_scheduler_name_annotation,
+    "2.scheduler_name",
+)

@@ -68,6 +68,8 @@ def test_the_cluster_role_grants_what_the_scheduler_uses_and_no_deletes() -> Non
         ("tekton.dev", "pipelineruns", "watch"),
         ("tekton.dev", "taskruns", "watch"),
         ("tekton.dev", "tasks", "watch"),
+        ("node.k8s.io", "runtimeclasses", "watch"),
+        ("", "configmaps", "watch"),
         ("rescon.dev", "reservationrecords", "create"),
         ("rescon.dev", "reservationrecords", "update"),
         ("rescon.dev", "reservationrecords/status", "update"),
@@ -75,6 +77,8 @@ def test_the_cluster_role_grants_what_the_scheduler_uses_and_no_deletes() -> Non
         assert needed in granted, f"missing {needed}"
     assert not any(v in ("delete", "deletecollection", "escalate", "bind", "impersonate") for _, _, v in granted)
     assert not any(r == "secrets" for _, r, _ in granted)
+    configmaps = [rule for rule in one(load("rbac.yaml"), "ClusterRole")["rules"] if "configmaps" in rule["resources"]]
+    assert [rule.get("resourceNames") for rule in configmaps] == [["feature-flags"]]  # Tekton's flags, no other ConfigMap
     assert ("", "pods", "patch") not in granted  # binding and status are subresources
 
 

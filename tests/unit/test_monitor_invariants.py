@@ -188,3 +188,43 @@ def test_a_bind_older_than_the_record_is_a_record_after_bind_in_etcds_order() ->
     plain = _pod("x", "other", node="n1", cpu="100m")
     plain["metadata"]["resourceVersion"] = "5"
     assert rules.bound_before_record(plain, _record(), "1234") is None
+
+
+# --- scheduler-name-missing: every record names the scheduler that created it (section 2) ---
+
+
+def _marked(annotation: str | None) -> Record:
+    obj = {
+        "apiVersion": "rescon.dev/v1alpha1", "kind": "ReservationRecord",
+        "metadata": {"name": RUN, "namespace": NS, "annotations": {} if annotation is None else {"rescon.dev/scheduler-name": annotation},
+                     "ownerReferences": [{"apiVersion": "tekton.dev/v1", "kind": "PipelineRun", "name": RUN, "uid": RUN_UID, "controller": True}]},
+        "spec": {"pipelineRun": {"name": RUN, "uid": RUN_UID}, "groups": []},
+    }
+    return Record.from_json(obj)
+
+
+def _served_by(scheduler: str, *, per_task: bool = False, uid: str = RUN_UID) -> dict[str, Any]:
+    run = _pipeline_run(uid)
+    template = {"podTemplate": {"schedulerName": scheduler}}
+    run["spec"]["taskRunSpecs" if per_task else "taskRunTemplate"] = [{"pipelineTaskName": "big", **template}] if per_task else template
+    return run
+
+
+@pytest.mark.parametrize(
+    "annotation, run, found",
+    [
+        pytest.param("tkn-gw0", _served_by("tkn-gw0"), False, id="marked-with-its-name"),
+        pytest.param(None, _served_by("tkn-gw0"), True, id="unmarked"),
+        pytest.param("tkn", _served_by("tkn-gw0"), True, id="the-base-name-under-xdist"),
+        pytest.param(None, _served_by("tkn-gw0", per_task=True), True, id="a-task-pod-template-names-it"),
+        pytest.param("rescon-another-scheduler", _served_by("rescon-another-scheduler"), False, id="another-schedulers-run"),
+        pytest.param(None, _served_by("tkn-gw0", uid="older"), False, id="a-stale-record"),
+        pytest.param(None, _pipeline_run(), False, id="a-run-that-names-no-scheduler"),
+    ],
+)
+def test_a_record_of_a_run_served_by_the_scheduler_under_test_names_it(annotation: str | None, run: dict[str, Any], found: bool) -> None:
+    finding = rules.scheduler_name_missing(_marked(annotation), run, "tkn-gw0")
+    assert (finding is not None) == found
+    if finding is not None:
+        assert finding.rule == rules.SCHEDULER_NAME_MISSING
+        assert "rescon.dev/scheduler-name" in finding.message and "tkn-gw0" in finding.message

@@ -140,3 +140,22 @@ def test_keep_going_waits_for_the_end_and_then_names_every_broken_rule() -> None
         "contract monitor: 2 rule(s) broken: claim-changed-node at 1.0s: g's claim moved from n0 to n1; "
         "active-label-diverged at 2.5s: record a has no active label"
     )
+
+
+def test_an_unmarked_record_of_a_run_the_scheduler_under_test_serves_is_reported_when_both_are_seen() -> None:
+    monitor = ContractMonitor(None, "ns", {"pool": "p"}, timeouts=DEFAULT_TIMEOUTS, checks_records=True, scheduler_name="tkn-gw1")  # type: ignore[arg-type]
+    run = {"metadata": {"name": "run", "namespace": "ns", "uid": "u"}, "spec": {"taskRunTemplate": {"podTemplate": {"schedulerName": "tkn-gw1"}}}}
+    monitor._apply(_Event("records", "ADDED", obj=RECORD))
+    assert monitor.violations == []  # the PipelineRun has not been seen yet
+    monitor._apply(_Event("pipelineruns", "ADDED", obj=run))
+    assert [v.rule for v in monitor.violations] == [rules.SCHEDULER_NAME_MISSING]
+
+
+def test_a_record_marked_with_the_scheduler_under_test_passes() -> None:
+    monitor = ContractMonitor(None, "ns", {"pool": "p"}, timeouts=DEFAULT_TIMEOUTS, checks_records=True, scheduler_name="tkn-gw1")  # type: ignore[arg-type]
+    run = {"metadata": {"name": "run", "namespace": "ns", "uid": "u"}, "spec": {"taskRunTemplate": {"podTemplate": {"schedulerName": "tkn-gw1"}}}}
+    marked = copy.deepcopy(RECORD)
+    marked["metadata"]["annotations"] = {"rescon.dev/scheduler-name": "tkn-gw1"}
+    monitor._apply(_Event("pipelineruns", "ADDED", obj=run))
+    monitor._apply(_Event("records", "ADDED", obj=marked))
+    assert monitor.violations == []
