@@ -17,6 +17,7 @@ from reference_scheduler.core.partition import WorkspaceGroup
 from reference_scheduler.core.plan_readiness import waiting_for_plan_message
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.runtime.cycle import Cycle, Outcome, WaitingForPlan
+from reference_scheduler.runtime.planner import PodShaping
 from reference_scheduler.runtime.records import record_manifest
 
 pytestmark = pytest.mark.unit
@@ -96,6 +97,7 @@ def cycle(run: Obj | None) -> tuple[Cycle, FakeEvents, FakeRecords]:
     found._get_pipeline_run = lambda namespace, name: run  # noqa: SLF001
     found._get_task = lambda namespace, name: None  # noqa: SLF001
     found._get_limit_range = lambda namespace: None  # noqa: SLF001
+    found._get_shaping = PodShaping  # noqa: SLF001 - Tekton's defaults, no RuntimeClass
     return found, events, records
 
 

@@ -94,13 +94,16 @@ def test_native_sidecars_are_restartable_init_containers_after_tektons_with_the_
 
 
 def _run(tasks: list[dict[str, Any]], **spec: Any) -> dict[str, Any]:
+    # As Tekton leaves it once resolved: the plan is read from status.pipelineSpec only.
+    pipeline_spec = {"workspaces": [{"name": "source"}], "tasks": tasks}
     return {
         "metadata": {"name": "r", "namespace": "ci", "uid": "u"},
         "spec": {
             "workspaces": [{"name": "source", "persistentVolumeClaim": {"claimName": "c"}}],
-            "pipelineSpec": {"workspaces": [{"name": "source"}], "tasks": tasks},
+            "pipelineSpec": pipeline_spec,
             **spec,
         },
+        "status": {"pipelineSpec": pipeline_spec},
     }
 
 
