@@ -76,9 +76,23 @@ RELEASING_REASONS: tuple[ReleaseReason, ...] = (
 )
 """RELEASING_REASONS are the ReleaseReasons that end a reservation (the others only say why it is held)."""
 
+class ApiClientName(StrEnum):
+    """ApiClientName names the scheduler's two API clients, each with its own token bucket (as kube-scheduler's)."""
+
+    MAIN = "main"
+    """MAIN: informers, records, binds, the Lease."""
+    EVENTS = "events"
+    """EVENTS: Events and the PodScheduled condition, written on their own thread."""
+
+
+API_VERBS: tuple[str, ...] = ("GET", "POST", "PUT", "PATCH", "DELETE")
+"""API_VERBS are the HTTP methods counted; every one but GET is a write."""
+
 _ATTEMPT_RESULTS = frozenset(r.value for r in AttemptResult)
 _RELEASING = frozenset(r.value for r in RELEASING_REASONS)
 _QUEUES = frozenset(q.value for q in PendingQueue)
+_CLIENTS = frozenset(c.value for c in ApiClientName)
+_VERBS = frozenset(API_VERBS)
 
 
 class Observability:
@@ -131,8 +145,18 @@ class Observability:
             "1 while this replica holds the leader Lease (or runs without leader election), else 0.",
             registry=self.registry,
         )
+        self.api_requests = Counter(
+            f"{PREFIX}_api_requests",
+            "API requests made, by client and HTTP method (all but GET are writes); "
+            "writes per bound pod = the main client's writes / attempts{result=bound}.",
+            ["client", "verb"],
+            registry=self.registry,
+        )
         for result in AttemptResult:
             self.attempts.labels(result=result.value)
+        for client in ApiClientName:
+            for verb in API_VERBS:
+                self.api_requests.labels(client=client.value, verb=verb)
         for queue in PendingQueue:
             self.pending_pods.labels(queue=queue.value)
         for reason in RELEASING_REASONS:
@@ -152,6 +176,13 @@ class Observability:
             self._unknown("release reason", reason, _RELEASING)
             return
         self.releases.labels(reason=reason).inc()
+
+    def api_request(self, client: str, verb: str) -> None:
+        """api_request counts one API request of `client` (an ApiClientName value) with HTTP method `verb`."""
+        if client not in _CLIENTS or verb not in _VERBS:
+            self._unknown("api request", f"{client} {verb}", _CLIENTS | _VERBS)
+            return
+        self.api_requests.labels(client=client, verb=verb).inc()
 
     def claim_conflict(self) -> None:
         """claim_conflict counts one claim lost to a concurrent writer."""

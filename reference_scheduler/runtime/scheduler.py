@@ -55,6 +55,7 @@ class Scheduler:
         api: ApiClient,
         *,
         scheduler_name: str,
+        events_api: ApiClient | None = None,
         strategy: Strategy = Strategy.LEAST_ALLOCATED,
         release_resync_seconds: float = 5.0,
         resize_floor: Resources | None = None,
@@ -80,7 +81,7 @@ class Scheduler:
         self.queue = SchedulingQueue()
         self.view = ClusterView(pods=self.pods, nodes=self.nodes, records=self.records)
         writer = RecordWriter(api, field_manager=scheduler_name)
-        events = EventRecorder(api, component=scheduler_name)
+        events = EventRecorder(events_api or api, component=scheduler_name)
         self.cycle = Cycle(
             api=api,
             view=self.view,
