@@ -3,7 +3,13 @@
 The decisions are core's; this module only gathers their inputs from the
 caches and performs the writes, in the order that keeps the contract:
 
-    record exists -> claim (compare-and-swap) -> bind -> on bind failure, unreserve
+    record exists -> claim (compare-and-swap) -> assume -> bind -> on bind failure, un-assume and unreserve
+
+As in kube-scheduler, the bind is the *binding cycle*: with `bind_later` given, the
+scheduling thread assumes the pod (and, through the record just written, its group's
+claim) in ClusterView and hands the bind to a worker, then starts the next pod at once;
+the worker reports the outcome. Without `bind_later` (unit tests, the microbenchmark)
+the bind runs inline.
 
 A pod whose PipelineRun cannot be planned (a missing Task, an invalid
 quantity) is scheduled as a plain pod and gets a Warning event saying why, so
@@ -46,6 +52,11 @@ class Outcome(Enum):
     UNSCHEDULABLE = "unschedulable"  # wait for a cluster event
     RETRY = "retry"  # a conflict or a transient error: back off and try again
     GONE = "gone"  # the pod is no longer ours to schedule
+    BINDING = "binding"  # claimed and assumed; a worker binds it and reports BOUND, RETRY or GONE
+
+
+#: Hands a pod's bind to a worker: (the pod, the bind, which returns the attempt's final Outcome).
+BindLater = Callable[[dict[str, Any], Callable[[], Outcome]], None]
 
 
 @dataclass(frozen=True)
@@ -170,8 +181,10 @@ class Cycle:
         get_limit_range: Callable[[str], Obj | None],
         strategy: Strategy,
         scheduler_name: str,
+        bind_later: BindLater | None = None,
     ) -> None:
         self._core = CoreV1Api(api)
+        self._bind_later = bind_later
         self._view = view
         self._records = records
         self._events = events
@@ -292,6 +305,7 @@ class Cycle:
             held: dict[str, Any] = {}
 
             def claim(entry: Obj) -> Obj | None:
+                held.clear()  # a change may be applied twice (a 409, or a copy re-read): the last one counts
                 result = reserve(claim_of(entry), uid, node)
                 if isinstance(result, ClaimConflict):
                     held["conflict"] = result
@@ -314,14 +328,26 @@ class Cycle:
             claimed: Claimed = held["claimed"]
             generation = claimed.generation
 
+        held_group = group.key if group is not None and grouped else None
+        # Assumed before the bind: the next pod counts this one on the node at once (and its
+        # group's claim, which ClusterView holds from the record just written).
+        self._view.assume(pod, node, group.key if group else None)
+        if self._bind_later is None:
+            return self._bind_and_report(pod, node, held_group, generation)
+        self._bind_later(pod, lambda: self._bind_and_report(pod, node, held_group, generation))
+        return Outcome.BINDING
+
+    def _bind_and_report(self, pod: Obj, node: str, claimed: GroupKey | None, generation: int) -> Outcome:
+        """_bind_and_report() binds an assumed pod; a failed bind un-assumes it and rolls its claim back."""
+        uid = pod["metadata"]["uid"]
         try:
             self._bind(pod, node)
         except kubernetes.client.ApiException as err:
+            self._view.forget_assumed(uid)
             self._events.pod_warning(pod, "FailedBinding", f"binding to {node} failed: {err.status} {_api_message(err)}")
-            if group is not None and grouped:
-                self._unreserve(group.key, uid, generation)
+            if claimed is not None:
+                self._unreserve(claimed, uid, generation)
             return Outcome.GONE if err.status == 404 else Outcome.RETRY
-        self._view.assume(pod, node, group.key if group else None)
         self._events.scheduled(pod, node, self._scheduler_name)
         return Outcome.BOUND
 

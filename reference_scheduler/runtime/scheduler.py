@@ -23,6 +23,7 @@ from kubernetes.client import ApiClient
 from reference_scheduler.core.queue_hints import QUEUE, own_pod_updated
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.core.scoring import Strategy
+from reference_scheduler.runtime.background import Background
 from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, pipeline_task_of
 from reference_scheduler.runtime.cycle import Cycle, Outcome
 from reference_scheduler.runtime.events import EventRecorder
@@ -41,6 +42,10 @@ CACHE_SYNC_SECONDS = 60.0
 SYNC_POLL_SECONDS = 0.2
 
 AttemptObserver = Callable[[str, float], None]
+
+#: Binds in flight at once (kube-scheduler starts a goroutine per pod; the client's
+#: token bucket, not this number, is what limits the rate).
+BIND_THREADS = 8
 
 
 def _custom_lister(custom: kubernetes.client.CustomObjectsApi, group: str, version: str, plural: str) -> Callable[..., Any]:
@@ -80,7 +85,12 @@ class Scheduler:
 
         self.queue = SchedulingQueue()
         self.view = ClusterView(pods=self.pods, nodes=self.nodes, records=self.records)
-        writer = RecordWriter(api, field_manager=scheduler_name)
+        self.binds = Background("bind", threads=BIND_THREADS)
+        self.labels = Background("labels", threads=1)  # one thread: label writes stay in order
+        self._attempt_started: dict[tuple[str, str], float] = {}
+        writer = RecordWriter(
+            api, field_manager=scheduler_name, latest=self.view.record_of, on_written=self.view.assume_record, run_later=self.labels.submit
+        )
         events = EventRecorder(events_api or api, component=scheduler_name)
         self.cycle = Cycle(
             api=api,
@@ -92,6 +102,7 @@ class Scheduler:
             get_limit_range=self._limit_range,
             strategy=strategy,
             scheduler_name=scheduler_name,
+            bind_later=self._bind_later,
         )
         self.releaser = Releaser(
             records=self.records,
@@ -161,12 +172,33 @@ class Scheduler:
             return
         started = time.monotonic()
         result = None
+        self._attempt_started[key] = started
         try:
             outcome = self.cycle.schedule(pod)
         except Exception:  # noqa: BLE001 - one bad pod must never stop the scheduler
             log.exception("scheduling %s/%s failed unexpectedly; backing off", *key)
             outcome, result = Outcome.RETRY, "error"
-        elapsed = time.monotonic() - started
+        if outcome is Outcome.BINDING:
+            return  # in flight until its bind ends: the worker finishes it (_bind_later)
+        self._finish(key, outcome, result)
+
+    def _bind_later(self, pod: Obj, bind: Callable[[], Outcome]) -> None:
+        """_bind_later() runs a pod's bind on a worker, then ends its attempt as _schedule_one would have."""
+        key = _key(pod)
+
+        def run() -> None:
+            result = None
+            try:
+                outcome = bind()
+            except Exception:  # noqa: BLE001 - as in _schedule_one: back off and try again
+                log.exception("binding %s/%s failed unexpectedly; backing off", *key)
+                outcome, result = Outcome.RETRY, "error"
+            self._finish(key, outcome, result)
+
+        self.binds.submit(run)
+
+    def _finish(self, key: tuple[str, str], outcome: Outcome, result: str | None) -> None:
+        elapsed = time.monotonic() - self._attempt_started.pop(key, time.monotonic())
         self._on_attempt(result or outcome.value, elapsed)
         log.debug("attempt %s/%s: %s in %.1f ms", *key, result or outcome.value, elapsed * 1000)
         if outcome in (Outcome.BOUND, Outcome.GONE):
