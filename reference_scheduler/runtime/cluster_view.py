@@ -63,7 +63,12 @@ def _version(obj: Obj | None) -> str:
 
 
 def _not_newer(candidate: str, current: str) -> bool:
-    """_not_newer(a, b): a is known not to be newer than b (both numeric, as etcd's are; else unknown)."""
+    """_not_newer(a, b): a is known not to be newer than b.
+
+    resourceVersions are opaque to clients; but where both are numbers (etcd's revisions, on
+    every API server this suite meets) their order is the order of the writes. Otherwise
+    nothing is known, and only the versions a write is known to supersede count as older.
+    """
     return candidate.isdigit() and current.isdigit() and int(candidate) <= int(current)
 
 
@@ -141,7 +146,8 @@ class ClusterView:
             if written is None:
                 return cached
             version = _version(cached)
-            if time.monotonic() - written.at <= ASSUME_TTL_SECONDS and (cached is None or version in written.older):
+            stale = cached is None or version in written.older or (version != _version(written.record) and _not_newer(version, _version(written.record)))
+            if stale and time.monotonic() - written.at <= ASSUME_TTL_SECONDS:
                 return written.record
             del self._written[key]  # the informer caught up (or moved past it): its copy is the truth
             return cached
