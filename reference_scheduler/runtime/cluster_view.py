@@ -228,6 +228,18 @@ class ClusterView:
     def node_objects(self) -> list[Obj]:
         return self._nodes.list()
 
+    def node_named(self, name: str) -> Obj | None:
+        return self._nodes.get("", name)
+
+    def nodes_with_run(self, namespace: str, pipeline_run: str) -> set[str]:
+        """nodes_with_run(ns, run) is every node with a non-terminal pod of the PipelineRun, bound or assumed."""
+        run = (namespace, pipeline_run)
+        with self._index_lock:
+            found = {self._pod_node[uid] for uid in self._run_pods.get(run, ()) if uid in self._pod_node}
+        with self._lock:
+            found |= {a.node for a in self._assumed.values() if a.usage.group is not None and (a.usage.group.namespace, a.usage.group.pipeline_run) == run}
+        return found
+
     def node_of(self, uid: str) -> str | None:
         """node_of(uid) is the node a non-terminal pod is bound (or assumed) to, if any."""
         with self._lock:

@@ -29,7 +29,8 @@ import kubernetes
 from kubernetes.client import ApiClient, CoreV1Api
 
 from reference_scheduler.core.claims import ClaimConflict, Claimed, ClaimState, GroupClaim, reserve, unreserve
-from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, NodeView, PodUsage, fit
+from reference_scheduler.core.feasible import ALL_NODES, feasible_nodes_to_find
+from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, NodeView, PodUsage, fit, required_for
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import node_check_failures
 from reference_scheduler.core.reasons import Reason, fit_error_message
@@ -182,6 +183,7 @@ class Cycle:
         strategy: Strategy,
         scheduler_name: str,
         bind_later: BindLater | None = None,
+        percentage_of_nodes_to_score: int = ALL_NODES,
     ) -> None:
         self._core = CoreV1Api(api)
         self._bind_later = bind_later
@@ -195,6 +197,8 @@ class Cycle:
         self._scheduler_name = scheduler_name
         self._node_checks = NodeCheckCache()
         self._node_results = NodeResultsCache()
+        self._percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._next_start_node = 0
 
     def schedule(self, pod: Obj) -> Outcome:
         try:
@@ -209,8 +213,12 @@ class Cycle:
         # node they are given, so each node gets just its own (the same answer, without
         # scanning every reservation for every node).
         reservations_by_node: dict[str, list[ActiveReservation]] = {}
+        own_group_nodes: set[str] = set()  # nodes holding a reservation of the pod's own group
+        own_group = group.key if group else None
         for reservation in self._view.active_reservations():
             reservations_by_node.setdefault(reservation.node, []).append(reservation)
+            if reservation.group == own_group:
+                own_group_nodes.add(reservation.node)
         demand = None
         if group is not None and group.claim.state is not ClaimState.RELEASED:
             demand = GroupDemand(group.key, group.peak, group.claim.node if group.claim.state is ClaimState.RESERVED else None)
@@ -224,23 +232,59 @@ class Cycle:
         incoming = demand.peak.max(request) if demand is not None and demand.node is None else request
         fit_key = (request, usage.group, demand)
         score_key = (incoming, usage.group, self._strategy)
-        for node in nodes:
+        # On a node where the pod's group has no pod and no reservation, fit and score do not
+        # depend on the group: a plain pod (need = its request) and a Pending group's first pod
+        # (need = the peak) with the same need get the same answer, so they share one memo
+        # entry across PipelineRuns. Not for a Reserved group: elsewhere its reason names it.
+        shared = usage.group is not None and (demand is None or demand.node is None)
+        group_nodes: set[str] = set()
+        if shared and usage.group is not None:
+            group_nodes = self._view.nodes_with_run(usage.group.namespace, usage.group.pipeline_run) | own_group_nodes
+        unrelated_fit_key = ("unrelated", required_for(request, demand))
+        unrelated_score_key = ("unrelated", incoming, self._strategy)
+
+        def evaluate(node: Obj) -> None:
             name = node["metadata"]["name"]
             view = views.get(name)
             reservations = tuple(reservations_by_node.get(name, ()))
             failures: list[Reason] = list(node_checks(node))
             memo = self._node_results.for_node(view, reservations) if view is not None and name != own_node else None
+            unrelated = usage.group is None or (shared and name not in group_nodes)
             if view is not None:
-                fitted: tuple[Reason, ...] = _remembered(memo.fits if memo else None, fit_key, lambda: tuple(fit(view, reservations, usage, demand)))
+                fitted: tuple[Reason, ...] = _remembered(
+                    memo.fits if memo else None, unrelated_fit_key if unrelated else fit_key, lambda: tuple(fit(view, reservations, usage, demand))
+                )
                 failures += fitted
             if failures:
                 reasons[name] = failures
-                continue
+                return
             assert view is not None
             node_score = _remembered(
-                memo.scores if memo else None, score_key, lambda: score(view, reservations, incoming, group=usage.group, strategy=self._strategy)
+                memo.scores if memo else None,
+                unrelated_score_key if unrelated else score_key,
+                lambda: score(view, reservations, incoming, group=usage.group, strategy=self._strategy),
             )
             feasible.append((node_score, name))
+
+        # A pod of a Reserved group can pass only on its group's node (fit says
+        # GroupReservedOnAnotherNode everywhere else): when it passes there, that is the
+        # choice every full walk makes. Otherwise every node is walked, for the message.
+        reserved_node = self._view.node_named(demand.node) if demand is not None and demand.node is not None else None
+        if reserved_node is not None:
+            evaluate(reserved_node)
+        if not feasible:
+            reasons.clear()
+            to_find = feasible_nodes_to_find(self._percentage_of_nodes_to_score, len(nodes))
+            start = self._next_start_node % len(nodes) if nodes and to_find < len(nodes) else 0
+            processed = 0
+            for i in range(len(nodes)):
+                evaluate(nodes[(start + i) % len(nodes)])
+                processed += 1
+                if len(feasible) >= to_find:
+                    break
+            if to_find < len(nodes):
+                # As kube-scheduler's nextStartNodeIndex: the next attempt starts where this one stopped.
+                self._next_start_node = (start + processed) % len(nodes)
         self._node_results.forget_missing(set(views))
 
         if not feasible:

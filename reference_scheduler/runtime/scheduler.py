@@ -20,6 +20,7 @@ from typing import Any, Callable
 import kubernetes
 from kubernetes.client import ApiClient
 
+from reference_scheduler.core.feasible import ALL_NODES
 from reference_scheduler.core.queue_hints import QUEUE, own_pod_updated
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.core.scoring import Strategy
@@ -63,6 +64,7 @@ class Scheduler:
         events_api: ApiClient | None = None,
         strategy: Strategy = Strategy.LEAST_ALLOCATED,
         release_resync_seconds: float = 5.0,
+        percentage_of_nodes_to_score: int = ALL_NODES,
         resize_floor: Resources | None = None,
         on_attempt: AttemptObserver | None = None,
         on_release: Callable[[str], None] | None = None,
@@ -103,6 +105,7 @@ class Scheduler:
             strategy=strategy,
             scheduler_name=scheduler_name,
             bind_later=self._bind_later,
+            percentage_of_nodes_to_score=percentage_of_nodes_to_score,
         )
         self.releaser = Releaser(
             records=self.records,
