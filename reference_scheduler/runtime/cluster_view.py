@@ -108,6 +108,7 @@ class ClusterView:
         self._bound: set[str] = set()  # every pod with a nodeName, terminal ones too
         self._dirty: set[str] = set()
         self._views: dict[str, NodeView] = {}
+        self._node_objects: dict[str, Obj] = {}  # the node objects the views were built from
         self._assumed_nodes: set[str] = set()
         pods.add_handler(self._on_pod)
         records.add_handler(self._on_record)
@@ -271,14 +272,22 @@ class ClusterView:
             rebuild = dirty | set(assumed_by_node) | self._assumed_nodes
             self._assumed_nodes = set(assumed_by_node)
             pods_of = {node: list(self._node_pods.get(node, {}).values()) for node in rebuild}
-        views = {}
         cache: dict[str, tuple[str, Resources, int]] = {}
-        previous = self._views
+        objects: dict[str, Obj] = {}
+        previous, previous_objects, previous_cache = self._views, self._node_objects, self._node_cache
         current: dict[str, NodeView] = {}
         for node in self._nodes.list():
             name = node["metadata"]["name"]
+            objects[name] = node
+            view = previous.get(name)
+            if view is not None and previous_objects.get(name) is node and name not in rebuild and name in previous_cache:
+                # The very object seen last time (informer objects are replaced, never changed in
+                # place) and no pod change: the same view, without re-reading the node.
+                cache[name] = previous_cache[name]
+                current[name] = view
+                continue
             version = node["metadata"].get("resourceVersion") or ""
-            cached = self._node_cache.get(name)
+            cached = previous_cache.get(name)
             if cached is None or not version or cached[0] != version:
                 alloc = (node.get("status") or {}).get("allocatable") or {}
                 try:
@@ -286,8 +295,9 @@ class ClusterView:
                 except InvalidQuantity:
                     allocatable = Resources()
                 cached = (version, allocatable, allocatable_pods(node))
+            if not version:
+                objects.pop(name)  # no version: never trusted to be unchanged
             cache[name] = cached
-            view = previous.get(name)
             if view is None or name in rebuild or view.allocatable != cached[1] or view.max_pods != cached[2]:
                 if name not in pods_of:
                     with self._index_lock:
@@ -295,10 +305,10 @@ class ClusterView:
                 usages = [self._usage(pod) for pod in pods_of[name]] + assumed_by_node.get(name, [])
                 view = NodeView(name, cached[1], cached[2], tuple(usages))
             current[name] = view
-            views[name] = view
         self._node_cache = cache
-        self._views = current
-        return views
+        self._node_objects = objects
+        self._views = current  # a new dict each call: the one returned is never changed afterwards
+        return current
 
     def _usage(self, pod: Obj) -> PodUsage:
         try:
