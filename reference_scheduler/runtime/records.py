@@ -140,7 +140,7 @@ Latest = Callable[[str, str], "Obj | None"]
 #: Told of every record this writer wrote: (the API's response, the resourceVersion it replaced).
 Written = Callable[..., None]
 #: Runs a write later, on another thread (in order); None runs it at once.
-RunLater = Callable[[Callable[[], None]], None]
+RunLater = Callable[[Callable[[], None]], object]
 
 
 class RecordWriter:

@@ -7,29 +7,20 @@ its watch lags behind the scheduler, so only ClusterView's assumed records can s
 
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable
 
 import kubernetes
 import pytest
 
+from bench import microbench
 from reference_scheduler.core.scoring import Strategy
 from reference_scheduler.runtime.cluster_view import ClusterView
 from reference_scheduler.runtime.cycle import Cycle, Outcome
-from reference_scheduler.runtime.informer import Informer
 from reference_scheduler.runtime.records import ACTIVE_LABEL, RecordWriter
 
 pytestmark = pytest.mark.unit
 
 Obj = dict[str, Any]
-
-
-def _informer(name: str, objects: list[Obj]) -> Informer:
-    informer = Informer(name, lambda **_: {"items": []}, stop=threading.Event())
-    for obj in objects:
-        meta = obj["metadata"]
-        informer._store[(meta.get("namespace") or "", meta["name"])] = obj  # noqa: SLF001
-    return informer
 
 
 class FakeRecordsApi:
@@ -101,20 +92,6 @@ def _pending(name: str, run: str, task: str = "a") -> Obj:
     }
 
 
-class _Events:
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-
-    def unschedulable(self, pod: Obj, message: str) -> None:
-        self.messages.append(message)
-
-    def pod_warning(self, pod: Obj, reason: str, message: str) -> None:
-        self.messages.append(f"{reason}: {message}")
-
-    def scheduled(self, pod: Obj, node: str, scheduler: str) -> None:
-        pass
-
-
 class Harness:
     """A Cycle over one 4-CPU node, whose binds wait in `self.binds` until a test runs them."""
 
@@ -124,7 +101,7 @@ class Harness:
             self.api.put(record)
         seen = [dict(r) for r in self.api.objects.values()]  # the informer's copies, never updated after this
         self.view = ClusterView(
-            pods=_informer("pods", pods), nodes=_informer("nodes", [_node(n) for n in nodes]), records=_informer("records", seen)
+            pods=microbench._informer("pods", pods), nodes=microbench._informer("nodes", [_node(n) for n in nodes]), records=microbench._informer("records", seen)
         )
         self.labels: list[Callable[[], None]] = []
         self.writer = RecordWriter(
@@ -138,7 +115,7 @@ class Harness:
         self.binds: list[tuple[Obj, Callable[[], Outcome]]] = []
         self.bound: list[tuple[str, str]] = []
         self.bind_error: int | None = None
-        self.events = _Events()
+        self.events = microbench._Events()  # noqa: SLF001
         self.cycle = Cycle(
             api=None,  # type: ignore[arg-type]
             view=self.view,
@@ -245,8 +222,8 @@ def test_a_record_created_by_the_scheduler_is_created_in_one_call() -> None:
 
 
 def test_an_assumed_record_gives_way_once_the_informer_shows_it_or_a_later_write() -> None:
-    records = _informer("records", [{**_record("run-a"), "metadata": {"name": "run-a", "namespace": "ns", "resourceVersion": "4"}}])
-    view = ClusterView(pods=_informer("pods", []), nodes=_informer("nodes", []), records=records)
+    records = microbench._informer("records", [{**_record("run-a"), "metadata": {"name": "run-a", "namespace": "ns", "resourceVersion": "4"}}])
+    view = ClusterView(pods=microbench._informer("pods", []), nodes=microbench._informer("nodes", []), records=records)
     written = {**_record("run-a"), "metadata": {"name": "run-a", "namespace": "ns", "resourceVersion": "5"}, "status": {"groups": []}}
     view.assume_record(written, replaces="4")
     assert view.record_of("ns", "run-a") is written  # the informer still has 4

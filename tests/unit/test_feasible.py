@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import threading
 from typing import Any
 
 import pytest
@@ -13,7 +12,6 @@ from reference_scheduler.core.feasible import feasible_nodes_to_find
 from reference_scheduler.core.scoring import Strategy
 from reference_scheduler.runtime.cluster_view import ClusterView
 from reference_scheduler.runtime.cycle import Cycle, Outcome
-from reference_scheduler.runtime.informer import Informer
 
 pytestmark = pytest.mark.unit
 
@@ -37,29 +35,10 @@ def test_feasible_nodes_to_find_as_kube_scheduler(percentage: int, nodes: int, e
     assert feasible_nodes_to_find(percentage, nodes) == expected
 
 
-def _informer(name: str, objects: list[Obj]) -> Informer:
-    informer = Informer(name, lambda **_: {"items": []}, stop=threading.Event())
-    informer._store = {((o["metadata"].get("namespace") or ""), o["metadata"]["name"]): o for o in objects}  # noqa: SLF001
-    return informer
-
-
-class _Events:
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-
-    def unschedulable(self, pod: Obj, message: str) -> None:
-        self.messages.append(message)
-
-    def pod_warning(self, pod: Obj, reason: str, message: str) -> None:
-        self.messages.append(message)
-
-    def scheduled(self, pod: Obj, node: str, scheduler: str) -> None:
-        pass
-
-
-def _cycle(nodes: list[Obj], pods: list[Obj], records: list[Obj], percentage: int) -> tuple[Cycle, list[tuple[str, str]], _Events]:
-    view = ClusterView(pods=_informer("pods", pods), nodes=_informer("nodes", nodes), records=_informer("records", records))
-    events = _Events()
+def _cycle(nodes: list[Obj], pods: list[Obj], records: list[Obj], percentage: int) -> tuple[Cycle, list[tuple[str, str]], microbench._Events]:
+    inform = microbench._informer  # noqa: SLF001
+    view = ClusterView(pods=inform("pods", pods), nodes=inform("nodes", nodes), records=inform("records", records))
+    events = microbench._Events()  # noqa: SLF001
     cycle = Cycle(
         api=None,  # type: ignore[arg-type]
         view=view,
