@@ -142,6 +142,7 @@ def serve(config: SchedulerConfig) -> int:
     finally:
         if server is not None:
             server.stop()
+        log.info("API requests: %s", observability.request_summary())
     # run() returning without a stop request means the lease was lost: exit non-zero to be restarted.
     return 0 if scheduler.stop_event.is_set() else 1
 

@@ -106,6 +106,8 @@ class Observability:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         self._lock = threading.Lock()
         self._reported: set[tuple[str, str]] = set()
+        self._requests: dict[tuple[str, str], int] = {}
+        self._bound = 0
         self.attempts = Counter(
             f"{PREFIX}_scheduling_attempts",
             "Scheduling attempts, by how they ended.",
@@ -169,6 +171,9 @@ class Observability:
             return
         self.attempts.labels(result=result).inc()
         self.duration.observe(max(0.0, seconds))
+        if result == AttemptResult.BOUND:
+            with self._lock:
+                self._bound += 1
 
     def released(self, reason: str) -> None:
         """released counts one released reservation; reason is a releasing ReleaseReason value."""
@@ -183,6 +188,24 @@ class Observability:
             self._unknown("api request", f"{client} {verb}", _CLIENTS | _VERBS)
             return
         self.api_requests.labels(client=client, verb=verb).inc()
+        with self._lock:
+            self._requests[(client, verb)] = self._requests.get((client, verb), 0) + 1
+
+    def request_summary(self) -> str:
+        """request_summary() is one line for the log at exit: requests per client and verb, and writes per bound pod.
+
+        Example: ``main GET=7 POST=501 PUT=1000 PATCH=100; events POST=500; bound 400; main writes per bound pod 4.00``.
+        """
+        with self._lock:
+            counts = dict(self._requests)
+            bound = self._bound
+        parts = []
+        for client in ApiClientName:
+            verbs = " ".join(f"{verb}={counts[(client.value, verb)]}" for verb in API_VERBS if counts.get((client.value, verb)))
+            parts.append(f"{client.value} {verbs or 'none'}")
+        writes = sum(n for (client, verb), n in counts.items() if client == ApiClientName.MAIN and verb != "GET")
+        per_pod = f"{writes / bound:.2f}" if bound else "n/a"
+        return f"{'; '.join(parts)}; bound {bound}; main writes per bound pod {per_pod}"
 
     def claim_conflict(self) -> None:
         """claim_conflict counts one claim lost to a concurrent writer."""
