@@ -14,14 +14,15 @@ import logging
 import signal
 import sys
 import threading
-from typing import Sequence
+from typing import Callable, Sequence
 
 import kubernetes
 import urllib3
 
 from reference_scheduler.config import ConfigError, SchedulerConfig, parse_config
 from reference_scheduler.runtime.leader import LeaderElector, default_identity
-from reference_scheduler.runtime.observability import Observability, configure_logging
+from reference_scheduler.runtime.observability import ApiClientName, Observability, configure_logging
+from reference_scheduler.runtime.ratelimit import TokenBucket, limit_requests
 from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION
 from reference_scheduler.runtime.scheduler import Scheduler
 
@@ -31,17 +32,23 @@ log = logging.getLogger("tkn-scheduler")
 GAUGE_SECONDS = 2.0
 
 
-def api_client(config: SchedulerConfig) -> kubernetes.client.ApiClient:
-    """api_client() loads the kubeconfig (or the in-cluster config) with the configured QPS budget."""
+def api_client(config: SchedulerConfig, *, on_request: Callable[[str], None] | None = None) -> kubernetes.client.ApiClient:
+    """api_client() loads the kubeconfig (or the in-cluster config), its requests limited to --qps/--burst.
+
+    Each client has its own token bucket, as each client-go clientset does; `on_request(method)`
+    is called for every request (the API-requests metric).
+    """
     configuration = kubernetes.client.Configuration()
     if config.kubeconfig:
         kubernetes.config.load_kube_config(config_file=config.kubeconfig, context=config.context, client_configuration=configuration)  # type: ignore[no-untyped-call]
     else:
         kubernetes.config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
     configuration.retries = urllib3.Retry(total=3, connect=3, read=0, backoff_factor=0.2)
-    # The Python client has no client-side rate limiter; the pool size bounds concurrent requests instead.
+    # The pool size bounds concurrent requests; the token bucket bounds their rate (runtime/ratelimit.py).
     configuration.connection_pool_maxsize = max(4, config.burst // 10)
-    return kubernetes.client.ApiClient(configuration)
+    api = kubernetes.client.ApiClient(configuration)
+    limit_requests(api, TokenBucket(config.qps, config.burst), on_request)
+    return api
 
 
 #: The ReservationRecord API the scheduler publishes its state through (docs/contract.md).
@@ -68,14 +75,18 @@ def check_records_api(api: kubernetes.client.ApiClient) -> None:
 
 
 def serve(config: SchedulerConfig) -> int:
-    api = api_client(config)
-    check_records_api(api)
     observability = Observability()
+    api = api_client(config, on_request=lambda verb: observability.api_request(ApiClientName.MAIN, verb))
+    check_records_api(api)
+    # Events get a client (and a token bucket) of their own, as kube-scheduler's event broadcaster does.
+    events_api = api_client(config, on_request=lambda verb: observability.api_request(ApiClientName.EVENTS, verb))
     scheduler = Scheduler(
         api,
+        events_api=events_api,
         scheduler_name=config.scheduler_name,
         strategy=config.score_strategy,
         release_resync_seconds=config.release_resync_seconds,
+        percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
         resize_floor=config.resize_floor if config.resize_enabled else None,
         on_attempt=observability.attempt,
         on_release=observability.released,
@@ -131,6 +142,7 @@ def serve(config: SchedulerConfig) -> int:
     finally:
         if server is not None:
             server.stop()
+        log.info("API requests: %s", observability.request_summary())
     # run() returning without a stop request means the lease was lost: exit non-zero to be restarted.
     return 0 if scheduler.stop_event.is_set() else 1
 

@@ -1,9 +1,17 @@
 """ClusterView: the accounting's inputs (NodeView, ActiveReservation) read from the informers' caches.
 
-It also remembers *assumed* pods: pods this scheduler has just bound whose
-binding the pod informer has not shown yet. Without them, two pods popped in
-quick succession would both see the node as empty (kube-scheduler's cache
-assumes pods for the same reason).
+It also remembers *assumed* pods: pods this scheduler has just bound (or is
+binding, on a worker) whose binding the pod informer has not shown yet. Without
+them, two pods popped in quick succession would both see the node as empty
+(kube-scheduler's cache assumes pods for the same reason).
+
+And it remembers the records this scheduler has just written (*assumed records*):
+the response of every create and status write, until the record informer shows
+that version or a later one. So the claim a pod made is counted at once: the next
+pod, of another PipelineRun, sees the group's whole peak held on the node, not
+only the assumed pod's request (without it, two first pods of different runs
+popped within an informer round trip could over-commit a node); and the next
+compare-and-swap starts from the version just written instead of a GET.
 """
 
 from __future__ import annotations
@@ -43,6 +51,28 @@ def pipeline_task_of(pod: Obj) -> tuple[str, str] | None:
 
 
 @dataclass(frozen=True)
+class _WrittenRecord:
+    record: Obj
+    #: resourceVersions this write is known to supersede (the versions it was based on, earlier writes).
+    older: frozenset[str]
+    at: float
+
+
+def _version(obj: Obj | None) -> str:
+    return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
+
+
+def _not_newer(candidate: str, current: str) -> bool:
+    """_not_newer(a, b): a is known not to be newer than b.
+
+    resourceVersions are opaque to clients; but where both are numbers (etcd's revisions, on
+    every API server this suite meets) their order is the order of the writes. Otherwise
+    nothing is known, and only the versions a write is known to supersede count as older.
+    """
+    return candidate.isdigit() and current.isdigit() and int(candidate) <= int(current)
+
+
+@dataclass(frozen=True)
 class _Assumed:
     node: str
     usage: PodUsage
@@ -58,6 +88,7 @@ class ClusterView:
         self._records = records
         self._lock = threading.Lock()
         self._assumed: dict[str, _Assumed] = {}
+        self._written: dict[tuple[str, str], _WrittenRecord] = {}
         self._request_cache: dict[tuple[str, str], Resources] = {}
         # Parsed per object version (resourceVersion): parsing quantities for every node and
         # record on every attempt cost more than the decision at 1000 nodes. An object
@@ -77,6 +108,7 @@ class ClusterView:
         self._bound: set[str] = set()  # every pod with a nodeName, terminal ones too
         self._dirty: set[str] = set()
         self._views: dict[str, NodeView] = {}
+        self._node_objects: dict[str, Obj] = {}  # the node objects the views were built from
         self._assumed_nodes: set[str] = set()
         pods.add_handler(self._on_pod)
         records.add_handler(self._on_record)
@@ -84,7 +116,42 @@ class ClusterView:
     # --- groups ---
 
     def record_of(self, namespace: str, pipeline_run: str) -> Obj | None:
-        return self._records.get(namespace, pipeline_run)
+        """record_of(ns, run) is the run's record: the informer's copy, or the one just written if that is newer."""
+        return self._resolved((namespace, pipeline_run), self._records.get(namespace, pipeline_run))
+
+    def assume_record(self, written: Obj, *, replaces: str = "") -> None:
+        """assume_record(response) remembers a record this scheduler wrote, until the informer shows it.
+
+        `replaces` is the resourceVersion the write was based on (a compare-and-swap's), so
+        the informer's copy at that version reads as stale. A response that is not newer than
+        one already remembered (two writers' responses arriving out of order) is ignored.
+        """
+        meta = written.get("metadata") or {}
+        key = (meta.get("namespace") or "", meta.get("name") or "")
+        version = _version(written)
+        if not version:
+            return
+        with self._lock:
+            previous = self._written.get(key)
+            older = {replaces} if replaces else set()
+            if previous is not None:
+                before = _version(previous.record)
+                if _not_newer(version, before):
+                    return
+                older |= previous.older | {before}
+            self._written[key] = _WrittenRecord(written, frozenset(older), time.monotonic())
+
+    def _resolved(self, key: tuple[str, str], cached: Obj | None) -> Obj | None:
+        with self._lock:
+            written = self._written.get(key)
+            if written is None:
+                return cached
+            version = _version(cached)
+            stale = cached is None or version in written.older or (version != _version(written.record) and _not_newer(version, _version(written.record)))
+            if stale and time.monotonic() - written.at <= ASSUME_TTL_SECONDS:
+                return written.record
+            del self._written[key]  # the informer caught up (or moved past it): its copy is the truth
+            return cached
 
     def group_of(self, pod: Obj) -> GroupKey | None:
         """group_of(pod) is the pod's group according to its PipelineRun's record; None for a plain pod."""
@@ -112,9 +179,18 @@ class ClusterView:
     def active_reservations(self) -> list[ActiveReservation]:
         active: list[ActiveReservation] = []
         cache: dict[tuple[str, str], tuple[str, list[ActiveReservation]]] = {}
+        records: dict[tuple[str, str], Obj] = {}
         for record in self._records.list():
             meta = record["metadata"]
-            key = (meta.get("namespace") or "", meta["name"])
+            records[(meta.get("namespace") or "", meta["name"])] = record
+        with self._lock:
+            written_keys = list(self._written)
+        for key in written_keys:  # records just written: newer than (or absent from) the informer's
+            resolved = self._resolved(key, records.get(key))
+            if resolved is not None:
+                records[key] = resolved
+        for key, record in records.items():
+            meta = record["metadata"]
             version = meta.get("resourceVersion") or ""
             cached = self._record_cache.get(key)
             if cached is None or not version or cached[0] != version:
@@ -153,6 +229,18 @@ class ClusterView:
     def node_objects(self) -> list[Obj]:
         return self._nodes.list()
 
+    def node_named(self, name: str) -> Obj | None:
+        return self._nodes.get("", name)
+
+    def nodes_with_run(self, namespace: str, pipeline_run: str) -> set[str]:
+        """nodes_with_run(ns, run) is every node with a non-terminal pod of the PipelineRun, bound or assumed."""
+        run = (namespace, pipeline_run)
+        with self._index_lock:
+            found = {self._pod_node[uid] for uid in self._run_pods.get(run, ()) if uid in self._pod_node}
+        with self._lock:
+            found |= {a.node for a in self._assumed.values() if a.usage.group is not None and (a.usage.group.namespace, a.usage.group.pipeline_run) == run}
+        return found
+
     def node_of(self, uid: str) -> str | None:
         """node_of(uid) is the node a non-terminal pod is bound (or assumed) to, if any."""
         with self._lock:
@@ -184,14 +272,22 @@ class ClusterView:
             rebuild = dirty | set(assumed_by_node) | self._assumed_nodes
             self._assumed_nodes = set(assumed_by_node)
             pods_of = {node: list(self._node_pods.get(node, {}).values()) for node in rebuild}
-        views = {}
         cache: dict[str, tuple[str, Resources, int]] = {}
-        previous = self._views
+        objects: dict[str, Obj] = {}
+        previous, previous_objects, previous_cache = self._views, self._node_objects, self._node_cache
         current: dict[str, NodeView] = {}
         for node in self._nodes.list():
             name = node["metadata"]["name"]
+            objects[name] = node
+            view = previous.get(name)
+            if view is not None and previous_objects.get(name) is node and name not in rebuild and name in previous_cache:
+                # The very object seen last time (informer objects are replaced, never changed in
+                # place) and no pod change: the same view, without re-reading the node.
+                cache[name] = previous_cache[name]
+                current[name] = view
+                continue
             version = node["metadata"].get("resourceVersion") or ""
-            cached = self._node_cache.get(name)
+            cached = previous_cache.get(name)
             if cached is None or not version or cached[0] != version:
                 alloc = (node.get("status") or {}).get("allocatable") or {}
                 try:
@@ -199,8 +295,9 @@ class ClusterView:
                 except InvalidQuantity:
                     allocatable = Resources()
                 cached = (version, allocatable, allocatable_pods(node))
+            if not version:
+                objects.pop(name)  # no version: never trusted to be unchanged
             cache[name] = cached
-            view = previous.get(name)
             if view is None or name in rebuild or view.allocatable != cached[1] or view.max_pods != cached[2]:
                 if name not in pods_of:
                     with self._index_lock:
@@ -208,10 +305,10 @@ class ClusterView:
                 usages = [self._usage(pod) for pod in pods_of[name]] + assumed_by_node.get(name, [])
                 view = NodeView(name, cached[1], cached[2], tuple(usages))
             current[name] = view
-            views[name] = view
         self._node_cache = cache
-        self._views = current
-        return views
+        self._node_objects = objects
+        self._views = current  # a new dict each call: the one returned is never changed afterwards
+        return current
 
     def _usage(self, pod: Obj) -> PodUsage:
         try:
@@ -278,12 +375,15 @@ class ClusterView:
                 self._assumed.pop(uid, None)
 
     def _on_record(self, kind: str, record: Obj, old: Obj | None) -> None:
+        meta = record.get("metadata") or {}
+        run = (meta.get("namespace") or "", meta.get("name") or "")
+        if kind == "DELETED":
+            with self._lock:
+                self._written.pop(run, None)
         # A pod's group comes from its run's record: when the record appears, goes, or its
         # groups change, the nodes of that run's pods are rebuilt.
         if kind == "MODIFIED" and old is not None and (old.get("spec") or {}).get("groups") == (record.get("spec") or {}).get("groups"):
             return
-        meta = record.get("metadata") or {}
-        run = (meta.get("namespace") or "", meta.get("name") or "")
         with self._index_lock:
             for uid in self._run_pods.get(run, ()):
                 node = self._pod_node.get(uid)

@@ -3,7 +3,13 @@
 The decisions are core's; this module only gathers their inputs from the
 caches and performs the writes, in the order that keeps the contract:
 
-    record exists -> claim (compare-and-swap) -> bind -> on bind failure, unreserve
+    record exists -> claim (compare-and-swap) -> assume -> bind -> on bind failure, un-assume and unreserve
+
+As in kube-scheduler, the bind is the *binding cycle*: with `bind_later` given, the
+scheduling thread assumes the pod (and, through the record just written, its group's
+claim) in ClusterView and hands the bind to a worker, then starts the next pod at once;
+the worker reports the outcome. Without `bind_later` (unit tests, the microbenchmark)
+the bind runs inline.
 
 A pod whose PipelineRun cannot be planned (a missing Task, an invalid
 quantity) is scheduled as a plain pod and gets a Warning event saying why, so
@@ -27,7 +33,8 @@ import kubernetes
 from kubernetes.client import ApiClient, CoreV1Api
 
 from reference_scheduler.core.claims import ClaimConflict, Claimed, ClaimState, GroupClaim, reserve, unreserve
-from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, NodeView, PodUsage, fit
+from reference_scheduler.core.feasible import ALL_NODES, feasible_nodes_to_find
+from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, NodeView, PodUsage, fit, required_for
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import node_check_failures
 from reference_scheduler.core.plan_readiness import PlanReadiness, plan_readiness, waiting_for_plan_message
@@ -55,6 +62,11 @@ class Outcome(Enum):
     UNSCHEDULABLE = "unschedulable"  # wait for a cluster event
     RETRY = "retry"  # a conflict or a transient error: back off and try again
     GONE = "gone"  # the pod is no longer ours to schedule
+    BINDING = "binding"  # claimed and assumed; a worker binds it and reports BOUND, RETRY or GONE
+
+
+#: Hands a pod's bind to a worker: (the pod, the bind, which returns the attempt's final Outcome).
+BindLater = Callable[[dict[str, Any], Callable[[], Outcome]], None]
 
 
 @dataclass(frozen=True)
@@ -180,9 +192,12 @@ class Cycle:
         strategy: Strategy,
         scheduler_name: str,
         get_shaping: Callable[[], PodShaping] = PodShaping,
+        bind_later: BindLater | None = None,
+        percentage_of_nodes_to_score: int = ALL_NODES,
     ) -> None:
         self._core = CoreV1Api(api)
         self._get_shaping = get_shaping
+        self._bind_later = bind_later
         self._view = view
         self._records = records
         self._events = events
@@ -193,6 +208,8 @@ class Cycle:
         self._scheduler_name = scheduler_name
         self._node_checks = NodeCheckCache()
         self._node_results = NodeResultsCache()
+        self._percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._next_start_node = 0
 
     def schedule(self, pod: Obj) -> Outcome:
         try:
@@ -211,8 +228,12 @@ class Cycle:
         # node they are given, so each node gets just its own (the same answer, without
         # scanning every reservation for every node).
         reservations_by_node: dict[str, list[ActiveReservation]] = {}
+        own_group_nodes: set[str] = set()  # nodes holding a reservation of the pod's own group
+        own_group = group.key if group else None
         for reservation in self._view.active_reservations():
             reservations_by_node.setdefault(reservation.node, []).append(reservation)
+            if reservation.group == own_group:
+                own_group_nodes.add(reservation.node)
         demand = None
         if group is not None and group.claim.state is not ClaimState.RELEASED:
             demand = GroupDemand(group.key, group.peak, group.claim.node if group.claim.state is ClaimState.RESERVED else None)
@@ -226,23 +247,59 @@ class Cycle:
         incoming = demand.peak.max(request) if demand is not None and demand.node is None else request
         fit_key = (request, usage.group, demand)
         score_key = (incoming, usage.group, self._strategy)
-        for node in nodes:
+        # On a node where the pod's group has no pod and no reservation, fit and score do not
+        # depend on the group: a plain pod (need = its request) and a Pending group's first pod
+        # (need = the peak) with the same need get the same answer, so they share one memo
+        # entry across PipelineRuns. Not for a Reserved group: elsewhere its reason names it.
+        shared = usage.group is not None and (demand is None or demand.node is None)
+        group_nodes: set[str] = set()
+        if shared and usage.group is not None:
+            group_nodes = self._view.nodes_with_run(usage.group.namespace, usage.group.pipeline_run) | own_group_nodes
+        unrelated_fit_key = ("unrelated", required_for(request, demand))
+        unrelated_score_key = ("unrelated", incoming, self._strategy)
+
+        def evaluate(node: Obj) -> None:
             name = node["metadata"]["name"]
             view = views.get(name)
             reservations = tuple(reservations_by_node.get(name, ()))
             failures: list[Reason] = list(node_checks(node))
             memo = self._node_results.for_node(view, reservations) if view is not None and name != own_node else None
+            unrelated = usage.group is None or (shared and name not in group_nodes)
             if view is not None:
-                fitted: tuple[Reason, ...] = _remembered(memo.fits if memo else None, fit_key, lambda: tuple(fit(view, reservations, usage, demand)))
+                fitted: tuple[Reason, ...] = _remembered(
+                    memo.fits if memo else None, unrelated_fit_key if unrelated else fit_key, lambda: tuple(fit(view, reservations, usage, demand))
+                )
                 failures += fitted
             if failures:
                 reasons[name] = failures
-                continue
+                return
             assert view is not None
             node_score = _remembered(
-                memo.scores if memo else None, score_key, lambda: score(view, reservations, incoming, group=usage.group, strategy=self._strategy)
+                memo.scores if memo else None,
+                unrelated_score_key if unrelated else score_key,
+                lambda: score(view, reservations, incoming, group=usage.group, strategy=self._strategy),
             )
             feasible.append((node_score, name))
+
+        # A pod of a Reserved group can pass only on its group's node (fit says
+        # GroupReservedOnAnotherNode everywhere else): when it passes there, that is the
+        # choice every full walk makes. Otherwise every node is walked, for the message.
+        reserved_node = self._view.node_named(demand.node) if demand is not None and demand.node is not None else None
+        if reserved_node is not None:
+            evaluate(reserved_node)
+        if not feasible:
+            reasons.clear()
+            to_find = feasible_nodes_to_find(self._percentage_of_nodes_to_score, len(nodes))
+            start = self._next_start_node % len(nodes) if nodes and to_find < len(nodes) else 0
+            processed = 0
+            for i in range(len(nodes)):
+                evaluate(nodes[(start + i) % len(nodes)])
+                processed += 1
+                if len(feasible) >= to_find:
+                    break
+            if to_find < len(nodes):
+                # As kube-scheduler's nextStartNodeIndex: the next attempt starts where this one stopped.
+                self._next_start_node = (start + processed) % len(nodes)
         self._node_results.forget_missing(set(views))
 
         if not feasible:
@@ -318,6 +375,7 @@ class Cycle:
             held: dict[str, Any] = {}
 
             def claim(entry: Obj) -> Obj | None:
+                held.clear()  # a change may be applied twice (a 409, or a copy re-read): the last one counts
                 result = reserve(claim_of(entry), uid, node)
                 if isinstance(result, ClaimConflict):
                     held["conflict"] = result
@@ -340,14 +398,26 @@ class Cycle:
             claimed: Claimed = held["claimed"]
             generation = claimed.generation
 
+        held_group = group.key if group is not None and grouped else None
+        # Assumed before the bind: the next pod counts this one on the node at once (and its
+        # group's claim, which ClusterView holds from the record just written).
+        self._view.assume(pod, node, group.key if group else None)
+        if self._bind_later is None:
+            return self._bind_and_report(pod, node, held_group, generation)
+        self._bind_later(pod, lambda: self._bind_and_report(pod, node, held_group, generation))
+        return Outcome.BINDING
+
+    def _bind_and_report(self, pod: Obj, node: str, claimed: GroupKey | None, generation: int) -> Outcome:
+        """_bind_and_report() binds an assumed pod; a failed bind un-assumes it and rolls its claim back."""
+        uid = pod["metadata"]["uid"]
         try:
             self._bind(pod, node)
         except kubernetes.client.ApiException as err:
+            self._view.forget_assumed(uid)
             self._events.pod_warning(pod, "FailedBinding", f"binding to {node} failed: {err.status} {_api_message(err)}")
-            if group is not None and grouped:
-                self._unreserve(group.key, uid, generation)
+            if claimed is not None:
+                self._unreserve(claimed, uid, generation)
             return Outcome.GONE if err.status == 404 else Outcome.RETRY
-        self._view.assume(pod, node, group.key if group else None)
         self._events.scheduled(pod, node, self._scheduler_name)
         return Outcome.BOUND
 

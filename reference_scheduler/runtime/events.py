@@ -14,7 +14,6 @@ event broadcaster does, so the scheduling loop never waits for an event
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 import time
 from datetime import datetime, timezone
@@ -22,6 +21,8 @@ from typing import Any, Callable
 
 import kubernetes
 from kubernetes.client import ApiClient, CoreV1Api
+
+from reference_scheduler.runtime.background import Background
 
 log = logging.getLogger("tkn-scheduler.events")
 
@@ -45,22 +46,11 @@ class EventRecorder:
         self._component = component
         self._recent: dict[tuple[str, str, str], float] = {}
         self._lock = threading.Lock()
-        self._pending: queue.Queue[Callable[[], None]] = queue.Queue(maxsize=MAX_PENDING_WRITES)
-        threading.Thread(target=self._write_pending, name="events", daemon=True).start()
+        self._writer = Background("events", threads=1, max_pending=MAX_PENDING_WRITES)
 
     def _submit(self, write: Callable[[], None]) -> None:
-        try:
-            self._pending.put_nowait(write)
-        except queue.Full:
+        if not self._writer.submit(write):
             log.debug("event queue full: dropping an event")
-
-    def _write_pending(self) -> None:
-        while True:
-            write = self._pending.get()
-            try:
-                write()
-            except Exception:  # noqa: BLE001 - an event is never worth stopping the writer
-                log.exception("writing an event failed")
 
     def scheduled(self, pod: Obj, node: str, scheduler_name: str) -> None:
         meta = pod["metadata"]

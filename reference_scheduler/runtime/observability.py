@@ -76,9 +76,23 @@ RELEASING_REASONS: tuple[ReleaseReason, ...] = (
 )
 """RELEASING_REASONS are the ReleaseReasons that end a reservation (the others only say why it is held)."""
 
+class ApiClientName(StrEnum):
+    """ApiClientName names the scheduler's two API clients, each with its own token bucket (as kube-scheduler's)."""
+
+    MAIN = "main"
+    """MAIN: informers, records, binds, the Lease."""
+    EVENTS = "events"
+    """EVENTS: Events and the PodScheduled condition, written on their own thread."""
+
+
+API_VERBS: tuple[str, ...] = ("GET", "POST", "PUT", "PATCH", "DELETE")
+"""API_VERBS are the HTTP methods counted; every one but GET is a write."""
+
 _ATTEMPT_RESULTS = frozenset(r.value for r in AttemptResult)
 _RELEASING = frozenset(r.value for r in RELEASING_REASONS)
 _QUEUES = frozenset(q.value for q in PendingQueue)
+_CLIENTS = frozenset(c.value for c in ApiClientName)
+_VERBS = frozenset(API_VERBS)
 
 
 class Observability:
@@ -92,6 +106,8 @@ class Observability:
         self.registry = registry if registry is not None else CollectorRegistry(auto_describe=True)
         self._lock = threading.Lock()
         self._reported: set[tuple[str, str]] = set()
+        self._requests: dict[tuple[str, str], int] = {}
+        self._bound = 0
         self.attempts = Counter(
             f"{PREFIX}_scheduling_attempts",
             "Scheduling attempts, by how they ended.",
@@ -131,8 +147,18 @@ class Observability:
             "1 while this replica holds the leader Lease (or runs without leader election), else 0.",
             registry=self.registry,
         )
+        self.api_requests = Counter(
+            f"{PREFIX}_api_requests",
+            "API requests made, by client and HTTP method (all but GET are writes); "
+            "writes per bound pod = the main client's writes / attempts{result=bound}.",
+            ["client", "verb"],
+            registry=self.registry,
+        )
         for result in AttemptResult:
             self.attempts.labels(result=result.value)
+        for client in ApiClientName:
+            for verb in API_VERBS:
+                self.api_requests.labels(client=client.value, verb=verb)
         for queue in PendingQueue:
             self.pending_pods.labels(queue=queue.value)
         for reason in RELEASING_REASONS:
@@ -145,6 +171,9 @@ class Observability:
             return
         self.attempts.labels(result=result).inc()
         self.duration.observe(max(0.0, seconds))
+        if result == AttemptResult.BOUND:
+            with self._lock:
+                self._bound += 1
 
     def released(self, reason: str) -> None:
         """released counts one released reservation; reason is a releasing ReleaseReason value."""
@@ -152,6 +181,31 @@ class Observability:
             self._unknown("release reason", reason, _RELEASING)
             return
         self.releases.labels(reason=reason).inc()
+
+    def api_request(self, client: str, verb: str) -> None:
+        """api_request counts one API request of `client` (an ApiClientName value) with HTTP method `verb`."""
+        if client not in _CLIENTS or verb not in _VERBS:
+            self._unknown("api request", f"{client} {verb}", _CLIENTS | _VERBS)
+            return
+        self.api_requests.labels(client=client, verb=verb).inc()
+        with self._lock:
+            self._requests[(client, verb)] = self._requests.get((client, verb), 0) + 1
+
+    def request_summary(self) -> str:
+        """request_summary() is one line for the log at exit: requests per client and verb, and writes per bound pod.
+
+        Example: ``main GET=7 POST=501 PUT=1000 PATCH=100; events POST=500; bound 400; main writes per bound pod 4.00``.
+        """
+        with self._lock:
+            counts = dict(self._requests)
+            bound = self._bound
+        parts = []
+        for client in ApiClientName:
+            verbs = " ".join(f"{verb}={counts[(client.value, verb)]}" for verb in API_VERBS if counts.get((client.value, verb)))
+            parts.append(f"{client.value} {verbs or 'none'}")
+        writes = sum(n for (client, verb), n in counts.items() if client == ApiClientName.MAIN and verb != "GET")
+        per_pod = f"{writes / bound:.2f}" if bound else "n/a"
+        return f"{'; '.join(parts)}; bound {bound}; main writes per bound pod {per_pod}"
 
     def claim_conflict(self) -> None:
         """claim_conflict counts one claim lost to a concurrent writer."""

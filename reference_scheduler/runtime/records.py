@@ -9,6 +9,7 @@ change is a pure function of the record it reads (core.claims).
 from __future__ import annotations
 
 import logging
+import threading
 from datetime import datetime, timezone
 from typing import Any, Callable, cast
 
@@ -134,20 +135,46 @@ def record_manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], *, sc
     }
 
 
-def initial_status(groups: tuple[WorkspaceGroup, ...]) -> Obj:
-    entries = [{"name": g.name, "state": ClaimState.PENDING.value, "holders": [], "claimGeneration": 0} for g in groups]
-    return {"groups": entries, "reservedGroups": 0}
+#: A record as the caller last saw it (the informer's copy, or one just written), or None to GET it.
+Latest = Callable[[str, str], "Obj | None"]
+#: Told of every record this writer wrote: (the API's response, the resourceVersion it replaced).
+Written = Callable[..., None]
+#: Runs a write later, on another thread (in order); None runs it at once.
+RunLater = Callable[[Callable[[], None]], object]
 
 
 class RecordWriter:
-    """RecordWriter performs the scheduler's writes to ReservationRecords."""
+    """RecordWriter performs the scheduler's writes to ReservationRecords.
 
-    def __init__(self, api: ApiClient, *, field_manager: str) -> None:
+    Writes per record, as few as the API allows (docs/contract.md section 2: a status
+    subresource, so create ignores status and a status write ignores labels):
+
+    * create: one POST of the spec; no status write (an absent entry is Pending);
+    * a claim, join, rollback or release: one PUT to /status, compare-and-swap against
+      `latest(namespace, name)` (the informer's copy, or the response of our last write),
+      with no GET first; a GET only after a 409, or to confirm a change declined on a copy;
+    * the active label: a PATCH only when its value changes, run through `run_later`.
+    """
+
+    def __init__(
+        self,
+        api: ApiClient,
+        *,
+        field_manager: str,
+        latest: Latest | None = None,
+        on_written: Written | None = None,
+        run_later: RunLater | None = None,
+    ) -> None:
         self._custom = CustomObjectsApi(api)
         self._field_manager = field_manager  # the schedulerName, also written into SCHEDULER_ANNOTATION
+        self._latest = latest
+        self._on_written = on_written or (lambda record, replaces="": None)
+        self._run_later = run_later
+        self._label_lock = threading.Lock()
+        self._label_pending: set[tuple[str, str]] = set()
 
     def create(self, pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...]) -> Obj:
-        """create() makes the record and its Pending status; an existing record is returned as it is."""
+        """create() makes the record (every group Pending: no status entry yet); an existing record is returned as it is."""
         manifest = record_manifest(pipeline_run, groups, scheduler_name=self._field_manager)
         ns, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
         try:
@@ -157,14 +184,15 @@ class RecordWriter:
                 raise
             existing = cast(Obj, self._custom.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, name))
             return existing
-        created["status"] = initial_status(groups)
+        self._on_written(created)
+        return created
+
+    def _get(self, namespace: str, name: str) -> Obj:
         try:
-            updated = cast(Obj, self._custom.replace_namespaced_custom_object_status(GROUP, VERSION, ns, PLURAL, name, created))
-            return updated
+            return cast(Obj, self._custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name))
         except kubernetes.client.ApiException as err:
-            if err.status == 409:  # someone else initialised it first
-                fresh = cast(Obj, self._custom.get_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, name))
-                return fresh
+            if err.status == 404:
+                raise RecordGone(f"{namespace}/{name}") from err
             raise
 
     def change_group(self, namespace: str, name: str, group: str, change: GroupChange) -> Obj | None:
@@ -174,28 +202,29 @@ class RecordWriter:
         RecordGone when the record does not exist, and ApiException(409) when
         CAS_ATTEMPTS conflicting writes in a row beat us (the caller re-queues).
         """
+        cached = self._latest(namespace, name) if self._latest is not None else None
         for attempt in range(CAS_ATTEMPTS):
-            try:
-                record = cast(Obj, self._custom.get_namespaced_custom_object(GROUP, VERSION, namespace, PLURAL, name))
-            except kubernetes.client.ApiException as err:
-                if err.status == 404:
-                    raise RecordGone(f"{namespace}/{name}") from err
-                raise
+            record = dict(cached) if cached is not None else self._get(namespace, name)  # top level only: status is rebuilt
+            from_cache, cached = cached is not None, None
             status = dict(record.get("status") or {})
             entries = [dict(e) for e in status.get("groups") or []]
+            if not entries:  # a new record: every group Pending, as the contract reads an absent entry
+                entries = initial_status_entries(record)
             index = next((i for i, e in enumerate(entries) if e.get("name") == group), None)
             if index is None:
                 entries.append({"name": group, "state": ClaimState.PENDING.value, "holders": [], "claimGeneration": 0})
                 index = len(entries) - 1
             new_entry = change(entries[index])
             if new_entry is None:
+                if from_cache:
+                    continue  # declined on a copy that may be stale: confirm on the API's own
                 return None
             entries[index] = new_entry
             status["groups"] = entries
             status["reservedGroups"] = sum(1 for e in entries if e.get("state") == ClaimState.RESERVED.value)
             record["status"] = status
             try:
-                self._custom.replace_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name, record)
+                written = self._custom.replace_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name, record)
             except kubernetes.client.ApiException as err:
                 if err.status == 409 and attempt + 1 < CAS_ATTEMPTS:
                     log.debug("record %s/%s changed under us; retrying (%d)", namespace, name, attempt + 1)
@@ -203,20 +232,66 @@ class RecordWriter:
                 if err.status == 404:
                     raise RecordGone(f"{namespace}/{name}") from err
                 raise
-            self._sync_active_label(namespace, name, record, entries)
+            if isinstance(written, dict) and written.get("metadata"):
+                self._on_written(written, replaces=str(record["metadata"].get("resourceVersion") or ""))
+                record = written
+            self._label_after(namespace, name, record, entries)
             return new_entry
-        return None  # unreachable: the loop returns or raises
+        return None  # every attempt declined on a copy and then conflicted: the caller retries
+
+    def _label_after(self, namespace: str, name: str, record: Obj, entries: list[Obj]) -> None:
+        """_label_after() brings the active label in line after a status write, through run_later when given.
+
+        The deferred write re-reads the latest record when it runs, so writes queued in any
+        order end with the label the last status asks for; nothing is queued when the label
+        already agrees and no label write is pending.
+        """
+        if self._run_later is None:
+            self._sync_active_label(namespace, name, record, entries)
+            return
+        key = (namespace, name)
+        with self._label_lock:
+            if key not in self._label_pending and _label_of(record) == _active_value(entries):
+                return
+            self._label_pending.add(key)
+
+        def write() -> None:
+            with self._label_lock:
+                self._label_pending.discard(key)
+            latest = (self._latest(namespace, name) if self._latest is not None else None) or record
+            self._sync_active_label(namespace, name, latest, [dict(e) for e in (latest.get("status") or {}).get("groups") or []])
+
+        self._run_later(write)
 
     def _sync_active_label(self, namespace: str, name: str, record: Obj, entries: list[Obj]) -> None:
         # The contract: "true" while any group is Reserved, absent otherwise.
-        active = "true" if any(e.get("state") == ClaimState.RESERVED.value for e in entries) else None
-        labels = (record.get("metadata") or {}).get("labels") or {}
-        if labels.get(ACTIVE_LABEL) == active:
+        active = _active_value(entries)
+        if _label_of(record) == active:
             return
         try:
-            self._custom.patch_namespaced_custom_object(
+            patched = self._custom.patch_namespaced_custom_object(
                 GROUP, VERSION, namespace, PLURAL, name, {"metadata": {"labels": {ACTIVE_LABEL: active}}}
             )
         except kubernetes.client.ApiException as err:
             if err.status != 404:
                 log.warning("cannot set %s=%s on record %s/%s: %s", ACTIVE_LABEL, active, namespace, name, err.reason)
+            return
+        if isinstance(patched, dict) and patched.get("metadata"):
+            self._on_written(patched)
+
+
+def _active_value(entries: list[Obj]) -> str | None:
+    return "true" if any(e.get("state") == ClaimState.RESERVED.value for e in entries) else None
+
+
+def _label_of(record: Obj) -> str | None:
+    found = ((record.get("metadata") or {}).get("labels") or {}).get(ACTIVE_LABEL)
+    return str(found) if found is not None else None
+
+
+def initial_status_entries(record: Obj) -> list[Obj]:
+    """initial_status_entries(record) is a Pending entry for each spec group (what an empty status means)."""
+    return [
+        {"name": g.get("name"), "state": ClaimState.PENDING.value, "holders": [], "claimGeneration": 0}
+        for g in (record.get("spec") or {}).get("groups") or []
+    ]

@@ -20,10 +20,12 @@ from typing import Any, Callable
 import kubernetes
 from kubernetes.client import ApiClient
 
+from reference_scheduler.core.feasible import ALL_NODES
 from reference_scheduler.core.queue_hints import QUEUE, own_pod_updated
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.core.scoring import Strategy
 from reference_scheduler.core.tekton_config import FEATURE_FLAGS_CONFIGMAP, feature_flags_of
+from reference_scheduler.runtime.background import Background
 from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, pipeline_task_of
 from reference_scheduler.runtime.cycle import Cycle, Outcome
 from reference_scheduler.runtime.events import EventRecorder
@@ -46,6 +48,10 @@ SYNC_POLL_SECONDS = 0.2
 
 AttemptObserver = Callable[[str, float], None]
 
+#: Binds in flight at once (kube-scheduler starts a goroutine per pod; the client's
+#: token bucket, not this number, is what limits the rate).
+BIND_THREADS = 8
+
 
 def _custom_lister(custom: kubernetes.client.CustomObjectsApi, group: str, version: str, plural: str) -> Callable[..., Any]:
     return raw_lister(custom.list_cluster_custom_object, group=group, version=version, plural=plural)
@@ -59,8 +65,10 @@ class Scheduler:
         api: ApiClient,
         *,
         scheduler_name: str,
+        events_api: ApiClient | None = None,
         strategy: Strategy = Strategy.LEAST_ALLOCATED,
         release_resync_seconds: float = 5.0,
+        percentage_of_nodes_to_score: int = ALL_NODES,
         resize_floor: Resources | None = None,
         on_attempt: AttemptObserver | None = None,
         on_release: Callable[[str], None] | None = None,
@@ -95,8 +103,13 @@ class Scheduler:
 
         self.queue = SchedulingQueue()
         self.view = ClusterView(pods=self.pods, nodes=self.nodes, records=self.records)
-        writer = RecordWriter(api, field_manager=scheduler_name)
-        events = EventRecorder(api, component=scheduler_name)
+        self.binds = Background("bind", threads=BIND_THREADS)
+        self.labels = Background("labels", threads=1)  # one thread: label writes stay in order
+        self._attempt_started: dict[tuple[str, str], float] = {}
+        writer = RecordWriter(
+            api, field_manager=scheduler_name, latest=self.view.record_of, on_written=self.view.assume_record, run_later=self.labels.submit
+        )
+        events = EventRecorder(events_api or api, component=scheduler_name)
         self.cycle = Cycle(
             api=api,
             view=self.view,
@@ -108,6 +121,8 @@ class Scheduler:
             strategy=strategy,
             scheduler_name=scheduler_name,
             get_shaping=self._shaping,
+            bind_later=self._bind_later,
+            percentage_of_nodes_to_score=percentage_of_nodes_to_score,
         )
         self.releaser = Releaser(
             records=self.records,
@@ -177,12 +192,33 @@ class Scheduler:
             return
         started = time.monotonic()
         result = None
+        self._attempt_started[key] = started
         try:
             outcome = self.cycle.schedule(pod)
         except Exception:  # noqa: BLE001 - one bad pod must never stop the scheduler
             log.exception("scheduling %s/%s failed unexpectedly; backing off", *key)
             outcome, result = Outcome.RETRY, "error"
-        elapsed = time.monotonic() - started
+        if outcome is Outcome.BINDING:
+            return  # in flight until its bind ends: the worker finishes it (_bind_later)
+        self._finish(key, outcome, result)
+
+    def _bind_later(self, pod: Obj, bind: Callable[[], Outcome]) -> None:
+        """_bind_later() runs a pod's bind on a worker, then ends its attempt as _schedule_one would have."""
+        key = _key(pod)
+
+        def run() -> None:
+            result = None
+            try:
+                outcome = bind()
+            except Exception:  # noqa: BLE001 - as in _schedule_one: back off and try again
+                log.exception("binding %s/%s failed unexpectedly; backing off", *key)
+                outcome, result = Outcome.RETRY, "error"
+            self._finish(key, outcome, result)
+
+        self.binds.submit(run)
+
+    def _finish(self, key: tuple[str, str], outcome: Outcome, result: str | None) -> None:
+        elapsed = time.monotonic() - self._attempt_started.pop(key, time.monotonic())
         self._on_attempt(result or outcome.value, elapsed)
         log.debug("attempt %s/%s: %s in %.1f ms", *key, result or outcome.value, elapsed * 1000)
         if outcome in (Outcome.BOUND, Outcome.GONE):

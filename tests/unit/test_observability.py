@@ -254,3 +254,18 @@ def test_configure_logging_replaces_the_root_handlers(monkeypatch: pytest.Monkey
         for handler in saved_handlers:
             root.addHandler(handler)
         root.setLevel(saved_level)
+
+
+def test_request_summary_gives_writes_per_bound_pod() -> None:
+    from reference_scheduler.runtime.observability import Observability
+
+    obs = Observability()
+    for verb in ("GET", "POST", "PUT", "PUT", "PATCH", "POST"):
+        obs.api_request("main", verb)
+    obs.api_request("events", "POST")
+    obs.api_request("main", "LIST")  # not an HTTP method: dropped
+    obs.attempt("bound", 0.01)
+    obs.attempt("bound", 0.01)
+    assert obs.request_summary() == "main GET=1 POST=2 PUT=2 PATCH=1; events POST=1; bound 2; main writes per bound pod 2.50"
+    sample = obs.registry.get_sample_value("tkn_scheduler_api_requests_total", {"client": "main", "verb": "PUT"})
+    assert sample == 2.0

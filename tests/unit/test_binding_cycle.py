@@ -1,0 +1,238 @@
+"""The binding cycle: claim on the scheduling thread, assume, bind on a worker; and the writes it makes.
+
+A fake records API stands in for the API server (resourceVersions, compare-and-swap, a status
+subresource that create ignores); the record informer is never told of the writes, as when
+its watch lags behind the scheduler, so only ClusterView's assumed records can show them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import kubernetes
+import pytest
+
+from bench import microbench
+from reference_scheduler.core.scoring import Strategy
+from reference_scheduler.runtime.cluster_view import ClusterView
+from reference_scheduler.runtime.cycle import Cycle, Outcome
+from reference_scheduler.runtime.records import ACTIVE_LABEL, RecordWriter
+
+pytestmark = pytest.mark.unit
+
+Obj = dict[str, Any]
+
+
+class FakeRecordsApi:
+    """The ReservationRecord endpoints of an API server: each write bumps the resourceVersion."""
+
+    def __init__(self) -> None:
+        self.objects: dict[tuple[str, str], Obj] = {}
+        self.calls: list[str] = []
+        self._version = 100
+
+    def _bump(self, obj: Obj) -> Obj:
+        self._version += 1
+        obj["metadata"]["resourceVersion"] = str(self._version)
+        self.objects[(obj["metadata"]["namespace"], obj["metadata"]["name"])] = obj
+        return {**obj, "metadata": dict(obj["metadata"])}
+
+    def put(self, record: Obj) -> None:
+        self._bump({**record, "metadata": dict(record["metadata"])})
+
+    def create_namespaced_custom_object(self, group: str, version: str, ns: str, plural: str, body: Obj) -> Obj:
+        self.calls.append("create")
+        return self._bump({k: v for k, v in body.items() if k != "status"})  # status ignored on create
+
+    def get_namespaced_custom_object(self, group: str, version: str, ns: str, plural: str, name: str) -> Obj:
+        self.calls.append("get")
+        if (ns, name) not in self.objects:
+            raise kubernetes.client.ApiException(status=404)
+        stored = self.objects[(ns, name)]
+        return {**stored, "metadata": dict(stored["metadata"])}
+
+    def replace_namespaced_custom_object_status(self, group: str, version: str, ns: str, plural: str, name: str, body: Obj) -> Obj:
+        self.calls.append("status")
+        stored = self.objects[(ns, name)]
+        if body["metadata"].get("resourceVersion") != stored["metadata"]["resourceVersion"]:
+            raise kubernetes.client.ApiException(status=409)
+        return self._bump({**stored, "metadata": dict(stored["metadata"]), "status": body["status"]})
+
+    def patch_namespaced_custom_object(self, group: str, version: str, ns: str, plural: str, name: str, body: Obj) -> Obj:
+        self.calls.append("label")
+        stored = self.objects[(ns, name)]
+        labels = {**(stored["metadata"].get("labels") or {}), **body["metadata"]["labels"]}
+        labels = {k: v for k, v in labels.items() if v is not None}
+        return self._bump({**stored, "metadata": {**stored["metadata"], "labels": labels}})
+
+
+def _node(name: str) -> Obj:
+    return {
+        "metadata": {"name": name, "resourceVersion": "1", "labels": {}},
+        "spec": {},
+        "status": {"allocatable": {"cpu": "4", "memory": "16Gi", "pods": "110"}},
+    }
+
+
+def _record(run: str, *, peak: str = "3", tasks: tuple[str, ...] = ("a", "b")) -> Obj:
+    return {
+        "metadata": {"name": run, "namespace": "ns", "resourceVersion": "1"},
+        "spec": {"groups": [{"name": "g0", "tasks": list(tasks), "peak": {"cpu": peak, "memory": "64Mi"}}]},
+    }
+
+
+def _pending(name: str, run: str, task: str = "a") -> Obj:
+    return {
+        "metadata": {
+            "name": name, "namespace": "ns", "uid": f"uid-{name}", "resourceVersion": "1",
+            "labels": {"tekton.dev/pipelineRun": run, "tekton.dev/pipelineTask": task},
+        },
+        "spec": {"schedulerName": "s", "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}]},
+        "status": {"phase": "Pending"},
+    }
+
+
+class Harness:
+    """A Cycle over one 4-CPU node, whose binds wait in `self.binds` until a test runs them."""
+
+    def __init__(self, records: list[Obj], pods: list[Obj], *, nodes: tuple[str, ...] = ("n1",), assume_records: bool = True) -> None:
+        self.api = FakeRecordsApi()
+        for record in records:
+            self.api.put(record)
+        seen = [dict(r) for r in self.api.objects.values()]  # the informer's copies, never updated after this
+        self.view = ClusterView(
+            pods=microbench._informer("pods", pods), nodes=microbench._informer("nodes", [_node(n) for n in nodes]), records=microbench._informer("records", seen)
+        )
+        self.labels: list[Callable[[], None]] = []
+        self.writer = RecordWriter(
+            None,  # type: ignore[arg-type]
+            field_manager="s",
+            latest=self.view.record_of,
+            on_written=self.view.assume_record if assume_records else None,
+            run_later=self.labels.append,
+        )
+        self.writer._custom = self.api  # type: ignore[assignment]  # noqa: SLF001
+        self.binds: list[tuple[Obj, Callable[[], Outcome]]] = []
+        self.bound: list[tuple[str, str]] = []
+        self.bind_error: int | None = None
+        self.events = microbench._Events()  # noqa: SLF001
+        self.cycle = Cycle(
+            api=None,  # type: ignore[arg-type]
+            view=self.view,
+            records=self.writer,
+            events=self.events,  # type: ignore[arg-type]
+            get_pipeline_run=lambda ns, name: None,
+            get_task=lambda ns, name: None,
+            get_limit_range=lambda ns: None,
+            strategy=Strategy.LEAST_ALLOCATED,
+            scheduler_name="s",
+            bind_later=lambda pod, bind: self.binds.append((pod, bind)),
+        )
+        self.cycle._bind = self._bind  # type: ignore[method-assign]  # noqa: SLF001
+
+    def _bind(self, pod: Obj, node: str) -> None:
+        self.api.calls.append("bind")
+        if self.bind_error is not None:
+            raise kubernetes.client.ApiException(status=self.bind_error)
+        self.bound.append((pod["metadata"]["name"], node))
+
+    def run_binds(self) -> list[Outcome]:
+        done, self.binds = self.binds, []
+        return [bind() for _, bind in done]
+
+    def run_labels(self) -> None:
+        done, self.labels = self.labels, []
+        for write in done:
+            write()
+
+    def group(self, run: str) -> Obj:
+        entry: Obj = self.api.objects[("ns", run)]["status"]["groups"][0]
+        return entry
+
+
+def test_first_pods_of_two_runs_do_not_overcommit_a_node_while_binds_and_watches_lag() -> None:
+    # n1 has 4000m. Run A's first pod claims n1 for A's peak of 3000m and is still binding; the
+    # record informer has not shown the claim. Run B (peak 3000m) must see A's 3000m held on n1
+    # (4000 - 3000 = 1000m < 3000m): without the assumed record it would see only A's 100m pod
+    # (4000 - 100 = 3900m >= 3000m) and claim n1 too, 6000m on a 4000m node.
+    h = Harness([_record("run-a"), _record("run-b")], [a := _pending("a-1", "run-a"), b := _pending("b-1", "run-b")])
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    assert h.cycle.schedule(b) is Outcome.UNSCHEDULABLE
+    assert h.group("run-a")["state"] == "Reserved" and h.group("run-a")["node"] == "n1"
+    assert "state" not in h.api.objects[("ns", "run-b")].get("status", {}).get("groups", [{}])[0]
+    assert h.run_binds() == [Outcome.BOUND] and h.bound == [("a-1", "n1")]
+
+
+def test_without_assumed_records_the_second_run_overcommits() -> None:
+    # The same as above with ClusterView never told of the writes: the test above depends on them.
+    h = Harness([_record("run-a"), _record("run-b")], [a := _pending("a-1", "run-a"), b := _pending("b-1", "run-b")], assume_records=False)
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    assert h.cycle.schedule(b) is Outcome.BINDING
+    assert h.group("run-b")["node"] == "n1"
+
+
+def test_a_group_pod_costs_one_status_write_one_label_write_and_a_bind_with_no_get() -> None:
+    h = Harness([_record("run-a")], [a := _pending("a-1", "run-a"), a2 := _pending("a-2", "run-a", task="b")])
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    h.run_labels()
+    assert h.run_binds() == [Outcome.BOUND]
+    assert h.api.calls == ["status", "label", "bind"]
+    assert h.api.objects[("ns", "run-a")]["metadata"]["labels"] == {ACTIVE_LABEL: "true"}
+    # The second pod joins from the copy just written (the informer still has the first version):
+    # one status write, no GET, no 409, and no label write (the label already says true).
+    h.api.calls.clear()
+    assert h.cycle.schedule(a2) is Outcome.BINDING
+    h.run_labels()
+    assert h.run_binds() == [Outcome.BOUND]
+    assert h.api.calls == ["status", "bind"]
+    assert sorted(h.group("run-a")["holders"]) == ["uid-a-1", "uid-a-2"]
+
+
+def test_a_stale_copy_costs_one_get_after_the_409() -> None:
+    h = Harness([_record("run-a")], [a := _pending("a-1", "run-a")])
+    h.api.put(h.api.objects[("ns", "run-a")])  # someone else wrote: the informer's copy is stale
+    h.api.calls.clear()
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    assert h.api.calls == ["status", "get", "status"]
+
+
+def test_a_failed_bind_unassumes_the_pod_and_rolls_the_claim_back() -> None:
+    h = Harness([_record("run-a"), _record("run-b")], [a := _pending("a-1", "run-a"), b := _pending("b-1", "run-b")])
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    h.bind_error = 500
+    assert h.run_binds() == [Outcome.RETRY]
+    group = h.group("run-a")
+    assert (group["state"], group.get("node"), group["holders"], group["claimGeneration"]) == ("Pending", None, [], 1)
+    assert h.view.node_of("uid-a-1") is None
+    h.run_labels()
+    assert ACTIVE_LABEL not in (h.api.objects[("ns", "run-a")]["metadata"].get("labels") or {})
+    # The node is free again: run B claims it.
+    h.bind_error = None
+    assert h.cycle.schedule(b) is Outcome.BINDING
+    assert h.group("run-b")["node"] == "n1"
+
+
+def test_a_record_created_by_the_scheduler_is_created_in_one_call() -> None:
+    api = FakeRecordsApi()
+    writer = RecordWriter(None, field_manager="s")  # type: ignore[arg-type]
+    writer._custom = api  # type: ignore[assignment]  # noqa: SLF001
+    run = {"apiVersion": "tekton.dev/v1", "metadata": {"name": "run-a", "namespace": "ns", "uid": "u"}}
+    created = writer.create(run, ())
+    assert api.calls == ["create"] and "status" not in created
+
+
+def test_an_assumed_record_gives_way_once_the_informer_shows_it_or_a_later_write() -> None:
+    records = microbench._informer("records", [{**_record("run-a"), "metadata": {"name": "run-a", "namespace": "ns", "resourceVersion": "4"}}])
+    view = ClusterView(pods=microbench._informer("pods", []), nodes=microbench._informer("nodes", []), records=records)
+    written = {**_record("run-a"), "metadata": {"name": "run-a", "namespace": "ns", "resourceVersion": "5"}, "status": {"groups": []}}
+    view.assume_record(written, replaces="4")
+    assert view.record_of("ns", "run-a") is written  # the informer still has 4
+    view.assume_record({**written, "metadata": {**written["metadata"], "resourceVersion": "3"}})  # an older response, late
+    assert view.record_of("ns", "run-a") is written
+    caught_up = {**written, "metadata": dict(written["metadata"])}
+    records._store[("ns", "run-a")] = caught_up  # noqa: SLF001
+    assert view.record_of("ns", "run-a") is caught_up
+    view.assume_record(written, replaces="4")
+    later = {**written, "metadata": {**written["metadata"], "resourceVersion": "9"}}
+    records._store[("ns", "run-a")] = later  # noqa: SLF001  # someone else wrote after us
+    assert view.record_of("ns", "run-a") is later
