@@ -19,7 +19,8 @@ import pytest
 from _pytest._code.code import ExceptionRepr
 
 from harness.errors import HarnessError
-from harness.suite.features import Feature, parse_features, resolve_supported
+from harness.report.conformance_report import unsupported_message
+from harness.suite.features import OPT_IN_FEATURES, Feature, parse_features, resolve_supported
 from harness.suite.scenario import Scenario
 from harness.suite.scheduler_under_test import MODES, default_features
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig, parse_override
@@ -262,9 +263,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if scenario is None:
             continue
         item.add_marker(pytest.mark.conformance)
-        missing = [f.value for f in scenario.features if f not in state.config.supported]
+        missing = [f for f in scenario.features if f not in state.config.supported]
         if missing:
-            item.add_marker(pytest.mark.skip(reason=f"suite does not support {', '.join(missing)}"))
+            item.add_marker(pytest.mark.skip(reason=skip_reason(missing)))
+
+
+def skip_reason(missing: list[Feature]) -> str:
+    """skip_reason() says why a scenario is not run: an opt-in feature not asked for, or one the implementation does not support."""
+    opt_in = [f.value for f in missing if f in OPT_IN_FEATURES]
+    if opt_in and len(opt_in) == len(missing):
+        return f"opt-in feature {', '.join(opt_in)} not requested: name it in --supported-features, or pass --all-features"
+    return unsupported_message([f.value for f in missing])
 
 
 @pytest.hookimpl(wrapper=True)

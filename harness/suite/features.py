@@ -1,8 +1,9 @@
 """Features: what an implementation may claim to support, and so what the suite tests.
 
 A scenario declares the features it exercises; the runner skips a scenario
-that needs a feature the implementation does not support ("suite does not
-support X"), and the report counts core and extended features apart.
+that needs a feature the implementation does not support ("implementation
+does not support X") or an opt-in feature nobody asked for, and the report
+counts core and extended features apart.
 """
 
 from __future__ import annotations
