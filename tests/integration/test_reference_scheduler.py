@@ -74,14 +74,7 @@ def test_a_request_larger_than_any_node_waits_with_a_reason_and_others_still_sch
 ) -> None:
     it_kube.core.create_namespaced_pod(namespace, _pod("huge", node_pool, "64"))
 
-    def unschedulable() -> Obj:
-        conditions = (raw_pod(it_kube, namespace, "huge").get("status") or {}).get("conditions") or []
-        scheduled = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
-        if scheduled is None or scheduled.get("status") != "False":
-            raise NotYet(f"PodScheduled is {scheduled}")
-        return scheduled
-
-    condition = wait_for(unschedulable, what="huge to be marked unschedulable", timeout="pod_scheduled", timeouts=it_timeouts)
+    condition = _unschedulable(it_kube, namespace, "huge", it_timeouts)
     assert condition["reason"] == "Unschedulable"
     assert "Insufficient cpu" in condition["message"], condition["message"]
 
@@ -90,25 +83,56 @@ def test_a_request_larger_than_any_node_waits_with_a_reason_and_others_still_sch
     assert not (raw_pod(it_kube, namespace, "huge").get("spec") or {}).get("nodeName")
 
 
-UNPLANNABLE = {
-    # Tekton fails such runs itself; a pod that claims to belong to one must still be scheduled.
-    "missing-task": {"name": "second", "taskRef": {"name": "no-such-task"}, "runAfter": ["first"]},
-    "invalid-quantity": task("second", cpu="lots", workspace="source", run_after=("first",)),
-}
+def _unschedulable(kube: Kube, namespace: str, name: str, timeouts: TimeoutConfig) -> Obj:
+    """_unschedulable() waits for the pod's PodScheduled=False condition and returns it."""
+
+    def poll() -> Obj:
+        conditions = (raw_pod(kube, namespace, name).get("status") or {}).get("conditions") or []
+        scheduled = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
+        if scheduled is None or scheduled.get("status") != "False":
+            raise NotYet(f"PodScheduled is {scheduled}")
+        return dict(scheduled)
+
+    return wait_for(poll, what=f"{name} to be marked unschedulable", timeout="pod_scheduled", timeouts=timeouts)
 
 
-@pytest.mark.parametrize("case", sorted(UNPLANNABLE))
-def test_a_pod_whose_pipelinerun_cannot_be_planned_is_scheduled_without_a_reservation(
-    case: str, it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
-) -> None:
-    claim = make_bound_pvc(it_kube, namespace, "source")
-    run = _run(case, node_pool, [task("first", workspace="source", hold=True), UNPLANNABLE[case]], claim)
-    it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", run)
+def _run_with_a_hand_made_first_pod(case: str, second: Obj, kube: Kube, namespace: str, pool: NodePool) -> None:
+    claim = make_bound_pvc(kube, namespace, "source")
+    run = _run(case, pool, [task("first", workspace="source", hold=True), second], claim)
+    kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", run)
     # The pod as Tekton would label it, made by hand since Tekton refuses to run this pipeline.
-    pod = _pod("first-pod", node_pool, "100m", **{"tekton.dev/pipelineRun": case, "tekton.dev/pipelineTask": "first"})
-    it_kube.core.create_namespaced_pod(namespace, pod)
+    pod = _pod("first-pod", pool, "100m", **{"tekton.dev/pipelineRun": case, "tekton.dev/pipelineTask": "first"})
+    kube.core.create_namespaced_pod(namespace, pod)
+
+
+def test_a_pod_whose_pipelinerun_cannot_be_planned_is_scheduled_without_a_reservation(
+    it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
+) -> None:
+    # Tekton resolves the pipeline, then fails the run on the missing Task: a permanent failure, so a
+    # pod that claims to belong to it is scheduled as a plain pod (with a Warning), never left waiting.
+    missing = {"name": "second", "taskRef": {"name": "no-such-task"}, "runAfter": ["first"]}
+    _run_with_a_hand_made_first_pod("missing-task", missing, it_kube, namespace, node_pool)
     assert _bound(it_kube, namespace, "first-pod", it_timeouts, reference) in node_pool.nodes
-    assert _record(it_kube, namespace, case) is None
+    assert _record(it_kube, namespace, "missing-task") is None
+
+
+def test_a_pod_of_a_pipelinerun_tekton_never_resolves_waits_for_its_plan_and_others_still_schedule(
+    it_kube: Kube, namespace: str, node_pool: NodePool, reference: SchedulerUnderTest, it_timeouts: TimeoutConfig
+) -> None:
+    # An invalid quantity in the embedded spec: Tekton never writes status.pipelineSpec for it, so the
+    # groups cannot be computed and the pod MUST NOT be bound (docs/contract.md section 2); the
+    # reference does not plan from the unsubstituted spec.pipelineSpec. It says why, and a plain pod
+    # beside it still binds.
+    invalid = task("second", cpu="lots", workspace="source", run_after=("first",))
+    _run_with_a_hand_made_first_pod("invalid-quantity", invalid, it_kube, namespace, node_pool)
+    condition = _unschedulable(it_kube, namespace, "first-pod", it_timeouts)
+    assert "waiting for the PipelineRun's plan" in condition["message"], condition["message"]
+    resolved = (it_kube.custom.get_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", "invalid-quantity").get("status") or {}).get("pipelineSpec")
+    assert not resolved, "Tekton resolved a run with an invalid quantity: this test's premise no longer holds"
+    it_kube.core.create_namespaced_pod(namespace, _pod("beside", node_pool, "100m"))
+    assert _bound(it_kube, namespace, "beside", it_timeouts, reference) in node_pool.nodes
+    assert not (raw_pod(it_kube, namespace, "first-pod").get("spec") or {}).get("nodeName")
+    assert _record(it_kube, namespace, "invalid-quantity") is None
 
 
 def _record(kube: Kube, namespace: str, name: str) -> contract.Record | None:
