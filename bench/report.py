@@ -608,9 +608,11 @@ All run as one ServiceAccount, `bench-identity/bench-scheduler` (cluster-admin),
 kubeconfig with its token (`{kubeconfig}` for a command). A command's scheduler should run without
 leader election, or with a lease it can take at once: each run starts it afresh, and one that waits
 for its predecessor's lease to expire spends that wait before its first bind (excluded from the
-backlog's pods/s, not from the stream's probe). Two settings: the default 50/100 and "unthrottled" 10000/10000. The Python client has no
-client-side rate limiter: `--qps/--burst` only size the reference's connection pool, so the
-reference is in effect unthrottled at both settings and its two rows differ by noise only.
+backlog's pods/s, not from the stream's probe). Two settings: the default 50/100 and "unthrottled" 10000/10000. Both
+schedulers limit their own requests: kube-scheduler with client-go's token bucket, the reference
+with its own (`reference_scheduler/runtime/ratelimit.py`, client-go's semantics; its events client
+has a bucket of its own, as kube-scheduler's does). Results measured before that bucket (commits
+before 3f4b82a) ran the reference in effect unthrottled at both settings.
 
 **Nodes.** KWOK nodes of 4 CPU, 16 GiB, 110 pods, in a pool made for the run.
 

@@ -1,8 +1,8 @@
 """The two schedulers under benchmark, each started fresh for every run and serving its own schedulerName.
 
-* reference: `python -m reference_scheduler.main --qps Q --burst B` (the
-  Python client has no rate limiter: --qps/--burst only size its connection
-  pool, so the reference is in effect unthrottled at any setting);
+* reference: `python -m reference_scheduler.main --qps Q --burst B` (a
+  token bucket with client-go's semantics limits its requests, as
+  kube-scheduler's clientConnection.qps/burst limit its own);
 * kube-scheduler: the toolchain's cached binary, default profile, with
   `clientConnection.qps/burst` in its KubeSchedulerConfiguration, started the
   way harness/suite/scheduler_under_test.py starts it.
