@@ -41,6 +41,23 @@ class _Events:
         pass
 
 
+
+def offline_cycle(view: ClusterView, events: Any, *, percentage_of_nodes_to_score: int | None = None) -> Cycle:
+    """offline_cycle() is a Cycle on an in-memory view, with no API client: its writes are patched in by the caller."""
+    extra = {} if percentage_of_nodes_to_score is None else {"percentage_of_nodes_to_score": percentage_of_nodes_to_score}
+    return Cycle(
+        api=None,  # type: ignore[arg-type]
+        view=view,
+        records=None,  # type: ignore[arg-type]
+        events=events,
+        get_pipeline_run=lambda ns, name: None,
+        get_task=lambda ns, name: None,
+        get_limit_range=lambda ns: None,
+        strategy=Strategy.LEAST_ALLOCATED,
+        scheduler_name="bench-reference",
+        **extra,
+    )
+
 def _informer(name: str, objects: list[Obj]) -> Informer:
     informer = Informer(name, lambda **_: {"items": []}, stop=threading.Event())
     informer._store = {((o["metadata"].get("namespace") or ""), o["metadata"]["name"]): o for o in objects}  # noqa: SLF001
@@ -105,17 +122,7 @@ def build(nodes: int, bound: int, groups: int, pending: int, seed: int) -> tuple
     view = ClusterView(pods=_informer("pods", pods), nodes=_informer("nodes", node_objs), records=_informer("records", records))
     decisions: list[tuple[str, str]] = []
     events = _Events()
-    cycle = Cycle(
-        api=None,  # type: ignore[arg-type]
-        view=view,
-        records=None,  # type: ignore[arg-type]
-        events=events,  # type: ignore[arg-type]
-        get_pipeline_run=lambda ns, name: None,
-        get_task=lambda ns, name: None,
-        get_limit_range=lambda ns: None,
-        strategy=Strategy.LEAST_ALLOCATED,
-        scheduler_name="bench-reference",
-    )
+    cycle = offline_cycle(view, events)
 
     def claim_and_bind(p: Obj, chosen: str, group: Any, grouped: bool) -> Outcome:
         decisions.append((p["metadata"]["name"], chosen))

@@ -9,7 +9,6 @@ import pytest
 
 from bench import microbench
 from reference_scheduler.core.feasible import feasible_nodes_to_find
-from reference_scheduler.core.scoring import Strategy
 from reference_scheduler.runtime.cluster_view import ClusterView
 from reference_scheduler.runtime.cycle import Cycle, Outcome
 
@@ -39,18 +38,7 @@ def _cycle(nodes: list[Obj], pods: list[Obj], records: list[Obj], percentage: in
     inform = microbench._informer  # noqa: SLF001
     view = ClusterView(pods=inform("pods", pods), nodes=inform("nodes", nodes), records=inform("records", records))
     events = microbench._Events()  # noqa: SLF001
-    cycle = Cycle(
-        api=None,  # type: ignore[arg-type]
-        view=view,
-        records=None,  # type: ignore[arg-type]
-        events=events,  # type: ignore[arg-type]
-        get_pipeline_run=lambda ns, name: None,
-        get_task=lambda ns, name: None,
-        get_limit_range=lambda ns: None,
-        strategy=Strategy.LEAST_ALLOCATED,
-        scheduler_name="bench-reference",
-        percentage_of_nodes_to_score=percentage,
-    )
+    cycle = microbench.offline_cycle(view, events, percentage_of_nodes_to_score=percentage)
     chosen: list[tuple[str, str]] = []
 
     def claim_and_bind(p: Obj, node: str, group: Any, grouped: bool) -> Outcome:
