@@ -633,15 +633,24 @@ def peak_must_survive_a_restart(run: ScenarioRun, prefix: str, *, component: str
     b_pod = task_pod_must_be_bound(run, "b", "only", timeout="component_recovery")
     assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, inside the peak A reserved before {what}: it should be on {other}"
 
+    big_task_must_follow_and_both_finish(run, small, b_pod, a_node=a_node)
+    # Nothing leaks: both groups are Released once their runs are done.
+    group_must_be(run, "a", "big", state=contract.State.RELEASED, node=a_node, claim_generation=generation)
+    group_must_be(run, "b", "only", state=contract.State.RELEASED, node=other)
+
+
+def big_task_must_follow_and_both_finish(run: ScenarioRun, small: Obj, b_pod: Obj, *, a_node: str) -> None:
+    """big_task_must_follow_and_both_finish() is the end the restart scenarios share.
+
+    A's small task is released, A's big task must bind on A's node `a_node`, B's pod is
+    released, and both runs `a` and `b` must succeed.
+    """
     run.release_pod(small["metadata"]["name"])
     big = task_pod_must_be_bound(run, "a", "big")
     assert big["spec"]["nodeName"] == a_node, f"A's big task ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
     run.release_pod(b_pod["metadata"]["name"])
     pipelinerun_must_succeed(run, "a")
     pipelinerun_must_succeed(run, "b")
-    # Nothing leaks: both groups are Released once their runs are done.
-    group_must_be(run, "a", "big", state=contract.State.RELEASED, node=a_node, claim_generation=generation)
-    group_must_be(run, "b", "only", state=contract.State.RELEASED, node=other)
 
 
 def group_must_hold_beside_a_filler(run: ScenarioRun, pipeline_run: str, *, filler_cpu_millis: int) -> tuple[Obj, str, int | None, str]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
+    big_task_must_follow_and_both_finish,
     group_must_be,
-    pipelinerun_must_succeed,
     task_must_hold_its_group,
     task_pod_must_be_bound,
 )
@@ -44,10 +44,5 @@ def test_scheduler_restart(run: ScenarioRun) -> None:
         f"B landed on {b_pod['spec']['nodeName']}, inside the peak A reserved before the restart: it should be on {other}"
     )
 
-    run.release_pod(small["metadata"]["name"])
-    big = task_pod_must_be_bound(run, "a", "big")
-    assert big["spec"]["nodeName"] == a_node, f"A's big task ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
-    run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "a")
-    pipelinerun_must_succeed(run, "b")
+    big_task_must_follow_and_both_finish(run, small, b_pod, a_node=a_node)
     group_must_be(run, "a", "big", state=State.RELEASED, node=a_node)
