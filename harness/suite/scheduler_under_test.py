@@ -112,7 +112,9 @@ class SchedulerUnderTest:
         if self.mode == "kube-scheduler":
             if self.kube_scheduler_binary is None:
                 raise HarnessError("no kube-scheduler binary: run 'make tools'")
-            config = self.workdir / "kube-scheduler-under-test.yaml"
+            # One file per scheduler name: xdist workers share the workdir, and one shared file once made
+            # both workers' kube-schedulers serve the last name written (the other's pods never scheduled).
+            config = self.workdir / f"{PROCESS_NAME}-{self.scheduler_name}.kube-scheduler.yaml"
             config.parent.mkdir(parents=True, exist_ok=True)
             config.write_text(yaml.safe_dump(kube_scheduler_config(kubeconfig=self.kubeconfig, scheduler_name=self.scheduler_name)))
             return [str(self.kube_scheduler_binary), "--config", str(config), "--secure-port", str(free_port()), "--bind-address", "127.0.0.1"]

@@ -89,3 +89,16 @@ def test_a_relative_program_path_is_made_absolute_since_the_scheduler_runs_in_it
     assert _which("bin/my-scheduler") == str(program)
     with pytest.raises(HarnessError, match="'bin/nothing' from --scheduler-cmd does not exist or is not executable"):
         _which("bin/nothing")
+
+
+def test_two_workers_stock_schedulers_each_serve_their_own_name(tmp_path: Path) -> None:
+    """xdist workers share the workdir: each stock kube-scheduler's config must name its own worker's scheduler."""
+    launches = [
+        SchedulerUnderTest(mode="kube-scheduler", scheduler_name=name, kubeconfig=tmp_path / "k", workdir=tmp_path,
+                           kube_scheduler_binary=Path("/bin/kube-scheduler"))
+        for name in ("tkn-scheduler-gw0", "tkn-scheduler-gw1")
+    ]
+    configs = [Path(launch.argv()[2]) for launch in launches]
+    assert configs[0] != configs[1]
+    for name, config in zip(("tkn-scheduler-gw0", "tkn-scheduler-gw1"), configs, strict=True):
+        assert f"schedulerName: {name}\n" in config.read_text(encoding="utf-8")
