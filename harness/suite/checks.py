@@ -592,6 +592,18 @@ def claim_must_be_forced_onto_the_last_node(run: ScenarioRun) -> str:
     return last
 
 
+def group_node_must_look_worse(run: ScenarioRun, node: str) -> None:
+    """group_node_must_look_worse() pins a filler of half a node's CPU on the group's `node` of a two-node pool.
+
+    The group's next pod then scores worse there than on the empty other node
+    under least-allocated and balanced-allocation scoring, every time: a
+    scheduler that does not remember the group splits it, instead of keeping it
+    together by a random tie-break between two empty nodes.
+    """
+    run.apply("filler", name="filler-group-node", node=node, share=0.5)
+    pod_must_be_running(run, "filler-group-node")
+
+
 def every_other_node_must_look_better(run: ScenarioRun) -> None:
     """every_other_node_must_look_better() swaps the blockers for fillers that make every other node outscore the last.
 
