@@ -10,6 +10,7 @@ it in the ConformanceReport.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -232,6 +233,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 #: The xdist controller's hold on the cluster (harness.suite.session.ControllerCluster).
 _CONTROLLER_KEY = pytest.StashKey[Any]()
+#: A plain (no `-n`) session's hold on the local cluster's lock, taken before its first test.
+_SESSION_LOCK_KEY = pytest.StashKey[contextlib.ExitStack]()
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -250,10 +253,36 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         raise pytest.UsageError(str(err)) from err
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtestloop(session: pytest.Session) -> None:
+    """Without `-n`, a session whose tests use the cluster takes its lock here, before the first test starts.
+
+    Taken in the `cluster` fixture instead, the wait for another session's run
+    would count against the first scenario's pytest-timeout.
+    """
+    from harness.suite.session import hold_cluster
+    from harness.suite.workers import is_controller, worker_id
+
+    config = session.config
+    if worker_id(config) is not None or is_controller(config):
+        return
+    if not any("cluster" in getattr(item, "fixturenames", ()) and item.get_closest_marker("skip") is None for item in session.items):
+        return
+    lock = contextlib.ExitStack()
+    try:
+        lock.enter_context(hold_cluster(config.stash[_STATE_KEY].config))
+    except HarnessError as err:
+        raise pytest.UsageError(str(err)) from err
+    config.stash[_SESSION_LOCK_KEY] = lock
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     controller = config.stash.get(_CONTROLLER_KEY, None)
     if controller is not None:
         controller.close()
+    lock = config.stash.get(_SESSION_LOCK_KEY, None)
+    if lock is not None:
+        lock.close()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

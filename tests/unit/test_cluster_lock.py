@@ -13,6 +13,7 @@ import pytest
 from harness.cluster import cluster_lock
 from harness.timeouts import DEFAULT_TIMEOUTS
 
+pytest_plugins = ("pytester",)
 pytestmark = pytest.mark.unit
 
 #: A second process that tries the lock for half a second.
@@ -92,3 +93,41 @@ def test_a_waiting_session_gets_the_lock_as_soon_as_the_holder_lets_go(tmp_path:
             contender.wait(timeout=1.5)
     out, _ = contender.communicate(timeout=30)
     assert out.strip() == "acquired"
+
+
+#: A session whose one test uses the `cluster` fixture (replaced here, so no cluster is touched).
+LOCKED_BEFORE_THE_FIRST_TEST = {
+    "conftest": '''
+import os
+import pytest
+
+@pytest.fixture(scope="session")
+def cluster():
+    assert os.environ.get("RESCON_LOCAL_CLUSTER_LOCK"), "the session did not hold the cluster's lock before its first test"
+    yield None
+''',
+    "test_uses_cluster": "def test_uses_cluster(cluster):\n    assert cluster is None\n",
+}
+
+
+def test_a_plain_session_waits_for_the_lock_before_its_first_test_so_pytest_timeout_does_not_count_it(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Held by another session for 3 s, the lock delays a `--timeout 1` session without failing its test."""
+    import fcntl
+    import threading
+
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(cache))
+    monkeypatch.delenv(cluster_lock.HELD_ENV, raising=False)
+    pytester.makeconftest(LOCKED_BEFORE_THE_FIRST_TEST["conftest"])
+    pytester.makepyfile(test_uses_cluster=LOCKED_BEFORE_THE_FIRST_TEST["test_uses_cluster"])
+    with open(cache / "local-cluster.lock", "a+", encoding="utf-8") as other:
+        fcntl.flock(other.fileno(), fcntl.LOCK_EX)
+        release = threading.Timer(3.0, fcntl.flock, (other.fileno(), fcntl.LOCK_UN))
+        release.start()
+        result = pytester.runpytest_subprocess("--timeout", "1", "-p", "no:cacheprovider")
+        release.join()
+    result.assert_outcomes(passed=1)
+    assert "the local cluster is in use" in result.stderr.str()
