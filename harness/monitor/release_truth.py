@@ -99,16 +99,44 @@ def true_reasons(
         if condition.get("status") == "True" or reason not in (CANCELLED_REASON, TIMEOUT_REASON):
             found.add(ReleaseReason.PIPELINE_RUN_DONE)
     wanted = spec.get("status")
-    if wanted in ("Cancelled", "CancelledRunFinally") or (condition or {}).get("status") == "False" and reason == CANCELLED_REASON:
+    if wanted == "Cancelled" or (condition or {}).get("status") == "False" and reason == CANCELLED_REASON:
         found.add(ReleaseReason.PIPELINE_RUN_CANCELLED)
-    if wanted == "StoppedRunFinally":
+    if wanted == "CancelledRunFinally" and no_group_task_can_run(pipeline_run, task_runs, group_tasks, running_dag_tasks_finish=False):
+        found.add(ReleaseReason.PIPELINE_RUN_CANCELLED)
+    if wanted == "StoppedRunFinally" and no_group_task_can_run(pipeline_run, task_runs, group_tasks, running_dag_tasks_finish=True):
         found.add(ReleaseReason.PIPELINE_RUN_STOPPED)
     timeouts = spec.get("timeouts") or {}
     started = _parse_time(status.get("startTime"))
     if (condition or {}).get("status") == "False" and reason == TIMEOUT_REASON:
         found.add(ReleaseReason.PIPELINE_RUN_TIMED_OUT)
-    for key in ("pipeline", "tasks"):
-        limit = _duration(timeouts.get(key))
-        if started is not None and limit and now - started > limit:
-            found.add(ReleaseReason.PIPELINE_RUN_TIMED_OUT)
+    pipeline_limit, tasks_limit = _duration(timeouts.get("pipeline")), _duration(timeouts.get("tasks"))
+    if started is not None and pipeline_limit and now - started > pipeline_limit:
+        found.add(ReleaseReason.PIPELINE_RUN_TIMED_OUT)
+    if started is not None and tasks_limit and now - started > tasks_limit and no_group_task_can_run(
+        pipeline_run, task_runs, group_tasks, running_dag_tasks_finish=False,
+    ):
+        found.add(ReleaseReason.PIPELINE_RUN_TIMED_OUT)
     return found
+
+
+def no_group_task_can_run(pipeline_run: Obj, task_runs: Iterable[Obj], group_tasks: Iterable[str], *, running_dag_tasks_finish: bool) -> bool:
+    """no_group_task_can_run() is section 8's test for a graceful stop: none of the group's tasks can run any more.
+
+    CancelledRunFinally and an elapsed `timeouts.tasks` cancel the DAG tasks and
+    run finally tasks: the group's finally tasks must be done (or skipped).
+    StoppedRunFinally lets running DAG tasks finish, retries included, and
+    starts no new one (`running_dag_tasks_finish`): a DAG task that has a
+    TaskRun must be done too. A task counts as a DAG task only when the
+    resolved `status.pipelineSpec.tasks` names it.
+
+    Example: group {build, report}, report a finally task not started yet:
+    False under CancelledRunFinally until report's TaskRun is done.
+    """
+    resolved = (pipeline_run.get("status") or {}).get("pipelineSpec") or {}
+    dag_tasks = {t.get("name") for t in resolved.get("tasks") or []}
+    started = {((t.get("metadata") or {}).get("labels") or {}).get(PIPELINE_TASK_LABEL) for t in task_runs}
+    must_be_done = [
+        task for task in group_tasks
+        if task not in dag_tasks or (running_dag_tasks_finish and task in started)
+    ]
+    return tasks_done(pipeline_run, task_runs, must_be_done)

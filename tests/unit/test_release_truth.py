@@ -84,6 +84,36 @@ def test_a_running_run_makes_no_reason_true() -> None:
     assert true_reasons(running, [_task_run("a", "Unknown", "Running")], group_tasks=["a"], record_uid=UID, now=NOW) == set()
 
 
-def test_stopped_run_finally_is_stopped() -> None:
-    stopped = _pipeline_run(_condition("Unknown", "Running"), spec={"status": "StoppedRunFinally"})
-    assert true_reasons(stopped, [], group_tasks=["a"], record_uid=UID, now=NOW) == {R.PIPELINE_RUN_STOPPED}
+def test_stopped_run_finally_is_stopped_once_no_group_task_can_run() -> None:
+    stopped = _pipeline_run(_condition("Unknown", "Running"), spec={"status": "StoppedRunFinally"}, pipelineSpec={"tasks": [{"name": "a"}]})
+    assert true_reasons(stopped, [], group_tasks=["a"], record_uid=UID, now=NOW) == {R.PIPELINE_RUN_STOPPED}  # a never started
+    running = [_task_run("a", "Unknown", "Running")]
+    assert true_reasons(stopped, running, group_tasks=["a"], record_uid=UID, now=NOW) == set()  # a runs to its end
+    retrying = [_task_run("a", "False", "Failed", retries=1)]
+    assert true_reasons(stopped, retrying, group_tasks=["a"], record_uid=UID, now=NOW) == set()  # ... retries included
+    unresolved = _pipeline_run(_condition("Unknown", "Running"), spec={"status": "StoppedRunFinally"})
+    assert true_reasons(unresolved, [], group_tasks=["a"], record_uid=UID, now=NOW) == set()  # a may be a finally task
+
+
+# Group {build, report}: build a DAG task, report a finally task sharing its workspace.
+GRACEFUL_PLAN = {"tasks": [{"name": "build"}], "finally": [{"name": "report"}]}
+
+
+def test_cancelled_run_finally_is_cancelled_once_the_groups_finally_tasks_are_done() -> None:
+    cancelled = _pipeline_run(_condition("Unknown", "Running"), spec={"status": "CancelledRunFinally"}, pipelineSpec=GRACEFUL_PLAN)
+    build_running = _task_run("build", "Unknown", "Running")
+    assert true_reasons(cancelled, [build_running], group_tasks=["build"], record_uid=UID, now=NOW) == {R.PIPELINE_RUN_CANCELLED}
+    assert true_reasons(cancelled, [build_running], group_tasks=["build", "report"], record_uid=UID, now=NOW) == set()
+    report_running = _task_run("report", "Unknown", "Running")
+    assert true_reasons(cancelled, [build_running, report_running], group_tasks=["build", "report"], record_uid=UID, now=NOW) == set()
+    report_done = _task_run("report", "True", "Succeeded")
+    assert true_reasons(cancelled, [build_running, report_done], group_tasks=["build", "report"], record_uid=UID, now=NOW) == {R.PIPELINE_RUN_CANCELLED}
+
+
+def test_an_elapsed_tasks_timeout_is_a_timeout_once_the_groups_finally_tasks_are_done() -> None:
+    started = (NOW - timedelta(minutes=2)).isoformat().replace("+00:00", "Z")
+    run = _pipeline_run(_condition("Unknown", "Running"), spec={"timeouts": {"tasks": "1m0s"}}, startTime=started, pipelineSpec=GRACEFUL_PLAN)
+    assert true_reasons(run, [], group_tasks=["build"], record_uid=UID, now=NOW) == {R.PIPELINE_RUN_TIMED_OUT}
+    assert true_reasons(run, [], group_tasks=["build", "report"], record_uid=UID, now=NOW) == set()
+    done = [_task_run("report", "True", "Succeeded")]
+    assert true_reasons(run, done, group_tasks=["build", "report"], record_uid=UID, now=NOW) == {R.PIPELINE_RUN_TIMED_OUT}
