@@ -1,9 +1,21 @@
-"""bind_failure_rollback: when binding the group's first pod fails, its claim is rolled back; once binding works, it sticks."""
+"""bind_failure_rollback: when binding the group's first pod fails, its claim is rolled back; once binding works, it sticks.
+
+Before `second` is placed, a filler of half a node's CPU goes on the group's
+node, so a scheduler that does not remember the group sends `second` to the
+empty other node every time, not by a random tie-break.
+"""
 
 from __future__ import annotations
 
 from harness.contract.record import State
-from harness.suite.checks import binding_must_be_denied, group_must_be, pipelinerun_must_succeed, task_pod_must_be_bound, task_pod_must_exist
+from harness.suite.checks import (
+    binding_must_be_denied,
+    group_must_be,
+    group_node_must_look_worse,
+    pipelinerun_must_succeed,
+    task_pod_must_be_bound,
+    task_pod_must_exist,
+)
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import Scenario
@@ -13,7 +25,7 @@ SCENARIO = Scenario(
     name="bind_failure_rollback",
     description="Binding the group's first pod is denied by an admission policy: the claim is rolled back and nothing is bound; once the fault is lifted the pod binds and the group is Reserved on its node",
     features=(Feature.BIND_ROLLBACK,),
-    fixtures=("bind_failure_rollback-fault", "bind_failure_rollback"),
+    fixtures=("bind_failure_rollback-fault", "bind_failure_rollback", "filler"),
     volumes=("source",),
 )
 
@@ -47,6 +59,8 @@ def test_bind_failure_rollback(run: ScenarioRun) -> None:
         run.delete(doc)
     bound = task_pod_must_be_bound(run, "rollback", "first")
     group_must_be(run, "rollback", "first", state=State.RESERVED, node=bound["spec"]["nodeName"])
+    # Room on the group's node for second: filler 0.5 + the group's CPU peak (second's 0.4) = 0.9 of a node.
+    group_node_must_look_worse(run, bound["spec"]["nodeName"])
     run.release_pod(bound["metadata"]["name"])
     second = task_pod_must_be_bound(run, "rollback", "second")
     assert second["spec"]["nodeName"] == bound["spec"]["nodeName"], "the group's second task left the group's node"
