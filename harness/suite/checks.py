@@ -674,7 +674,9 @@ def group_must_hold_beside_a_filler(run: ScenarioRun, pipeline_run: str, *, fill
     """
     small, node, record = task_must_hold_its_group(run, pipeline_run, "small")
     other = next(n for n in run.node_names if n != node)
-    run.apply("filler", node=other, share=filler_cpu_millis / run.node_cpu_millis())
+    # The scenarios' arithmetic is in millis of a 4800m node (PoolSpec's default); the fixture scales it to
+    # the real node, as on kind (a share of the node's real allocatable would ask a kind node for 4200m).
+    run.apply("filler", node=other, share=filler_cpu_millis / 4800)
     pod_must_be_running(run, "filler")
     return small, node, claim_generation_of(record, "small"), other
 

@@ -6,6 +6,13 @@ with no holder left, the claim goes back to Pending), so the replacement pod
 makes a new claim on whichever node scores best, away from the group's volume
 data. Only a failed bind removes a holder, and only the node's deletion loses
 a claim (docs/contract.md sections 7.3 and 10).
+
+What comes back depends on the kubelet. On KWOK the evicted pod is gone at
+once and Tekton creates the TaskRun's pod again. On kind (measured 2026-12-01)
+the kubelet kills the held step, which exits 255: the TaskRun fails with
+StepFailed and, without retries, so does the PipelineRun, and no pod comes
+back. So `small` has `retries: 1`: there the replacement is the retry's pod,
+and it too must return to the claim's node.
 """
 
 from __future__ import annotations
