@@ -1251,6 +1251,82 @@ def apply_forgets_records_on_broken_watch() -> None:
     Informer._run = run  # type: ignore[method-assign]
 
 
+# --- timed_out_read_is_deleted ------------------------------------------------------
+
+#: The client timeout of the timed_out_read_is_deleted mutant's fresh read of a PipelineRun, in seconds.
+FRESH_READ_TIMEOUT_SECONDS = 1.0
+
+
+def timed_out(err: BaseException) -> bool:
+    """timed_out(err): the client gave up waiting for an answer (urllib3's read timeout, bare or as MaxRetryError's reason).
+
+    Only a read timeout: urllib3's refused connection (NewConnectionError) is a ConnectTimeoutError too.
+    """
+    import urllib3
+
+    reason = err.reason if isinstance(err, urllib3.exceptions.MaxRetryError) else err
+    return isinstance(reason, urllib3.exceptions.ReadTimeoutError)
+
+
+def read_or_gone(read: Callable[[], Obj]) -> Obj | None:
+    """read_or_gone(read) is the object read, None when it does not exist (404), and, the fault, None when the read timed out.
+
+    An API server whose etcd is away answers nothing (no 5xx: the request
+    hangs), so a client with a timeout sees only its own timeout; this reads
+    it as "no such object". Any other failure (a refused connection, a 5xx)
+    still raises, as in the reference.
+    """
+    import kubernetes
+    import urllib3
+
+    try:
+        return read()
+    except kubernetes.client.ApiException as err:
+        if err.status == 404:
+            return None
+        raise
+    except urllib3.exceptions.HTTPError as err:
+        if timed_out(err):
+            return None
+        raise
+
+
+def apply_timed_out_read_is_deleted() -> None:
+    """The fault: the releaser reads each PipelineRun afresh from the API (1 s client timeout), and a read that times out counts as the run deleted.
+
+    The reference judges from its caches, which an etcd outage leaves as they
+    were; this one, in the outage, releases every Reserved group it evaluates
+    (PipelineRunDeleted) and the release lands once etcd is back.
+    """
+    import kubernetes
+
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    original_init = Scheduler.__init__
+
+    class FreshPipelineRuns:
+        """FreshPipelineRuns.get(namespace, name) is a GET of the PipelineRun, through read_or_gone."""
+
+        def __init__(self, custom: kubernetes.client.CustomObjectsApi) -> None:
+            self._custom = custom
+
+        def get(self, namespace: str, name: str) -> Obj | None:
+            def read() -> Obj:
+                found = self._custom.get_namespaced_custom_object(
+                    "tekton.dev", "v1", namespace, "pipelineruns", name, _request_timeout=FRESH_READ_TIMEOUT_SECONDS
+                )
+                return dict(found) if isinstance(found, dict) else {}
+
+            return read_or_gone(read)
+
+    @functools.wraps(original_init)
+    def init(self: Scheduler, api: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, api, *args, **kwargs)
+        self.releaser._pipeline_runs = FreshPipelineRuns(kubernetes.client.CustomObjectsApi(api))  # type: ignore[assignment]
+
+    Scheduler.__init__ = init  # type: ignore[method-assign]
+
+
 # --- eviction_rolls_back_claim ---------------------------------------------------
 
 
@@ -1902,6 +1978,13 @@ MUTANTS: dict[str, Mutant] = {
             "api_server_restart",
             apply_forgets_records_on_broken_watch,
             "5.record_is_state",
+        ),
+        Mutant(
+            "timed_out_read_is_deleted",
+            "the releaser reads each PipelineRun afresh with a 1 s client timeout and takes a read that times out (etcd away: no answer) for the run deleted, releasing its groups",
+            "etcd_restart",
+            apply_timed_out_read_is_deleted,
+            "8.reason",
         ),
         Mutant(
             "eviction_rolls_back_claim",

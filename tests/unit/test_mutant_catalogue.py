@@ -509,6 +509,37 @@ class TestForgetsRecordsOnBrokenWatch:
         assert [c for c in calls if not c.get("watch")] == [{}, {"limit": 1}], "one full list, then only a resume point"
 
 
+class TestTimedOutReadIsDeleted:
+    @staticmethod
+    def failing(err: BaseException) -> Any:
+        def read() -> Any:
+            raise err
+
+        return read
+
+    def test_a_read_that_timed_out_counts_as_gone(self) -> None:
+        import urllib3
+
+        timeout = urllib3.exceptions.ReadTimeoutError(None, "/apis/tekton.dev/v1", "Read timed out. (read timeout=1.0)")  # type: ignore[arg-type]
+        assert faults.read_or_gone(self.failing(timeout)) is None
+        assert faults.read_or_gone(self.failing(urllib3.exceptions.MaxRetryError(None, "/apis", reason=timeout))) is None  # type: ignore[arg-type]
+
+    def test_a_404_is_gone_and_the_object_is_returned(self) -> None:
+        import kubernetes
+
+        assert faults.read_or_gone(self.failing(kubernetes.client.ApiException(status=404))) is None
+        assert faults.read_or_gone(lambda: {"metadata": {"name": "a"}}) == {"metadata": {"name": "a"}}
+
+    def test_other_failures_still_raise(self) -> None:
+        import kubernetes
+        import urllib3
+
+        refused = urllib3.exceptions.MaxRetryError(None, "/apis", reason=urllib3.exceptions.NewConnectionError(None, "refused"))  # type: ignore[arg-type]
+        for err in (kubernetes.client.ApiException(status=500), refused):
+            with pytest.raises(type(err)):
+                faults.read_or_gone(self.failing(err))
+
+
 class TestEvictionRollsBackClaim:
     def test_the_only_holder_evicted_sends_the_claim_back_to_pending(self) -> None:
         claim = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 1)
