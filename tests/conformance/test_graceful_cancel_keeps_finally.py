@@ -8,9 +8,12 @@ and a finally task that shares the group's workspace is in the group
 
 The fault it exists to catch: CancelledRunFinally read as Cancelled
 (mutant `graceful_cancel_releases_at_once`): the group is released at the
-stop, B takes the room, and the finally task `report` finds none on its
-group's node (the monitor also finds the reason PipelineRunCancelled untrue
-while `report` can still run: rule `release-reason-untrue`).
+stop, and B, pending beside A's peak, takes the room meant for the finally
+task `report` (the monitor also finds the reason PipelineRunCancelled untrue
+while `report` can still run: rule `release-reason-untrue`). A ResourceQuota
+holds report's pod back after the stop, so the gap between the stop and the
+finally pod lasts the whole `pod_stays_pending` window instead of the ~0.3 s
+Tekton takes; B exists before the quota, which would refuse its pod too.
 
 What Tekton v1.15 does here (watched on the local cluster, KWOK pods):
 within ~15 ms of the stop it sets `small`'s TaskRun to TaskRunCancelled and
@@ -36,8 +39,12 @@ from harness.suite.checks import (
     pipelinerun_must_end_with,
     pipelinerun_must_list_task,
     pipelinerun_must_succeed,
+    pod_creation_must_be_allowed,
+    pod_creation_must_be_denied,
     task_must_hold_its_group,
     task_pod_must_be_bound,
+    task_pod_must_exist,
+    task_pod_must_not_exist,
     task_pod_must_stay_pending,
     taskrun_must_be_done,
 )
@@ -47,9 +54,9 @@ from harness.suite.scenario import PoolSpec, Scenario
 
 SCENARIO = Scenario(
     name="graceful_cancel_keeps_finally",
-    description="A run whose finally task (3800m) shares its workspace is stopped with CancelledRunFinally while its 200m DAG task runs: the group stays Reserved, B (2000m) waits, the finally task lands on the group's node under the same claim, and only then is the group Released and B binds",
+    description="A run whose finally task (3800m) shares its workspace is stopped with CancelledRunFinally while its 200m DAG task runs: the group stays Reserved while a quota holds the finally pod back, B (2000m) waits, the finally task lands on the group's node under the same claim, and only then is the group Released and B binds",
     features=(Feature.RELEASE,),
-    fixtures=("graceful_cancel_keeps_finally", "graceful_cancel_keeps_finally-b"),
+    fixtures=("graceful_cancel_keeps_finally", "graceful_cancel_keeps_finally-b", "graceful_cancel_keeps_finally-quota"),
     pool=PoolSpec(count=1),
     volumes=("a-source", "b-source"),
 )
@@ -57,10 +64,10 @@ SCENARIO = Scenario(
 # By hand, on the single 4800m node: A's group is {small, report}; its peak is
 # max(200, 3800) = 3800m (a finally task never overlaps a DAG task), memory 0.
 # While the group is Reserved the node holds 3800m of A whatever runs: small
-# (200m) plus the residual 3800 - 200 = 3600m; after small is cancelled, the
-# residual 3800 - 0; with report running, report's 3800m plus 0. That leaves
-# 4800 - 3800 = 1000m, less than B's 2000m. Once the group is Released and
-# report is done, 4800m is free and B fits.
+# (200m) plus the residual 3800 - 200 = 3600m; after small is cancelled and
+# before report has a pod, the residual 3800 - 0; with report running,
+# report's 3800m plus 0. That leaves 4800 - 3800 = 1000m, less than B's 2000m.
+# Once the group is Released and report is done, 4800m is free and B fits.
 PEAK_CPU = 3800
 
 
@@ -74,12 +81,23 @@ def test_graceful_cancel_keeps_finally(run: ScenarioRun) -> None:
     )
     # Tekton cancels only the TaskRuns it lists already: judge the scheduler only once Tekton has acted.
     pipelinerun_must_list_task(run, "a", "small")
-
-    run.cancel("a", status="CancelledRunFinally")
+    # B's pod must exist before the quota that holds report's pod back would refuse it too.
     run.apply("graceful_cancel_keeps_finally-b")
+    task_pod_must_exist(run, "b", "only")
+    quota = run.apply("graceful_cancel_keeps_finally-quota")
+    pod_creation_must_be_denied(run)
+
+    # The stop: small is cancelled, report is still to run but has no pod while the quota lasts.
+    run.cancel("a", status="CancelledRunFinally")
     taskrun_must_be_done(run, "a", "small")
     task_pod_must_stay_pending(run, "b", "only")
+    group_must_be(run, "a", "small", state=State.RESERVED, node=node, claim_generation=generation)
+    task_pod_must_not_exist(run, "a", "report", attempt=0)
 
+    for doc in quota:
+        run.delete(doc)
+    pod_creation_must_be_allowed(run)
+    run.nudge_task_run("a", "report")
     report = task_pod_must_be_bound(run, "a", "report")
     assert report["spec"]["nodeName"] == node, f"A's finally task report ran on {report['spec']['nodeName']}, not on its group's node {node}"
     group_must_stay(run, "a", "report", node=node, holders=(report,))
