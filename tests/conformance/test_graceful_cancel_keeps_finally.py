@@ -12,19 +12,20 @@ stop, and B, pending beside A's peak, takes the room meant for the finally
 task `report` (the monitor also finds the reason PipelineRunCancelled untrue
 while `report` can still run: rule `release-reason-untrue`). A ResourceQuota
 holds report's pod back after the stop, so the gap between the stop and the
-finally pod lasts the whole `pod_stays_pending` window instead of the ~0.3 s
-Tekton takes; B exists before the quota, which would refuse its pod too.
+finally pod lasts the whole `pod_stays_pending` window instead of the
+0.15-0.3 s Tekton takes; B exists before the quota, which would refuse its pod too.
 
 What Tekton v1.15 does here (watched on the local cluster, KWOK pods):
-within ~15 ms of the stop it sets `small`'s TaskRun to TaskRunCancelled and
-deletes its pod, and the PipelineRun's reason becomes CancelledRunningFinally;
-it marks the TaskRun Succeeded False (TaskRunCancelled) without waiting for
-the pod to be gone, and creates `report`'s TaskRun right after (~70 ms after
-the stop). So it does run the finally task after cancelling a running DAG
-task. The finally pod followed the cancelled pod's deletion by ~75 ms here
-only because KWOK finishes a deletion at once; Tekton does not wait for it,
-so beside a kubelet `small`'s pod may still be terminating while `report`
-runs (section 7 counts it until it is gone: 200 + 3800 still fits). Once
+within ~30 ms of the stop it sets `small`'s TaskRun to TaskRunCancelled and
+deletes its pod (30 s grace, which KWOK cuts short); the PipelineRun's reason
+becomes CancelledRunningFinally. It marks the TaskRun Succeeded False
+(TaskRunCancelled) before the pod is gone (5 ms before, once) and creates
+`report`'s TaskRun 70-90 ms after the stop: it does run the finally task
+after cancelling a running DAG task. The finally pod came after the cancelled
+pod was gone only because KWOK finishes a deletion at once; Tekton does not
+wait for it, so beside a kubelet `small`'s pod may still be terminating while
+`report` runs (section 7 counts it until it is gone: 200 + 3800 still fits).
+Under the quota `report`'s TaskRun waits as ExceededResourceQuota. Once
 `report` is done the PipelineRun ends Succeeded False, reason Cancelled.
 """
 
