@@ -100,9 +100,12 @@ class ScenarioRun:
         """release_pod() ends a held simulated task's steps (the sim.rescon.dev/release annotation)."""
         self.kube.core.patch_namespaced_pod(pod_name, self.namespace, {"metadata": {"annotations": {RELEASE_ANNOTATION: "true"}}})
 
-    def cancel(self, pipeline_run: str) -> None:
-        """cancel() stops a PipelineRun as `tkn pipelinerun cancel` does: spec.status Cancelled."""
-        body = {"spec": {"status": "Cancelled"}}
+    def cancel(self, pipeline_run: str, *, status: str = "Cancelled") -> None:
+        """cancel() stops a PipelineRun as `tkn pipelinerun cancel` does: spec.status Cancelled.
+
+        `status="CancelledRunFinally"` stops it gracefully instead: Tekton cancels the DAG tasks and still runs finally.
+        """
+        body = {"spec": {"status": status}}
         self.kube.custom.patch_namespaced_custom_object(*TEKTON, self.namespace, "pipelineruns", pipeline_run, body)
 
     def start_pending(self, pipeline_run: str) -> None:

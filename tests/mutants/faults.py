@@ -2079,3 +2079,40 @@ MUTANTS["omits_scheduler_name_annotation"] = Mutant(
     apply_omits_scheduler_name_annotation,
     "2.scheduler_name",
 )
+
+
+# --- graceful_cancel_releases_at_once ----------------------------------------------
+
+
+def run_finally_read_as_cancelled(decide: Callable[..., ReleaseDecision]) -> Callable[..., ReleaseDecision]:
+    """run_finally_read_as_cancelled(release_decision): the same verdicts, with spec.status CancelledRunFinally read as Cancelled.
+
+    The fault: a gracefully cancelled run's group is released at the stop
+    (PipelineRunCancelled), although a finally task of it still runs; on the
+    graceful_cancel_keeps_finally node that frees A's 3800m for B while the
+    finally task `report` (3800m) is still to come.
+    """
+
+    @functools.wraps(decide)
+    def decision(group_tasks: Any, pipeline_run: Obj | None, *args: Any, **kwargs: Any) -> ReleaseDecision:
+        if pipeline_run is not None and (pipeline_run.get("spec") or {}).get("status") == "CancelledRunFinally":
+            pipeline_run = {**pipeline_run, "spec": {**pipeline_run["spec"], "status": "Cancelled"}}
+        return decide(group_tasks, pipeline_run, *args, **kwargs)
+
+    return decision
+
+
+def apply_graceful_cancel_releases_at_once() -> None:
+    from reference_scheduler.runtime import releaser
+
+    releaser.release_decision = run_finally_read_as_cancelled(releaser.release_decision)
+
+
+RULES["8.graceful_stop"] = "section 8, rule 2: a graceful stop (CancelledRunFinally) releases a group only once no task of it can run; a finally task in the group still can"
+MUTANTS["graceful_cancel_releases_at_once"] = Mutant(
+    "graceful_cancel_releases_at_once",
+    "CancelledRunFinally is treated like Cancelled: the group is released at the stop, while a finally task of it is still to run",
+    "graceful_cancel_keeps_finally",
+    apply_graceful_cancel_releases_at_once,
+    "8.graceful_stop",
+)

@@ -193,3 +193,29 @@ class TestReservesCpuOnly:
         assert [f.resource for f in fit(self.NODE, self.HELD, b_pod, demand)] == ["memory"]  # type: ignore[union-attr]
         monkeypatch.setattr(headroom, "foreign_reserved", faults.cpu_only(foreign_reserved))
         assert fit(self.NODE, self.HELD, b_pod, demand) == []
+
+
+class TestGracefulCancelReleasesAtOnce:
+    """{small, report}: small a DAG task cancelled by the stop, report a finally task with no TaskRun yet."""
+
+    STOPPED = {
+        "metadata": {"name": "a"},
+        "spec": {"status": "CancelledRunFinally"},
+        "status": {
+            "conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "CancelledRunningFinally"}],
+            "pipelineSpec": {"tasks": [{"name": "small"}], "finally": [{"name": "report"}]},
+            "childReferences": [{"pipelineTaskName": "small", "name": "a-small"}],
+        },
+    }
+    SMALL = {"a-small": {"spec": {"status": "TaskRunCancelled"}, "status": {"conditions": [{"type": "Succeeded", "status": "False", "reason": "TaskRunCancelled"}]}}}
+
+    def test_the_finally_task_to_come_holds_in_the_reference_and_not_here(self) -> None:
+        assert not release_decision(["small", "report"], self.STOPPED, self.SMALL).release
+        verdict = faults.run_finally_read_as_cancelled(release_decision)(["small", "report"], self.STOPPED, self.SMALL)
+        assert (verdict.release, verdict.reason) == (True, ReleaseReason.PIPELINE_RUN_CANCELLED)
+
+    def test_other_runs_are_judged_as_by_the_reference(self) -> None:
+        decide = faults.run_finally_read_as_cancelled(release_decision)
+        running = {**self.STOPPED, "spec": {}}
+        assert decide(["small", "report"], running, self.SMALL) == release_decision(["small", "report"], running, self.SMALL)
+        assert decide(["small"], None, {}) == release_decision(["small"], None, {})
