@@ -190,10 +190,20 @@ class ScenarioRun:
         self.applied.append(written)
         return written
 
-    def restart_scheduler(self) -> None:
-        """restart_scheduler() kills the scheduler under test as a crash would (SIGKILL, or its pods deleted) and brings it back."""
+    def restart_scheduler(self, *, while_down: Callable[[], None] | None = None) -> None:
+        """restart_scheduler() kills the scheduler under test as a crash would (SIGKILL, or its pods deleted) and brings it back.
+
+        `while_down` runs between the kill and the start (say, a fault lifted
+        while no scheduler runs); the scheduler is started again even if it
+        fails. For `--scheduler external` the start is its Deployment's, which
+        may already run a replacement by then.
+        """
         killed = self.scheduler.kill(self.kube)
-        self.scheduler.start()
+        try:
+            if while_down is not None:
+                while_down()
+        finally:
+            self.scheduler.start()
         if killed:
             self._wait_scheduler_replaced(set(killed))
         self.scheduler.check_alive()

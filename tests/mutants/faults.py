@@ -697,7 +697,13 @@ def rolled_back_on_start(claim: GroupClaim) -> GroupClaim:
     return claim
 
 
-def apply_stale_rollback() -> None:
+def on_start_change_claims(change: Callable[[Any, Obj, GroupClaim], GroupClaim]) -> None:
+    """Scheduler.run, patched: before it starts, `change(scheduler, record, claim)` rewrites each Reserved claim of its records.
+
+    The shared opening of the faults a restarted scheduler commits on the claims
+    it finds (stale_rollback, unbound_claim_dropped_on_start); a claim `change`
+    returns as it was is not written.
+    """
     from reference_scheduler.runtime.records import RecordGone, claim_of, with_claim
     from reference_scheduler.runtime.scheduler import Scheduler
 
@@ -710,18 +716,22 @@ def apply_stale_rollback() -> None:
                 if claim_of(entry).state is not ClaimState.RESERVED:
                     continue
 
-                def roll_back(current: Obj) -> Obj | None:
+                def rewrite(current: Obj) -> Obj | None:
                     before = claim_of(current)
-                    after = rolled_back_on_start(before)
+                    after = change(self, record, before) if before.state is ClaimState.RESERVED else before
                     return None if after == before else with_claim(current, after)
 
                 try:
-                    self.cycle._records.change_group(meta.get("namespace") or "", meta["name"], str(entry.get("name")), roll_back)
+                    self.cycle._records.change_group(meta.get("namespace") or "", meta["name"], str(entry.get("name")), rewrite)
                 except RecordGone:
                     pass
         original_run(self)
 
     Scheduler.run = run  # type: ignore[method-assign]
+
+
+def apply_stale_rollback() -> None:
+    on_start_change_claims(lambda _scheduler, _record, claim: rolled_back_on_start(claim))
 
 
 # --- claim_moves_node ------------------------------------------------------------
@@ -2115,4 +2125,42 @@ MUTANTS["graceful_cancel_releases_at_once"] = Mutant(
     "graceful_cancel_keeps_finally",
     apply_graceful_cancel_releases_at_once,
     "8.graceful_stop",
+)
+
+
+# --- unbound_claim_dropped_on_start ----------------------------------------------
+
+
+def dropped_if_unbound(claim: GroupClaim, bound: frozenset[str]) -> GroupClaim:
+    """dropped_if_unbound: a Reserved claim none of whose holders is among the `bound` pod uids goes back to Pending.
+
+    The fault: a restarted scheduler takes such a claim for an attempt that
+    crashed before its bind and rolls it back (generation kept), so its pods
+    are placed afresh by scoring, on whichever node looks best now
+    (docs/contract.md section 7, rule 4: a restarted scheduler MUST NOT roll
+    back claims it finds; a holder not yet bound binds under its claim). A
+    claim with a bound holder is left as it is, so scheduler_restart (whose
+    holder runs) does not see it.
+    """
+    if claim.state is not ClaimState.RESERVED or claim.holders & bound:
+        return claim
+    return GroupClaim(ClaimState.PENDING, None, frozenset(), claim.claim_generation)
+
+
+def apply_unbound_claim_dropped_on_start() -> None:
+    def drop(scheduler: Any, record: Obj, claim: GroupClaim) -> GroupClaim:
+        meta = record["metadata"]
+        pods = scheduler.cycle._core.list_namespaced_pod(meta.get("namespace") or "", label_selector=f"tekton.dev/pipelineRun={meta['name']}").items
+        bound = frozenset(str(p.metadata.uid) for p in pods if p.spec is not None and p.spec.node_name)
+        return dropped_if_unbound(claim, bound)
+
+    on_start_change_claims(drop)
+
+
+MUTANTS["unbound_claim_dropped_on_start"] = Mutant(
+    "unbound_claim_dropped_on_start",
+    "on start a Reserved claim none of whose holders is bound is taken for a crashed attempt and rolled back, so its pods are placed afresh by scoring",
+    "kill_between_claim_and_bind",
+    apply_unbound_claim_dropped_on_start,
+    "7.stale_rollback",
 )

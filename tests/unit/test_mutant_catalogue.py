@@ -243,6 +243,20 @@ class TestStaleRollback:
             assert faults.rolled_back_on_start(claim) == claim
 
 
+class TestUnboundClaimDroppedOnStart:
+    FOUND = GroupClaim(ClaimState.RESERVED, "n1", frozenset({"p1"}), 3)
+
+    def test_a_claim_whose_holders_are_all_unbound_goes_back_to_pending_with_its_generation(self) -> None:
+        assert faults.dropped_if_unbound(self.FOUND, frozenset({"other"})) == GroupClaim(ClaimState.PENDING, None, frozenset(), 3)
+
+    def test_a_claim_with_a_bound_holder_is_kept(self) -> None:
+        assert faults.dropped_if_unbound(self.FOUND, frozenset({"p1"})) == self.FOUND
+
+    def test_pending_and_released_are_left_alone(self) -> None:
+        for claim in (GroupClaim(claim_generation=1), GroupClaim(ClaimState.RELEASED, "n1", frozenset({"p1"}), 1)):
+            assert faults.dropped_if_unbound(claim, frozenset()) == claim
+
+
 CORDONED = {"metadata": {"name": "n1"}, "spec": {"unschedulable": True}}
 
 
