@@ -43,6 +43,10 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         "--scheduler-config-template", default=None, metavar="FILE",
         help="a jinja2 config file (a KubeSchedulerConfiguration, say) rendered per launch with scheduler_name, kubeconfig, port and lease_name; its path is {config} in --scheduler-cmd",
     )
+    group.addoption(
+        "--scheduler-replica-cmd", default=None,
+        help="with --scheduler command: how to launch one of two leader-electing replicas (Resilience: leader_failover), with {kubeconfig}, {scheduler_name}, {config}, {lease_name} and {lease_namespace}",
+    )
     group.addoption("--scheduler-pod-selector", default=None, help="with --scheduler external: label selector of the scheduler's pods, deleted to restart it (Restart)")
     group.addoption("--cluster", default="local", choices=CLUSTERS, help="local (default), kind or existing")
     # pytest-kind (the kind provider's library) defines --kubeconfig and --keep-cluster with the
@@ -122,6 +126,7 @@ class SuiteConfig:
     kind_bin: str | None = None
     scheduler_pod_selector: str | None = None
     scheduler_config_template: str | None = None
+    scheduler_replica_cmd: str | None = None
     contract_keep_going: bool = False
 
     @classmethod
@@ -161,6 +166,7 @@ class SuiteConfig:
             kind_bin=_option_or_none(config, "kind_bin"),
             scheduler_pod_selector=option("--scheduler-pod-selector"),
             scheduler_config_template=option("--scheduler-config-template"),
+            scheduler_replica_cmd=option("--scheduler-replica-cmd"),
             contract_keep_going=bool(option("--contract-keep-going")),
         )
 

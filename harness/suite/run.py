@@ -7,9 +7,10 @@ caches), so a check always sees the state it asserts on.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import kubernetes
 
@@ -21,6 +22,7 @@ from harness.kube import Kube, json_object
 from harness.monitor.watcher import ContractMonitor
 from harness.suite import manifests
 from harness.suite.features import Feature
+from harness.suite.replicas import Replicas
 from harness.suite.scenario import Scenario
 from harness.suite.scheduler_under_test import SchedulerUnderTest
 from harness.timeouts import TimeoutConfig
@@ -207,6 +209,30 @@ class ScenarioRun:
         if killed:
             self._wait_scheduler_replaced(set(killed))
         self.scheduler.check_alive()
+
+    @contextlib.contextmanager
+    def replicas(self) -> Iterator[Replicas]:
+        """replicas() runs the scenario's `Scenario.replicas` leader-electing replicas in place of the session's scheduler.
+
+        The session's process (no leader election) is stopped first, so it
+        never serves pods beside them, and started again at the end, always;
+        the replicas are stopped then too. Their Lease lives in the scenario's
+        namespace and goes with it.
+        """
+        if self.scenario.replicas < 2:
+            raise HarnessError(f"scenario {self.scenario.name} runs replicas without declaring them: set Scenario.replicas=2")
+        replicas = Replicas(self.scheduler, self.kube, self.namespace, self.timeouts, count=self.scenario.replicas)
+        self.scheduler.stop()
+        self.scheduler.stand_in = replicas.check_alive
+        try:
+            replicas.start()
+            yield replicas
+        finally:
+            self.scheduler.stand_in = None
+            try:
+                replicas.stop()
+            finally:
+                self.scheduler.start()
 
     def restart_component(self, name: str, *, while_down: Callable[[], None] | None = None) -> float:
         """restart_component('kube-apiserver') restarts one cluster component and returns once the cluster serves again.

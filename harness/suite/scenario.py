@@ -53,6 +53,9 @@ class Scenario:
     #: Cluster components the scenario restarts (`run.restart_component(name)`): kube-apiserver, etcd, tekton-controller.
     #: The runner skips the scenario, saying why, on a cluster provider that cannot restart one of them.
     restarts: tuple[str, ...] = ()
+    #: Leader-electing replicas of the scheduler the test runs (`with run.replicas() as replicas:`); 1 is the
+    #: session's one process. The runner skips, saying why, where the suite cannot launch replicas (external).
+    replicas: int = 1
 
 
 def restart_skip_reason(scenario: Scenario, *, provider: str, restartable: frozenset[str]) -> str | None:

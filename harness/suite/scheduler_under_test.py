@@ -18,6 +18,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
@@ -63,6 +64,9 @@ class SchedulerFailedToStart(HarnessError):
     """The scheduler the suite started exited within LAUNCH_SECONDS of its start: a setup error, not a verdict."""
 
 
+#: The reference replicas' lease: duration, renew deadline, retry period (seconds), as tests/integration/test_leader_election.py uses.
+REPLICA_LEASE = (6, 4, 1)
+
 #: A scheduler that exits this soon after its start never started: its death is a setup error.
 LAUNCH_SECONDS = 15.0
 
@@ -81,7 +85,12 @@ class SchedulerUnderTest:
     pod_selector: str | None = None
     #: command only: a jinja2 file rendered per launch; its path fills {config} in the command.
     config_template: Path | None = None
+    #: command only: the launch of one of two leader-electing replicas (--scheduler-replica-cmd), with
+    #: {kubeconfig}, {scheduler_name}, {config}, {lease_name} and {lease_namespace}; see replica_argv().
+    replica_command_template: str | None = None
     started_at: float | None = None
+    #: While a scenario runs replicas in its place (ScenarioRun.replicas), the check of theirs that check_alive() runs instead.
+    stand_in: Callable[[], None] | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -131,7 +140,57 @@ class SchedulerUnderTest:
             raise HarnessError("--scheduler-cmd is empty: give the command that starts your scheduler")
         return argv
 
-    def render_config(self) -> Path:
+    def replica_skip_reason(self) -> str | None:
+        """replica_skip_reason() says why the suite cannot launch leader-electing replicas in this mode, or None when it can."""
+        if self.mode == "external":
+            return "cannot launch replicas of an external scheduler (--scheduler external): the suite starts nothing"
+        if self.mode == "kube-scheduler":
+            return "the stock kube-scheduler's replicas are not arranged by the suite (leader election needs a config per replica)"
+        if self.mode == "command" and self.replica_command_template is None and self.config_template is None:
+            return (
+                "--scheduler command cannot launch leader-electing replicas: pass --scheduler-replica-cmd "
+                "(with {lease_name} and {lease_namespace}) or a --scheduler-config-template that uses lease_name"
+            )
+        return None
+
+    def replica_argv(self, index: int, *, lease_name: str, lease_namespace: str) -> list[str]:
+        """replica_argv(0, lease_name=..., lease_namespace=...) launches one of two replicas competing for that Lease.
+
+        The reference runs with leader election on and a short lease
+        (REPLICA_LEASE: 6 s, renew 4 s, retry 1 s), so a takeover after a
+        crash fits a scenario. A command runs --scheduler-replica-cmd, or
+        --scheduler-cmd with its config template rendered per replica.
+        """
+        if self.mode == "reference":
+            duration, renew, retry = REPLICA_LEASE
+            argv = self.argv()
+            at = argv.index("--no-leader-elect")
+            return [
+                *argv[:at], "--leader-elect", "--lease-name", lease_name, "--lease-namespace", lease_namespace,
+                "--lease-duration-seconds", str(duration), "--renew-deadline-seconds", str(renew), "--retry-period-seconds", str(retry),
+                *argv[at + 1:],
+            ]
+        reason = self.replica_skip_reason()
+        if reason is not None:
+            raise HarnessError(reason)
+        template = self.replica_command_template or self.command_template
+        assert template is not None
+        rendered = (
+            self.render_config(lease_name=lease_name, lease_namespace=lease_namespace, suffix=f".replica-{index}")
+            if self.config_template is not None else None
+        )
+        try:
+            text = template.format(
+                kubeconfig=self.kubeconfig, scheduler_name=self.scheduler_name, config=rendered or "",
+                lease_name=lease_name, lease_namespace=lease_namespace,
+            )
+        except (KeyError, IndexError) as err:
+            raise HarnessError(
+                f"--scheduler-replica-cmd has an unknown placeholder {err}: use {{kubeconfig}}, {{scheduler_name}}, {{config}}, {{lease_name}} and {{lease_namespace}}"
+            ) from err
+        return shlex.split(text)
+
+    def render_config(self, *, lease_name: str | None = None, lease_namespace: str = "kube-system", suffix: str = "") -> Path:
         """render_config() writes the config template for this launch and returns its path.
 
         The template sees scheduler_name, kubeconfig, a free port, and a
@@ -147,11 +206,11 @@ class SchedulerUnderTest:
         try:
             text = environment.from_string(self.config_template.read_text(encoding="utf-8")).render(
                 scheduler_name=self.scheduler_name, kubeconfig=str(self.kubeconfig), port=free_port(),
-                lease_name=f"{self.scheduler_name}-under-test",
+                lease_name=lease_name or f"{self.scheduler_name}-under-test", lease_namespace=lease_namespace,
             )
         except jinja2.TemplateError as err:
-            raise HarnessError(f"--scheduler-config-template {self.config_template.name}: {err}: use scheduler_name, kubeconfig, port, lease_name") from err
-        target = self.workdir / f"{PROCESS_NAME}-{self.scheduler_name}.config"
+            raise HarnessError(f"--scheduler-config-template {self.config_template.name}: {err}: use scheduler_name, kubeconfig, port, lease_name, lease_namespace") from err
+        target = self.workdir / f"{PROCESS_NAME}-{self.scheduler_name}{suffix}.config"
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
         return target
@@ -160,7 +219,7 @@ class SchedulerUnderTest:
         if not self.started_by_suite:
             return
         argv = self.argv()
-        executable = argv[0] if os.path.isabs(argv[0]) else _which(argv[0])
+        executable = argv[0] if os.path.isabs(argv[0]) else which_executable(argv[0])
         self.process.stop(grace_seconds=5)
         self.process.start([executable, *argv[1:]], env=dict(os.environ), cwd=self.workdir)
         self.started_at = time.monotonic()
@@ -171,6 +230,9 @@ class SchedulerUnderTest:
         Within LAUNCH_SECONDS of its start that is SchedulerFailedToStart (a
         setup error); later it is SchedulerDied (a verdict).
         """
+        if self.stand_in is not None:
+            self.stand_in()
+            return
         if not self.started_by_suite or self.process.alive():
             return
         log_tail = tail(self.process.log_file, 30)
@@ -217,7 +279,7 @@ class SchedulerUnderTest:
         return tail(self.process.log_file, lines) if self.started_by_suite else ""
 
 
-def _which(program: str) -> str:
+def which_executable(program: str) -> str:
     import shutil
 
     found = shutil.which(program)

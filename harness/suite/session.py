@@ -137,6 +137,7 @@ def start_scheduler(cluster: Any, kube: Kube, config: SuiteConfig) -> SchedulerU
         config_template=Path(config.scheduler_config_template) if config.scheduler_config_template else None,
         kube_scheduler_binary=binary,
         pod_selector=config.scheduler_pod_selector,
+        replica_command_template=config.scheduler_replica_cmd,
     )
     scheduler.start()
     return scheduler
@@ -222,6 +223,8 @@ def _scenario_run(
     from harness.cluster.volumes import make_bound_pvc
 
     skip = restart_skip_reason(scenario, provider=cluster.kind, restartable=restartable_components(cluster))
+    if skip is None and scenario.replicas > 1:
+        skip = scheduler.replica_skip_reason()
     if skip is not None:
         pytest.skip(skip)
     scheduler.check_alive()

@@ -2164,3 +2164,46 @@ MUTANTS["unbound_claim_dropped_on_start"] = Mutant(
     apply_unbound_claim_dropped_on_start,
     "7.stale_rollback",
 )
+
+
+# --- leader_unsynced_records ---------------------------------------------------
+
+
+def records_seen_since_start(listed: Mapping[Any, Obj], *, first: bool) -> dict[Any, Obj]:
+    """records_seen_since_start: the records of a list, or none at all when it is the process's first list.
+
+    The fault: a replica that becomes leader starts scheduling before its
+    records cache holds what already exists; it counts only the records a
+    watch event brings it later. A claim made under the previous leader is
+    invisible until its record next changes, so its peak holds no room.
+    """
+    return {} if first else dict(listed)
+
+
+def apply_leader_unsynced_records() -> None:
+    from reference_scheduler.runtime.informer import Informer
+
+    original_relist = Informer._relist
+    listed_once: set[int] = set()
+
+    def relist(self: Informer) -> str:
+        first = self.name == "reservationrecords" and id(self) not in listed_once
+        listed_once.add(id(self))
+        if not first:
+            return original_relist(self)
+        listing = self._list_raw()
+        with self._lock:
+            self._store = records_seen_since_start({}, first=True)
+        self._synced.set()
+        return str((listing.get("metadata") or {}).get("resourceVersion") or "")
+
+    Informer._relist = relist  # type: ignore[method-assign]
+
+
+MUTANTS["leader_unsynced_records"] = Mutant(
+    "leader_unsynced_records",
+    "a replica that becomes leader schedules before its records cache has synced: it counts no reservation until a watch event brings its record",
+    "leader_failover",
+    apply_leader_unsynced_records,
+    "5.record_is_state",
+)

@@ -79,6 +79,15 @@ class Subject:
         )
 
 
+    def replica_command(self, python: str = sys.executable, root: Path = REPO_ROOT) -> str:
+        """replica_command() is the --scheduler-replica-cmd template: command() with leader election on a short lease (6/4/1 s)."""
+        return self.command(python, root).replace(
+            " --no-leader-elect",
+            " --leader-elect --lease-name {lease_name} --lease-namespace {lease_namespace}"
+            " --lease-duration-seconds 6 --renew-deadline-seconds 4 --retry-period-seconds 1",
+        )
+
+
 def pytest_argv(subject: Subject, *, report: Path, scenarios: Sequence[str], python: str = sys.executable, count: int = 0, workers: int = 0) -> list[str]:
     """pytest_argv() is the suite run for one subject; `scenarios` limits it to those (empty: all).
 
@@ -93,6 +102,7 @@ def pytest_argv(subject: Subject, *, report: Path, scenarios: Sequence[str], pyt
     argv = [
         str(Path(python).parent / "pytest"), "tests/conformance", "-q", "-p", "no:cacheprovider", "--keep-cluster",
         "--scheduler", "command", "--scheduler-cmd", subject.command(python),
+        "--scheduler-replica-cmd", subject.replica_command(python),
         "--scheduler-name", subject.scheduler_name, "--all-features",
         f"--timeout={SCENARIO_TIMEOUT_SECONDS}", "--report-output", str(report),
     ]

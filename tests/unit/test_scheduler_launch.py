@@ -79,16 +79,16 @@ def test_config_without_a_template_and_unknown_template_names_fail_naming_the_fi
 
 
 def test_a_relative_program_path_is_made_absolute_since_the_scheduler_runs_in_its_work_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness.suite.scheduler_under_test import _which
+    from harness.suite.scheduler_under_test import which_executable
 
     program = tmp_path / "bin" / "my-scheduler"
     program.parent.mkdir()
     program.write_text("#!/bin/sh\n")
     program.chmod(0o755)
     monkeypatch.chdir(tmp_path)
-    assert _which("bin/my-scheduler") == str(program)
+    assert which_executable("bin/my-scheduler") == str(program)
     with pytest.raises(HarnessError, match="'bin/nothing' from --scheduler-cmd does not exist or is not executable"):
-        _which("bin/nothing")
+        which_executable("bin/nothing")
 
 
 def test_two_workers_stock_schedulers_each_serve_their_own_name(tmp_path: Path) -> None:
