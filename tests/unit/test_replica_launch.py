@@ -66,3 +66,13 @@ def test_leader_unsynced_records_forgets_only_the_first_list() -> None:
     listed = {("ns", "a"): {"metadata": {"name": "a"}}}
     assert records_seen_since_start(listed, first=True) == {}
     assert records_seen_since_start(listed, first=False) == listed
+
+
+def test_a_command_with_a_config_template_renders_one_config_per_replica_with_the_lease(tmp_path: Path) -> None:
+    template = tmp_path / "config.yaml.j2"
+    template.write_text("leaseName: {{ lease_name }}\nleaseNamespace: {{ lease_namespace }}\nport: {{ port }}\n")
+    scheduler = _scheduler(tmp_path, "command", command_template="my-sched --config {config}", config_template=template)
+    assert scheduler.replica_skip_reason() is None
+    configs = [Path(scheduler.replica_argv(i, lease_name="l", lease_namespace="ns")[2]) for i in range(2)]
+    assert configs[0] != configs[1]
+    assert all(c.read_text().startswith("leaseName: l\nleaseNamespace: ns\n") for c in configs)
