@@ -52,7 +52,7 @@ def test_leader_failover(run: ScenarioRun) -> None:
         run.apply("leader_failover-filler", node=other)
 
         replicas.kill_leader()
-        # Bounded by scheduler_failover: the killed leader's 6 s lease must expire first.
+        # Bounded by scheduler_failover: the killed leader's lease (6 s for the reference) must expire first.
         replicas.wait_failover()
         group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
         run.apply("leader_failover-b")

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from harness.cluster.paths import REPO_ROOT
 from harness.report.conformance_report import read_report
+from harness.suite.scheduler_under_test import REPLICA_LEASE
 
 from .faults import MUTANTS, RULES
 
@@ -80,11 +81,12 @@ class Subject:
 
 
     def replica_command(self, python: str = sys.executable, root: Path = REPO_ROOT) -> str:
-        """replica_command() is the --scheduler-replica-cmd template: command() with leader election on a short lease (6/4/1 s)."""
+        """replica_command() is the --scheduler-replica-cmd template: command() with leader election on the suite's short lease (REPLICA_LEASE)."""
+        duration, renew, retry = REPLICA_LEASE
         return self.command(python, root).replace(
             " --no-leader-elect",
             " --leader-elect --lease-name {lease_name} --lease-namespace {lease_namespace}"
-            " --lease-duration-seconds 6 --renew-deadline-seconds 4 --retry-period-seconds 1",
+            f" --lease-duration-seconds {duration} --renew-deadline-seconds {renew} --retry-period-seconds {retry}",
         )
 
 
