@@ -640,15 +640,24 @@ def peak_must_survive_a_restart(run: ScenarioRun, prefix: str, *, component: str
     group_must_stay(run, "a", "small", node=a_node, holders=(small,))
     group_must_be(run, "a", "small", state=contract.State.RESERVED, node=a_node, claim_generation=generation)
 
-    run.apply(f"{prefix}-b")
     # The first pod after the restart: the scheduler's watches may first reconnect with a backoff.
-    b_pod = task_pod_must_be_bound(run, "b", "only", timeout="component_recovery")
-    assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, inside the peak A reserved before {what}: it should be on {other}"
-
-    big_task_must_follow_and_both_finish(run, small, b_pod, a_node=a_node)
+    b_must_avoid_the_kept_peak(run, prefix, small, a_node=a_node, other=other, timeout="component_recovery", when=f"before {what}")
     # Nothing leaks: both groups are Released once their runs are done.
     group_must_be(run, "a", "big", state=contract.State.RELEASED, node=a_node, claim_generation=generation)
     group_must_be(run, "b", "only", state=contract.State.RELEASED, node=other)
+
+
+def b_must_avoid_the_kept_peak(run: ScenarioRun, prefix: str, small: Obj, *, a_node: str, other: str, timeout: str, when: str) -> None:
+    """b_must_avoid_the_kept_peak() is the end of the scenarios where A's peak must outlive a restart or a failover.
+
+    `<prefix>-b` (2000m) is created and must bind, within `timeout`, on `other`:
+    on A's node it would land inside the peak A reserved `when` ("before the
+    restart"). Then big_task_must_follow_and_both_finish().
+    """
+    run.apply(f"{prefix}-b")
+    b_pod = task_pod_must_be_bound(run, "b", "only", timeout=timeout)
+    assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, inside the peak A reserved {when}: it should be on {other}"
+    big_task_must_follow_and_both_finish(run, small, b_pod, a_node=a_node)
 
 
 def big_task_must_follow_and_both_finish(run: ScenarioRun, small: Obj, b_pod: Obj, *, a_node: str) -> None:
