@@ -28,12 +28,17 @@ with its kind labels, then re-routes.
 
 The provider deletes the kind cluster at the end only if it created it and
 `keep` is off. A cluster that already exists under the name is reused only if
-this provider made it (with --keep-cluster) from the same image and config;
-any other is refused, in one line naming the fix.
+this provider made it (with --keep-cluster) from the same image and config.
+One that an earlier session of this suite left behind with another image or
+config (a session killed mid-run, another checkout) is deleted and made anew;
+any other is refused, in one line naming the fix. A session holds its cluster's
+lock file from up() to down(), so a cluster another live session is using is
+never replaced under it: that, too, is refused in one line.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -43,7 +48,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, Mapping, Sequence
 
 import yaml
 
@@ -109,6 +114,20 @@ def check_kind_version(version: tuple[int, int, int], path: Path) -> None:
     if version < MINIMUM_KIND:
         found = ".".join(map(str, version))
         raise HarnessError(f"{path} is kind v{found}, too old for Kubernetes v1.37 nodes: install kind >= v0.33.0 or pass --kind-bin")
+
+
+def existing_cluster_action(*, recorded: Mapping[str, str] | None, identity: Mapping[str, str], has_kubeconfig: bool, node_images: Sequence[str]) -> str:
+    """existing_cluster_action() is what to do with a kind cluster of our name that exists already: reuse, replace or refuse.
+
+    Reuse needs the marker this provider wrote to match the image and config and
+    the cluster's kubeconfig to be there. Otherwise the cluster is this suite's
+    (its marker, or every node from the offline image) and stale: replace it; or
+    it is somebody else's: refuse.
+    """
+    if recorded == identity and has_kubeconfig:
+        return "reuse"
+    ours = recorded is not None or (bool(node_images) and all(image.startswith(node_image.REPOSITORY + ":") for image in node_images))
+    return "replace" if ours else "refuse"
 
 
 def container_runtime() -> str:
@@ -206,6 +225,8 @@ class KindProvider:
     worker_labels: dict[str, dict[str, str]] = field(default_factory=dict, init=False)
     #: Workers whose kubelet maxPods set_max_pods() lowered, with the `pods` allocatable they had before.
     limited_pods: dict[str, int] = field(default_factory=dict, init=False)
+    #: The cluster's lock file, held (flock) from up() to down() so no other session replaces or shares the cluster.
+    session_lock: IO[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     @classmethod
     def from_options(
@@ -265,6 +286,7 @@ class KindProvider:
         self.node_image_name, self.offline = self.choose_node_image()
         config = self.write_config()
         self.check_inotify(config)
+        self.hold_cluster_lock()
         self.create_cluster(kind_path, config)
         kube = Kube.connect(self.kubeconfig, reachable_within=self.timeouts.api_reachable)
         self.remember_workers(kube)
@@ -275,12 +297,44 @@ class KindProvider:
         return kube
 
     def down(self) -> None:
-        """down() deletes the kind cluster if up() created it (and keep is off); idempotent."""
-        if not self.created_cluster or self.keep:
+        """down() deletes the kind cluster if up() created it (and keep is off), then lets go of its lock; idempotent."""
+        try:
+            if self.created_cluster and not self.keep:
+                self.kind_cluster(self.kind_binary()).delete()  # type: ignore[no-untyped-call]
+                self.marker.unlink(missing_ok=True)
+                self.created_cluster = False
+        finally:
+            self.release_cluster_lock()
+
+    @property
+    def lock_file(self) -> Path:
+        return self.workdir / "session.lock"
+
+    def hold_cluster_lock(self) -> None:
+        """hold_cluster_lock() takes the cluster's lock without waiting; another live session holding it is a one-line setup error."""
+        if self.session_lock is not None:
             return
-        self.kind_cluster(self.kind_binary()).delete()  # type: ignore[no-untyped-call]
-        self.marker.unlink(missing_ok=True)
-        self.created_cluster = False
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        handle = self.lock_file.open("a+")
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "unknown"
+            handle.close()
+            raise HarnessError(
+                f"kind cluster {self.name} is in use by another suite session (pid {holder}, lock {self.lock_file}): "
+                f"wait for it to end, or pass --kind-name OTHER"
+            ) from None
+        handle.truncate(0)
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        self.session_lock = handle
+
+    def release_cluster_lock(self) -> None:
+        if self.session_lock is not None:
+            self.session_lock.close()  # closing the file lets go of the flock
+            self.session_lock = None
 
     def kind_binary(self) -> Path:
         """kind_binary() is --kind-bin, else kind on PATH, else kind built from its module; checked to know v1.37."""
@@ -367,15 +421,22 @@ class KindProvider:
     def create_cluster(self, kind_path: Path, config: Path) -> KindCluster:
         """create_cluster() runs `kind create cluster` with our image, config and kubeconfig, or reuses our own kept cluster."""
         identity = self._identity(config)
+        cluster = self.kind_cluster(kind_path)
         if self.name in self.existing_clusters(kind_path):
             recorded = json.loads(self.marker.read_text()) if self.marker.is_file() else None
-            if recorded != identity or not self.kubeconfig.is_file():
+            action = existing_cluster_action(
+                recorded=recorded, identity=identity, has_kubeconfig=self.kubeconfig.is_file(), node_images=self.node_container_images()
+            )
+            if action == "reuse":
+                return cluster
+            if action == "refuse":
                 raise HarnessError(
-                    f"a kind cluster named {self.name} already exists and this suite did not make it with this image and config: "
+                    f"a kind cluster named {self.name} already exists and this suite did not make it: "
                     f"delete it with 'kind delete cluster --name {self.name}', or pass --kind-name OTHER"
                 )
-            return self.kind_cluster(kind_path)
-        cluster = self.kind_cluster(kind_path)
+            print(f"kind: cluster {self.name} was left by an earlier session of this suite with another image or config; deleting it", flush=True)
+            self._run([str(kind_path), "delete", "cluster", f"--name={self.name}"], what=f"kind delete cluster --name {self.name}", timeout=CREATE_SECONDS)
+            self.marker.unlink(missing_ok=True)
         started = time.monotonic()
         cluster.create(config_file=config)
         self.created_cluster = True
@@ -410,6 +471,14 @@ class KindProvider:
             raise HarnessError(f"{runtime} is not running ({reason}): start it, or run the suite with --cluster local")
 
     # --- nodes: the offline image's network, and workers a scenario deleted ---
+
+    def node_container_images(self) -> list[str]:
+        """node_container_images() is the image of each of the cluster's node containers, stopped ones too."""
+        runtime = container_runtime()
+        result = self._run(
+            [runtime, "ps", "-a", "--filter", f"label={KIND_CLUSTER_LABEL}={self.name}", "--format", "{{.Image}}"], what=f"{runtime} ps -a"
+        )
+        return [line.strip() for line in result.stdout.splitlines() if line.strip()]
 
     def node_containers(self) -> dict[str, str]:
         """node_containers() maps each kind node (container) name to its role."""
@@ -566,11 +635,11 @@ class KindProvider:
 
         wait_for(all_ready, what=f"the nodes of kind cluster {self.name}", timeout="nodes_ready", timeouts=self.timeouts, hint=f"docker ps --filter name={self.name}")
 
-    def _run(self, argv: list[str], *, what: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    def _run(self, argv: list[str], *, what: str, check: bool = True, timeout: float = QUERY_SECONDS) -> subprocess.CompletedProcess[str]:
         try:
-            result = subprocess.run(argv, capture_output=True, text=True, timeout=QUERY_SECONDS)
+            result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired as err:
-            raise HarnessError(f"{what} took longer than {QUERY_SECONDS:g}s: is {container_runtime()} responding?") from err
+            raise HarnessError(f"{what} took longer than {timeout:g}s: is {container_runtime()} responding?") from err
         except OSError as err:
             raise HarnessError(f"{what} could not run ({err}): check the path") from err
         if check and result.returncode != 0:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -11,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from harness.cluster import kind, tekton, tekton_release
-from harness.cluster.kind import KIND_CONFIG, NODE_IMAGE, KindProvider, resolve_kind_bin
+from harness.cluster import kind, node_image, tekton, tekton_release
+from harness.cluster.kind import KIND_CONFIG, NODE_IMAGE, KindProvider, existing_cluster_action, resolve_kind_bin
 from harness.cluster.slot_pools import POOL_SLOT_LABEL
 from harness.cluster.toolchain import program_named
 from harness.errors import HarnessError
@@ -93,10 +95,16 @@ class Recorder:
 
     def __init__(self, clusters: list[str]) -> None:
         self.clusters = clusters
+        self.node_images: list[str] = []
         self.calls: list[list[str]] = []
 
     def run(self, argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
         self.calls.append([str(a) for a in argv])
+        if argv[1:3] == ["ps", "-a"]:
+            return subprocess.CompletedProcess(argv, 0, stdout="".join(f"{image}\n" for image in self.node_images), stderr="")
+        if argv[1:3] == ["delete", "cluster"]:
+            name = next(str(a).split("=", 1)[1] for a in argv if str(a).startswith("--name="))
+            self.clusters = [c for c in self.clusters if c != name]
         if argv[1:3] == ["create", "cluster"]:
             kubeconfig = next(a.split("=", 1)[1] for a in argv if str(a).startswith("--kubeconfig="))
             Path(kubeconfig).write_text(yaml.safe_dump(_kubeconfig()))
@@ -157,6 +165,58 @@ def test_an_occupied_cluster_name_is_refused_in_one_line(recorder: Recorder, tmp
     with pytest.raises(HarnessError, match=r"kind cluster named rescon-unit already exists .*kind delete cluster --name rescon-unit.*--kind-name"):
         provider.create_cluster(kind_bin, config)
     assert not [call for call in recorder.calls if call[1:3] == ["create", "cluster"]]
+
+
+def test_a_cluster_an_earlier_session_left_with_another_config_is_made_anew(recorder: Recorder, tmp_path: Path) -> None:
+    kind_bin = _executable(tmp_path / "kind")
+    recorder.clusters.append("rescon-unit")
+    provider, config = _provider()
+    provider.marker.write_text(json.dumps({"image": NODE_IMAGE, "config": "the sha-256 of another checkout's kind-config"}))
+    provider.create_cluster(kind_bin, config)
+    verbs = [call[1:3] for call in recorder.calls if call[1:3] in (["delete", "cluster"], ["create", "cluster"])]
+    assert verbs == [["delete", "cluster"], ["create", "cluster"]]
+    assert json.loads(provider.marker.read_text())["config"] != "the sha-256 of another checkout's kind-config"
+    assert provider.created_cluster
+
+
+def test_a_cluster_of_offline_nodes_with_no_marker_is_made_anew(recorder: Recorder, tmp_path: Path) -> None:
+    kind_bin = _executable(tmp_path / "kind")
+    recorder.clusters.append("rescon-unit")
+    recorder.node_images = [f"{node_image.REPOSITORY}:v1.37.2-0123456789ab"] * 3  # a session killed before it wrote its marker
+    provider, config = _provider()
+    provider.create_cluster(kind_bin, config)
+    assert [call[1:3] for call in recorder.calls if call[1:3] in (["delete", "cluster"], ["create", "cluster"])] == [
+        ["delete", "cluster"],
+        ["create", "cluster"],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("recorded", "has_kubeconfig", "node_images", "action"),
+    [
+        ({"image": "i", "config": "c"}, True, [], "reuse"),
+        ({"image": "i", "config": "c"}, False, [], "replace"),
+        ({"image": "i", "config": "other"}, True, ["kindest/node:v1.37.0"], "replace"),
+        (None, True, [f"{node_image.REPOSITORY}:v1.37.2-x", f"{node_image.REPOSITORY}:v1.37.2-x"], "replace"),
+        (None, True, [f"{node_image.REPOSITORY}:v1.37.2-x", "kindest/node:v1.37.0"], "refuse"),
+        (None, True, ["kindest/node:v1.37.0"], "refuse"),
+        (None, True, [], "refuse"),
+    ],
+)
+def test_existing_cluster_action(recorded: dict[str, str] | None, has_kubeconfig: bool, node_images: list[str], action: str) -> None:
+    identity = {"image": "i", "config": "c"}
+    assert existing_cluster_action(recorded=recorded, identity=identity, has_kubeconfig=has_kubeconfig, node_images=node_images) == action
+
+
+def test_a_cluster_another_live_session_holds_is_refused_in_one_line(recorder: Recorder) -> None:
+    first, _ = _provider()
+    second, _ = _provider()
+    first.hold_cluster_lock()
+    with pytest.raises(HarnessError, match=rf"kind cluster rescon-unit is in use by another suite session \(pid {os.getpid()}, .*--kind-name OTHER"):
+        second.hold_cluster_lock()
+    first.down()  # lets go of the lock, though it created nothing
+    second.hold_cluster_lock()
+    second.release_cluster_lock()
 
 
 def test_down_deletes_only_a_cluster_up_created(recorder: Recorder, tmp_path: Path) -> None:
