@@ -177,6 +177,20 @@ def pipelinerun_must_end_with(run: ScenarioRun, name: str, *, status: str, reaso
     return obj
 
 
+def group_status_now(run: ScenarioRun, pipeline_run: str, task: str) -> tuple[contract.Record, contract.GroupSpec, contract.GroupStatus]:
+    """group_status_now() is the record of `pipeline_run`, the group holding `task` and that group's status, read now.
+
+    NotYet while the record or the group is not there, so a wait polls on and a hold fails with the reason.
+    """
+    record = run.record(pipeline_run)
+    if record is None:
+        raise NotYet(f"there is no ReservationRecord {run.namespace}/{pipeline_run}")
+    group = record.group_of_task(task)
+    if group is None:
+        raise NotYet(f"record {pipeline_run} has no group with task {task!r} (groups: {[g.tasks for g in record.groups]})")
+    return record, group, record.status_of(group.name)
+
+
 def group_must_be(
     run: ScenarioRun,
     pipeline_run: str,
@@ -195,13 +209,7 @@ def group_must_be(
         return None
 
     def poll() -> contract.Record:
-        record = run.record(pipeline_run)
-        if record is None:
-            raise NotYet(f"no ReservationRecord {run.namespace}/{pipeline_run} yet")
-        group = record.group_of_task(task)
-        if group is None:
-            raise NotYet(f"record {pipeline_run} has no group with task {task!r} (groups: {[g.tasks for g in record.groups]})")
-        status = record.status_of(group.name)
+        record, group, status = group_status_now(run, pipeline_run, task)
         if status.state != state:
             raise NotYet(f"group {group.name} is {status.state.value} on {status.node or 'no node'}")
         if node is not None and status.node != node:
@@ -390,12 +398,7 @@ def group_must_stay(run: ScenarioRun, pipeline_run: str, task: str, *, node: str
     wanted = {pod["metadata"]["uid"]: pod["metadata"]["name"] for pod in holders}
 
     def check() -> None:
-        record = run.record(pipeline_run)
-        if record is None:
-            raise NotYet(f"ReservationRecord {run.namespace}/{pipeline_run} is gone")
-        group = record.group_of_task(task)
-        assert group is not None, f"record {record.key} has no group with task {task!r}"
-        status = record.status_of(group.name)
+        _, group, status = group_status_now(run, pipeline_run, task)
         if status.state != contract.State.RESERVED or status.node != node:
             raise NotYet(f"group {group.name} is {status.state.value} on {status.node or 'no node'}, not Reserved on {node}")
         missing = sorted(name for uid, name in wanted.items() if uid not in status.holders)

@@ -12,6 +12,7 @@ from harness.suite.checks import (
     binding_must_be_denied,
     group_must_be,
     group_node_must_look_worse,
+    group_status_now,
     pipelinerun_must_succeed,
     task_pod_must_be_bound,
     task_pod_must_exist,
@@ -39,12 +40,7 @@ def test_bind_failure_rollback(run: ScenarioRun) -> None:
     if run.checks_records:
 
         def rolled_back() -> None:
-            record = run.record("rollback")
-            if record is None:
-                raise NotYet("no ReservationRecord yet")
-            group = record.group_of_task("first")
-            assert group is not None, f"record has no group with task 'first': {record.groups}"
-            status = record.status_of(group.name)
+            _, group, status = group_status_now(run, "rollback", "first")
             if status.claim_generation < 1:
                 raise NotYet(f"group {group.name} was never claimed (claimGeneration {status.claim_generation})")
             if status.state != State.PENDING or status.node or status.holders:

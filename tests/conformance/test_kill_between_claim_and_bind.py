@@ -23,6 +23,7 @@ from harness.suite.checks import (
     binding_must_be_denied,
     group_must_be,
     group_node_must_look_worse,
+    group_status_now,
     pipelinerun_must_succeed,
     task_pod_must_be_bound,
     task_pod_must_exist,
@@ -50,12 +51,7 @@ def test_kill_between_claim_and_bind(run: ScenarioRun) -> None:
 
     def claimed_not_bound() -> tuple[str, int]:
         run.assert_contract()
-        record = run.record("killbind")
-        if record is None:
-            raise NotYet("no ReservationRecord yet")
-        group = record.group_of_task("first")
-        assert group is not None, f"record has no group with task 'first': {record.groups}"
-        status = record.status_of(group.name)
+        _, group, status = group_status_now(run, "killbind", "first")
         if status.state != State.RESERVED or uid not in status.holders:
             raise NotYet(f"group {group.name} is {status.state.value} on {status.node or 'no node'} with holders {list(status.holders)}, {name} ({uid}) not among them")
         bound_to = (run.pod(name).get("spec") or {}).get("nodeName")
@@ -87,10 +83,9 @@ def test_kill_between_claim_and_bind(run: ScenarioRun) -> None:
     assert bound["spec"]["nodeName"] == node, (
         f"{name} was bound to {bound['spec']['nodeName']}, not to {node}, where it held the group's claim (generation {generation}) when the scheduler was killed"
     )
-    record = group_must_be(run, "killbind", "first", state=State.RESERVED, node=node, claim_generation=generation)
-    assert record is not None
-    group = record.group_of_task("first")
-    assert group is not None and uid in record.status_of(group.name).holders, f"{name} is bound on {node} but not a holder of its group's claim"
+    group_must_be(run, "killbind", "first", state=State.RESERVED, node=node, claim_generation=generation)
+    _, _, status = group_status_now(run, "killbind", "first")
+    assert uid in status.holders, f"{name} is bound on {node} but not a holder of its group's claim"
 
     run.release_pod(name)
     second = task_pod_must_be_bound(run, "killbind", "second")
