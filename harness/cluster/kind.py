@@ -45,6 +45,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,6 +115,11 @@ def check_kind_version(version: tuple[int, int, int], path: Path) -> None:
     if version < MINIMUM_KIND:
         found = ".".join(map(str, version))
         raise HarnessError(f"{path} is kind v{found}, too old for Kubernetes v1.37 nodes: install kind >= v0.33.0 or pass --kind-bin")
+
+
+def say(line: str) -> None:
+    # The real stderr: pytest captures sys.stderr during fixtures, and what happens to a cluster must be seen.
+    print(f"kind: {line}", file=sys.__stderr__ or sys.stderr, flush=True)
 
 
 def existing_cluster_action(*, recorded: Mapping[str, str] | None, identity: Mapping[str, str], has_kubeconfig: bool, node_images: Sequence[str]) -> str:
@@ -434,14 +440,14 @@ class KindProvider:
                     f"a kind cluster named {self.name} already exists and this suite did not make it: "
                     f"delete it with 'kind delete cluster --name {self.name}', or pass --kind-name OTHER"
                 )
-            print(f"kind: cluster {self.name} was left by an earlier session of this suite with another image or config; deleting it", flush=True)
+            say(f"cluster {self.name} was left by an earlier session of this suite with another image or config; deleting it")
             self._run([str(kind_path), "delete", "cluster", f"--name={self.name}"], what=f"kind delete cluster --name {self.name}", timeout=CREATE_SECONDS)
             self.marker.unlink(missing_ok=True)
         started = time.monotonic()
         cluster.create(config_file=config)
         self.created_cluster = True
         self.marker.write_text(json.dumps(identity))
-        print(f"kind: cluster {self.name} created in {time.monotonic() - started:.0f}s from {self.node_image_name}", flush=True)
+        say(f"cluster {self.name} created in {time.monotonic() - started:.0f}s from {self.node_image_name}")
         return cluster
 
     def _identity(self, config: Path) -> dict[str, str]:
