@@ -2207,3 +2207,41 @@ MUTANTS["leader_unsynced_records"] = Mutant(
     apply_leader_unsynced_records,
     "5.record_is_state",
 )
+
+
+# --- tasks_timeout_read_as_pipeline_timeout ----------------------------------------------
+
+
+def tasks_timeout_read_as_pipeline_timeout(decide: Callable[..., ReleaseDecision]) -> Callable[..., ReleaseDecision]:
+    """tasks_timeout_read_as_pipeline_timeout(release_decision): the same verdicts, with spec.timeouts.tasks taken for timeouts.pipeline.
+
+    The fault: an elapsed `timeouts.tasks` ends the run for the group, as
+    `timeouts.pipeline` would, although Tekton still runs the finally tasks
+    then; on the tasks_timeout_keeps_finally node that frees A's 3800m for B
+    while the finally task `report` (3800m) is still to come.
+    """
+
+    @functools.wraps(decide)
+    def decision(group_tasks: Any, pipeline_run: Obj | None, *args: Any, **kwargs: Any) -> ReleaseDecision:
+        spec = (pipeline_run or {}).get("spec") or {}
+        timeouts = spec.get("timeouts") or {}
+        if pipeline_run is not None and timeouts.get("tasks"):
+            pipeline_run = {**pipeline_run, "spec": {**spec, "timeouts": {**timeouts, "pipeline": timeouts["tasks"]}}}
+        return decide(group_tasks, pipeline_run, *args, **kwargs)
+
+    return decision
+
+
+def apply_tasks_timeout_read_as_pipeline_timeout() -> None:
+    from reference_scheduler.runtime import releaser
+
+    releaser.release_decision = tasks_timeout_read_as_pipeline_timeout(releaser.release_decision)
+
+
+MUTANTS["tasks_timeout_read_as_pipeline_timeout"] = Mutant(
+    "tasks_timeout_read_as_pipeline_timeout",
+    "an elapsed timeouts.tasks is taken for timeouts.pipeline: the group is released when the DAG tasks are stopped, while a finally task of it is still to run",
+    "tasks_timeout_keeps_finally",
+    apply_tasks_timeout_read_as_pipeline_timeout,
+    "8.graceful_stop",
+)

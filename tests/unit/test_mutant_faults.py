@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import pytest
 
 from reference_scheduler.core.claims import ClaimState, GroupClaim, unreserve
@@ -218,4 +220,36 @@ class TestGracefulCancelReleasesAtOnce:
         decide = faults.run_finally_read_as_cancelled(release_decision)
         running = {**self.STOPPED, "spec": {}}
         assert decide(["small", "report"], running, self.SMALL) == release_decision(["small", "report"], running, self.SMALL)
+        assert decide(["small"], None, {}) == release_decision(["small"], None, {})
+
+
+class TestTasksTimeoutReadAsPipelineTimeout:
+    """{small, report} 25 s after the start under timeouts {pipeline: 1h, tasks: 20s}: small cancelled by Tekton, report still to come."""
+
+    START = datetime(2026, 12, 1, 12, 0, 0)
+    TIMED_OUT = {
+        "metadata": {"name": "a"},
+        "spec": {"timeouts": {"pipeline": "1h", "tasks": "20s"}},
+        "status": {
+            "startTime": "2026-12-01T12:00:00Z",
+            "conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "PipelineRunTimeoutRunningFinally"}],
+            "pipelineSpec": {"tasks": [{"name": "small"}], "finally": [{"name": "report"}]},
+            "childReferences": [{"pipelineTaskName": "small", "name": "a-small"}],
+        },
+    }
+    SMALL = {"a-small": {"spec": {"status": "TaskRunCancelled"}, "status": {"conditions": [{"type": "Succeeded", "status": "False", "reason": "TaskRunCancelled"}]}}}
+
+    def test_the_finally_task_to_come_holds_in_the_reference_and_not_here(self) -> None:
+        now = self.START + timedelta(seconds=25)
+        assert not release_decision(["small", "report"], self.TIMED_OUT, self.SMALL, now=now).release
+        verdict = faults.tasks_timeout_read_as_pipeline_timeout(release_decision)(["small", "report"], self.TIMED_OUT, self.SMALL, now=now)
+        assert (verdict.release, verdict.reason) == (True, ReleaseReason.PIPELINE_RUN_TIMED_OUT)
+
+    def test_before_the_tasks_timeout_and_without_one_it_judges_as_the_reference(self) -> None:
+        decide = faults.tasks_timeout_read_as_pipeline_timeout(release_decision)
+        early = self.START + timedelta(seconds=15)
+        assert decide(["small", "report"], self.TIMED_OUT, {}, now=early) == release_decision(["small", "report"], self.TIMED_OUT, {}, now=early)
+        no_tasks_timeout = {**self.TIMED_OUT, "spec": {"timeouts": {"pipeline": "1h"}}}
+        late = self.START + timedelta(seconds=25)
+        assert decide(["small", "report"], no_tasks_timeout, self.SMALL, now=late) == release_decision(["small", "report"], no_tasks_timeout, self.SMALL, now=late)
         assert decide(["small"], None, {}) == release_decision(["small"], None, {})
