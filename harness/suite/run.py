@@ -60,6 +60,8 @@ class ScenarioRun:
     cluster: Any = None
     #: The hold policy of each node hold_not_ready() holds, until let_ready().
     _not_ready: dict[str, list[Obj]] = field(default_factory=dict, repr=False)
+    #: The replicas replicas() ran, kept after they stop so a failed scenario's report carries their logs.
+    ran_replicas: Replicas | None = None
 
     # --- what the implementation claims ---
 
@@ -220,6 +222,7 @@ class ScenarioRun:
         if self.scenario.replicas < 2:
             raise HarnessError(f"scenario {self.scenario.name} runs replicas without declaring them: set Scenario.replicas=2")
         replicas = Replicas(self.scheduler, self.kube, self.namespace, self.timeouts, count=self.scenario.replicas)
+        self.ran_replicas = replicas
         self.scheduler.stop()
         self.scheduler.stand_in = replicas.check_alive
         try:
