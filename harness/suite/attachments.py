@@ -60,6 +60,8 @@ def attach_scenario_artifacts(
         allure.attach(f"cannot read final objects: {err}", "final objects (error)", allure.attachment_type.TEXT)
     if include_logs:
         allure.attach(scheduler.log_tail(LOG_TAIL_LINES) or "(not started by the suite)", "scheduler log tail", allure.attachment_type.TEXT)
+        if run.ran_replicas is not None:
+            allure.attach(run.ran_replicas.log_tails(LOG_TAIL_LINES), "scheduler replicas' log tails", allure.attachment_type.TEXT)
         logs = cluster.logs_dir()
         if logs is not None:
             tekton_log = Path(logs) / "tekton-controller.log"

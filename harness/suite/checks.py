@@ -13,7 +13,7 @@ from typing import Any, Callable, TypeVar
 
 from harness.contract import record as contract
 from harness.errors import HarnessError
-from harness.kube import json_object, present
+from harness.kube import present
 from harness.quantities import cpu_millis as parse_cpu
 from harness.suite.run import ScenarioRun
 from harness.waits import NotYet, WaitTimeout, hold_for, wait_for
@@ -327,11 +327,7 @@ def taskrun_must_be_done(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
     """taskrun_must_be_done() waits for the task's TaskRun to have a terminal Succeeded condition."""
 
     def poll() -> Obj:
-        listing = json_object(run.kube.custom.list_namespaced_custom_object(
-            "tekton.dev", "v1", run.namespace, "taskruns",
-            label_selector=f"tekton.dev/pipelineRun={pipeline_run},tekton.dev/pipelineTask={task}",
-        ))
-        items = listing.get("items") or []
+        items = run.task_runs(pipeline_run, task)
         if not items:
             raise NotYet(f"no TaskRun for {pipeline_run}/{task} yet")
         condition = next((c for c in (items[0].get("status") or {}).get("conditions") or [] if c.get("type") == "Succeeded"), None)

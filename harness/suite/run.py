@@ -60,6 +60,8 @@ class ScenarioRun:
     cluster: Any = None
     #: The hold policy of each node hold_not_ready() holds, until let_ready().
     _not_ready: dict[str, list[Obj]] = field(default_factory=dict, repr=False)
+    #: The replicas replicas() ran, kept after they stop so a failed scenario's report carries their logs.
+    ran_replicas: Replicas | None = None
 
     # --- what the implementation claims ---
 
@@ -125,9 +127,7 @@ class ScenarioRun:
         Tekton retries a pod creation that a ResourceQuota refused only after a
         minute; once a scenario lifts its quota, the nudge saves that minute.
         """
-        selector = f"{PIPELINE_RUN_LABEL}={pipeline_run},{PIPELINE_TASK_LABEL}={task}"
-        listing = json_object(self.kube.custom.list_namespaced_custom_object(*TEKTON, self.namespace, "taskruns", label_selector=selector))
-        for task_run in listing.get("items") or []:
+        for task_run in self.task_runs(pipeline_run, task):
             body = {"metadata": {"annotations": {NUDGE_ANNOTATION: str(time.time())}}}
             self.kube.custom.patch_namespaced_custom_object(*TEKTON, self.namespace, "taskruns", task_run["metadata"]["name"], body)
 
@@ -222,6 +222,7 @@ class ScenarioRun:
         if self.scenario.replicas < 2:
             raise HarnessError(f"scenario {self.scenario.name} runs replicas without declaring them: set Scenario.replicas=2")
         replicas = Replicas(self.scheduler, self.kube, self.namespace, self.timeouts, count=self.scenario.replicas)
+        self.ran_replicas = replicas
         self.scheduler.stop()
         self.scheduler.stand_in = replicas.check_alive
         try:
@@ -276,6 +277,13 @@ class ScenarioRun:
         pods = self.kube.core.list_namespaced_pod(self.namespace, label_selector=selector, _preload_content=False)
         items: list[Obj] = _json(pods).get("items") or []
         return sorted(items, key=_attempt)
+
+    def task_runs(self, pipeline_run: str, task: str) -> list[Obj]:
+        """task_runs() are the TaskRuns of one pipeline task (one, or one per matrix combination)."""
+        selector = f"{PIPELINE_RUN_LABEL}={pipeline_run},{PIPELINE_TASK_LABEL}={task}"
+        listing = json_object(self.kube.custom.list_namespaced_custom_object(*TEKTON, self.namespace, "taskruns", label_selector=selector))
+        items: list[Obj] = listing.get("items") or []
+        return items
 
     def pod(self, name: str) -> Obj:
         return _json(self.kube.core.read_namespaced_pod(name, self.namespace, _preload_content=False))

@@ -2091,21 +2091,24 @@ MUTANTS["omits_scheduler_name_annotation"] = Mutant(
 )
 
 
-# --- graceful_cancel_releases_at_once ----------------------------------------------
+# --- graceful_cancel_releases_at_once, graceful_stop_releases_at_once ------------------
 
 
-def run_finally_read_as_cancelled(decide: Callable[..., ReleaseDecision]) -> Callable[..., ReleaseDecision]:
-    """run_finally_read_as_cancelled(release_decision): the same verdicts, with spec.status CancelledRunFinally read as Cancelled.
+def graceful_stop_read_as_cancelled(decide: Callable[..., ReleaseDecision], status: str) -> Callable[..., ReleaseDecision]:
+    """graceful_stop_read_as_cancelled(release_decision, "CancelledRunFinally"): the same verdicts, with that spec.status read as Cancelled.
 
-    The fault: a gracefully cancelled run's group is released at the stop
-    (PipelineRunCancelled), although a finally task of it still runs; on the
+    The fault: a gracefully stopped run's group is released at the stop
+    (PipelineRunCancelled), although a task of it can still run. With
+    CancelledRunFinally a finally task still runs: on the
     graceful_cancel_keeps_finally node that frees A's 3800m for B while the
-    finally task `report` (3800m) is still to come.
+    finally task `report` (3800m) is still to come. With StoppedRunFinally the
+    running DAG task runs on and the finally task runs after it: on the
+    graceful_stop_keeps_running node B binds beside the running `small`.
     """
 
     @functools.wraps(decide)
     def decision(group_tasks: Any, pipeline_run: Obj | None, *args: Any, **kwargs: Any) -> ReleaseDecision:
-        if pipeline_run is not None and (pipeline_run.get("spec") or {}).get("status") == "CancelledRunFinally":
+        if pipeline_run is not None and (pipeline_run.get("spec") or {}).get("status") == status:
             pipeline_run = {**pipeline_run, "spec": {**pipeline_run["spec"], "status": "Cancelled"}}
         return decide(group_tasks, pipeline_run, *args, **kwargs)
 
@@ -2115,15 +2118,28 @@ def run_finally_read_as_cancelled(decide: Callable[..., ReleaseDecision]) -> Cal
 def apply_graceful_cancel_releases_at_once() -> None:
     from reference_scheduler.runtime import releaser
 
-    releaser.release_decision = run_finally_read_as_cancelled(releaser.release_decision)
+    releaser.release_decision = graceful_stop_read_as_cancelled(releaser.release_decision, "CancelledRunFinally")
 
 
-RULES["8.graceful_stop"] = "section 8, rule 2: a graceful stop (CancelledRunFinally) releases a group only once no task of it can run; a finally task in the group still can"
+def apply_graceful_stop_releases_at_once() -> None:
+    from reference_scheduler.runtime import releaser
+
+    releaser.release_decision = graceful_stop_read_as_cancelled(releaser.release_decision, "StoppedRunFinally")
+
+
+RULES["8.graceful_stop"] = "section 8, rule 2: a graceful stop (CancelledRunFinally, StoppedRunFinally, an elapsed timeouts.tasks) releases a group only once no task of it can run; a finally task in the group still can, and after StoppedRunFinally so can a running DAG task"
 MUTANTS["graceful_cancel_releases_at_once"] = Mutant(
     "graceful_cancel_releases_at_once",
     "CancelledRunFinally is treated like Cancelled: the group is released at the stop, while a finally task of it is still to run",
     "graceful_cancel_keeps_finally",
     apply_graceful_cancel_releases_at_once,
+    "8.graceful_stop",
+)
+MUTANTS["graceful_stop_releases_at_once"] = Mutant(
+    "graceful_stop_releases_at_once",
+    "StoppedRunFinally is treated like Cancelled: the group is released at the stop, while a DAG task of it still runs and a finally task of it is still to run",
+    "graceful_stop_keeps_running",
+    apply_graceful_stop_releases_at_once,
     "8.graceful_stop",
 )
 
@@ -2206,4 +2222,42 @@ MUTANTS["leader_unsynced_records"] = Mutant(
     "leader_failover",
     apply_leader_unsynced_records,
     "5.record_is_state",
+)
+
+
+# --- tasks_timeout_read_as_pipeline_timeout ----------------------------------------------
+
+
+def tasks_timeout_read_as_pipeline_timeout(decide: Callable[..., ReleaseDecision]) -> Callable[..., ReleaseDecision]:
+    """tasks_timeout_read_as_pipeline_timeout(release_decision): the same verdicts, with spec.timeouts.tasks taken for timeouts.pipeline.
+
+    The fault: an elapsed `timeouts.tasks` ends the run for the group, as
+    `timeouts.pipeline` would, although Tekton still runs the finally tasks
+    then; on the tasks_timeout_keeps_finally node that frees A's 3800m for B
+    while the finally task `report` (3800m) is still to come.
+    """
+
+    @functools.wraps(decide)
+    def decision(group_tasks: Any, pipeline_run: Obj | None, *args: Any, **kwargs: Any) -> ReleaseDecision:
+        spec = (pipeline_run or {}).get("spec") or {}
+        timeouts = spec.get("timeouts") or {}
+        if pipeline_run is not None and timeouts.get("tasks"):
+            pipeline_run = {**pipeline_run, "spec": {**spec, "timeouts": {**timeouts, "pipeline": timeouts["tasks"]}}}
+        return decide(group_tasks, pipeline_run, *args, **kwargs)
+
+    return decision
+
+
+def apply_tasks_timeout_read_as_pipeline_timeout() -> None:
+    from reference_scheduler.runtime import releaser
+
+    releaser.release_decision = tasks_timeout_read_as_pipeline_timeout(releaser.release_decision)
+
+
+MUTANTS["tasks_timeout_read_as_pipeline_timeout"] = Mutant(
+    "tasks_timeout_read_as_pipeline_timeout",
+    "an elapsed timeouts.tasks is taken for timeouts.pipeline: the group is released when the DAG tasks are stopped, while a finally task of it is still to run",
+    "tasks_timeout_keeps_finally",
+    apply_tasks_timeout_read_as_pipeline_timeout,
+    "8.graceful_stop",
 )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 import pytest
 
 from reference_scheduler.core.claims import ClaimState, GroupClaim, unreserve
@@ -211,11 +213,74 @@ class TestGracefulCancelReleasesAtOnce:
 
     def test_the_finally_task_to_come_holds_in_the_reference_and_not_here(self) -> None:
         assert not release_decision(["small", "report"], self.STOPPED, self.SMALL).release
-        verdict = faults.run_finally_read_as_cancelled(release_decision)(["small", "report"], self.STOPPED, self.SMALL)
+        verdict = faults.graceful_stop_read_as_cancelled(release_decision, "CancelledRunFinally")(["small", "report"], self.STOPPED, self.SMALL)
         assert (verdict.release, verdict.reason) == (True, ReleaseReason.PIPELINE_RUN_CANCELLED)
 
     def test_other_runs_are_judged_as_by_the_reference(self) -> None:
-        decide = faults.run_finally_read_as_cancelled(release_decision)
+        decide = faults.graceful_stop_read_as_cancelled(release_decision, "CancelledRunFinally")
         running = {**self.STOPPED, "spec": {}}
         assert decide(["small", "report"], running, self.SMALL) == release_decision(["small", "report"], running, self.SMALL)
+        assert decide(["small"], None, {}) == release_decision(["small"], None, {})
+
+
+class TestTasksTimeoutReadAsPipelineTimeout:
+    """{small, report} 25 s after the start under timeouts {pipeline: 1h, tasks: 20s}: small cancelled by Tekton, report still to come."""
+
+    START = datetime(2026, 12, 1, 12, 0, 0)
+    TIMED_OUT = {
+        "metadata": {"name": "a"},
+        "spec": {"timeouts": {"pipeline": "1h", "tasks": "20s"}},
+        "status": {
+            "startTime": "2026-12-01T12:00:00Z",
+            "conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "PipelineRunTimeoutRunningFinally"}],
+            "pipelineSpec": {"tasks": [{"name": "small"}], "finally": [{"name": "report"}]},
+            "childReferences": [{"pipelineTaskName": "small", "name": "a-small"}],
+        },
+    }
+    SMALL = {"a-small": {"spec": {"status": "TaskRunCancelled"}, "status": {"conditions": [{"type": "Succeeded", "status": "False", "reason": "TaskRunCancelled"}]}}}
+
+    def test_the_finally_task_to_come_holds_in_the_reference_and_not_here(self) -> None:
+        now = self.START + timedelta(seconds=25)
+        assert not release_decision(["small", "report"], self.TIMED_OUT, self.SMALL, now=now).release
+        verdict = faults.tasks_timeout_read_as_pipeline_timeout(release_decision)(["small", "report"], self.TIMED_OUT, self.SMALL, now=now)
+        assert (verdict.release, verdict.reason) == (True, ReleaseReason.PIPELINE_RUN_TIMED_OUT)
+
+    def test_before_the_tasks_timeout_and_without_one_it_judges_as_the_reference(self) -> None:
+        decide = faults.tasks_timeout_read_as_pipeline_timeout(release_decision)
+        early = self.START + timedelta(seconds=15)
+        assert decide(["small", "report"], self.TIMED_OUT, {}, now=early) == release_decision(["small", "report"], self.TIMED_OUT, {}, now=early)
+        no_tasks_timeout = {**self.TIMED_OUT, "spec": {"timeouts": {"pipeline": "1h"}}}
+        late = self.START + timedelta(seconds=25)
+        assert decide(["small", "report"], no_tasks_timeout, self.SMALL, now=late) == release_decision(["small", "report"], no_tasks_timeout, self.SMALL, now=late)
+        assert decide(["small"], None, {}) == release_decision(["small"], None, {})
+
+
+class TestGracefulStopReleasesAtOnce:
+    """{small, report}: small a DAG task still running after the stop, report a finally task with no TaskRun yet."""
+
+    STOPPED = {
+        "metadata": {"name": "a"},
+        "spec": {"status": "StoppedRunFinally"},
+        "status": {
+            "conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "StoppedRunningFinally"}],
+            "pipelineSpec": {"tasks": [{"name": "small"}], "finally": [{"name": "report"}]},
+            "childReferences": [{"pipelineTaskName": "small", "name": "a-small"}],
+        },
+    }
+    RUNNING = {"a-small": {"spec": {}, "status": {"conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "Running"}]}}}
+    DONE = {"a-small": {"spec": {}, "status": {"conditions": [{"type": "Succeeded", "status": "True", "reason": "Succeeded"}]}}}
+
+    def test_the_running_dag_task_and_the_finally_task_to_come_hold_in_the_reference_and_not_here(self) -> None:
+        decide = faults.graceful_stop_read_as_cancelled(release_decision, "StoppedRunFinally")
+        for task_runs in (self.RUNNING, self.DONE):
+            assert not release_decision(["small", "report"], self.STOPPED, task_runs).release
+            verdict = decide(["small", "report"], self.STOPPED, task_runs)
+            assert (verdict.release, verdict.reason) == (True, ReleaseReason.PIPELINE_RUN_CANCELLED)
+
+    def test_other_runs_are_judged_as_by_the_reference(self) -> None:
+        decide = faults.graceful_stop_read_as_cancelled(release_decision, "StoppedRunFinally")
+        cancelled_run_finally = {**self.STOPPED, "spec": {"status": "CancelledRunFinally"}}
+        running = {**self.STOPPED, "spec": {}}
+        for pipeline_run in (cancelled_run_finally, running):
+            assert decide(["small", "report"], pipeline_run, self.RUNNING) == release_decision(["small", "report"], pipeline_run, self.RUNNING)
         assert decide(["small"], None, {}) == release_decision(["small"], None, {})

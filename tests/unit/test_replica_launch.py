@@ -76,3 +76,30 @@ def test_a_command_with_a_config_template_renders_one_config_per_replica_with_th
     configs = [Path(scheduler.replica_argv(i, lease_name="l", lease_namespace="ns")[2]) for i in range(2)]
     assert configs[0] != configs[1]
     assert all(c.read_text().startswith("leaseName: l\nleaseNamespace: ns\n") for c in configs)
+
+
+def test_a_failed_replica_scenario_reports_each_replicas_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from harness.cluster.processes import ManagedProcess
+    from harness.suite import attachments
+    from harness.suite.replicas import Replicas
+
+    processes = []
+    for index in range(2):
+        process = ManagedProcess.in_dir(f"tkn-scheduler-replica-{index}", tmp_path)
+        process.log_file.parent.mkdir(parents=True, exist_ok=True)
+        process.log_file.write_text(f"replica {index}: acquired lease\n")
+        processes.append(process)
+    replicas = Replicas(scheduler=None, kube=None, lease_namespace="conf-x", timeouts=None, processes=processes)  # type: ignore[arg-type]
+    attached: dict[str, str] = {}
+    monkeypatch.setattr(attachments.allure, "attach", lambda body, name, *_: attached.__setitem__(name, body))
+    monkeypatch.setattr(attachments, "_attach_timeline", lambda *_: None)
+    monkeypatch.setattr(attachments, "_final_objects", lambda _: [])
+    run = SimpleNamespace(monitor=None, rendered={}, ran_replicas=replicas)
+    scheduler = SimpleNamespace(log_tail=lambda _: "the session's scheduler")
+    cluster = SimpleNamespace(logs_dir=lambda: None)
+    attachments.attach_scenario_artifacts(run, None, cluster, scheduler, include_logs=True, failed=True)  # type: ignore[arg-type]
+    tails = attached["scheduler replicas' log tails"]
+    assert "--- tkn-scheduler-replica-0 ---\nreplica 0: acquired lease" in tails
+    assert "--- tkn-scheduler-replica-1 ---\nreplica 1: acquired lease" in tails
