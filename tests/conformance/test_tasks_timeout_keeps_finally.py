@@ -16,12 +16,13 @@ on A: the same group, the same quota holding report's pod back after the
 stop, only the stop differs.
 
 What Tekton v1.15 does (pkg/reconciler/pipelinerun: HaveTasksTimedOut,
-timeoutPipelineTasksForTaskNames): once `status.startTime` + 20 s has passed
-it patches small's TaskRun to `spec.status: TaskRunCancelled` (message: the
-pipeline's tasks timed out), the PipelineRun's reason becomes
-PipelineRunTimeoutRunningFinally?, it creates report's TaskRun, and once
-report is done the PipelineRun ends Succeeded False, reason
-PipelineRunTimeout.
+timeoutPipelineTasksForTaskNames; checked by this scenario in every run):
+once `status.startTime` + 20 s has passed it patches small's TaskRun to
+`spec.status: TaskRunCancelled`, creates report's TaskRun (which waits as
+ExceededResourceQuota under the quota), and once report is done the
+PipelineRun ends Succeeded False, reason PipelineRunTimeout. Until then its
+condition stays Unknown, so only `timeouts.tasks` itself says the DAG tasks
+are over.
 """
 
 from __future__ import annotations
