@@ -12,7 +12,7 @@ The fault it exists to catch: StoppedRunFinally read as a plain stop
 stop, while `small` still runs and `report` is still to come, and B, pending
 beside A's peak, binds in the room meant for `report` (the monitor also
 finds the release reason untrue: rule `release-reason-untrue`). A
-ResourceQuota (the graceful_cancel_keeps_finally one) holds report's pod back
+ResourceQuota (`graceful_stop-quota`) holds report's pod back
 once `small` is done, so the gap between the DAG task and the finally pod
 lasts the whole `pod_stays_pending` window; B exists before the quota,
 which would refuse its pod too.
@@ -34,71 +34,45 @@ tasks were done.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.suite import graceful_stops
 from harness.suite.checks import (
-    claim_generation_of,
     group_must_be,
-    group_must_have,
     group_must_stay,
-    pipelinerun_must_end_with,
-    pipelinerun_must_list_task,
-    pipelinerun_must_succeed,
-    pod_creation_must_be_allowed,
-    pod_creation_must_be_denied,
     pod_must_be_running,
-    task_must_hold_its_group,
-    task_pod_must_be_bound,
-    task_pod_must_exist,
     task_pod_must_not_exist,
     task_pod_must_stay_pending,
     taskrun_must_be_done,
 )
 from harness.suite.features import Feature
+from harness.suite.graceful_stops import group_ready_to_stop, report_must_land_then_b
 from harness.suite.run import ScenarioRun
-from harness.suite.scenario import PoolSpec, Scenario
+from harness.suite.scenario import Scenario
 
 SCENARIO = Scenario(
     name="graceful_stop_keeps_running",
     description="A run whose finally task (3800m) shares its workspace is stopped with StoppedRunFinally while its 200m DAG task runs: the DAG task runs on and the group stays Reserved, B (2000m) waits through it and while a quota holds the finally pod back, the finally task lands on the group's node under the same claim, and only then is the group Released and B binds",
     features=(Feature.RELEASE,),
-    fixtures=("graceful_stop_keeps_running", "graceful_cancel_keeps_finally-b", "graceful_cancel_keeps_finally-quota"),
-    pool=PoolSpec(count=1),
-    volumes=("a-source", "b-source"),
+    fixtures=graceful_stops.FIXTURES,
+    pool=graceful_stops.POOL,
+    volumes=graceful_stops.VOLUMES,
 )
 
-# By hand, on the single 4800m node: A's group is {small, report}; its peak is
-# max(200, 3800) = 3800m (a finally task never overlaps a DAG task), memory 0.
-# While the group is Reserved the node holds 3800m of A whatever runs: while
-# small runs on after the stop, small's 200m plus the residual 3800 - 200 =
-# 3600m; after small is done and before report has a pod, the residual
-# 3800 - 0; with report running, report's 3800m plus 0. That leaves
-# 4800 - 3800 = 1000m, less than B's 2000m. Released at the stop instead, A
-# would hold only small's 200m: 4800 - 200 = 4600m, and B would fit at once.
-# Once the group is Released and report is done, 4800m is free and B fits.
-PEAK_CPU = 3800
+# By hand, beside graceful_stops' arithmetic: while small runs on after the stop
+# the node holds small's 200m plus A's residual 3800 - 200 = 3600m. Released at
+# the stop instead, A would hold only small's 200m: 4800 - 200 = 4600m, and B
+# (2000m) would fit at once.
 
 
 def test_graceful_stop_keeps_running(run: ScenarioRun) -> None:
-    run.apply("graceful_stop_keeps_running")
-    small, node, record = task_must_hold_its_group(run, "a", "small")
-    generation = claim_generation_of(record, "small")
-    group_must_have(
-        run, record, "small", tasks={"small", "report"}, workspaces={"source"},
-        peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
-    )
-    # Stop only once Tekton's status lists small's TaskRun, as graceful_cancel_keeps_finally does: the stop finds it running.
-    pipelinerun_must_list_task(run, "a", "small")
-    # B's pod must exist before the quota that holds report's pod back would refuse it too.
-    run.apply("graceful_cancel_keeps_finally-b")
-    task_pod_must_exist(run, "b", "only")
-    quota = run.apply("graceful_cancel_keeps_finally-quota")
-    pod_creation_must_be_denied(run)
+    group = group_ready_to_stop(run)
+    small = group.small
 
     # The stop: small runs on, report is still to come.
     run.cancel("a", status="StoppedRunFinally")
-    group_must_stay(run, "a", "small", node=node, holders=(small,))
+    group_must_stay(run, "a", "small", node=group.node, holders=(small,))
     task_pod_must_stay_pending(run, "b", "only")
     pod_must_be_running(run, small["metadata"]["name"])
-    group_must_be(run, "a", "small", state=State.RESERVED, node=node, claim_generation=generation)
+    group_must_be(run, "a", "small", state=State.RESERVED, node=group.node, claim_generation=group.generation)
 
     # small ends on its own; report has no pod while the quota lasts.
     run.release_pod(small["metadata"]["name"])
@@ -106,22 +80,8 @@ def test_graceful_stop_keeps_running(run: ScenarioRun) -> None:
     ended = next(c for c in small_run["status"]["conditions"] if c.get("type") == "Succeeded")
     assert ended.get("status") == "True", f"A's DAG task small ended {ended.get('status')} ({ended.get('reason')}): StoppedRunFinally should have let it run to its end"
     task_pod_must_stay_pending(run, "b", "only")
-    group_must_be(run, "a", "report", state=State.RESERVED, node=node, claim_generation=generation)
+    group_must_be(run, "a", "report", state=State.RESERVED, node=group.node, claim_generation=group.generation)
     task_pod_must_not_exist(run, "a", "report", attempt=0)
 
-    for doc in quota:
-        run.delete(doc)
-    pod_creation_must_be_allowed(run)
-    run.nudge_task_run("a", "report")
-    report = task_pod_must_be_bound(run, "a", "report")
-    assert report["spec"]["nodeName"] == node, f"A's finally task report ran on {report['spec']['nodeName']}, not on its group's node {node}"
-    group_must_stay(run, "a", "report", node=node, holders=(report,))
-    group_must_be(run, "a", "report", state=State.RESERVED, node=node, claim_generation=generation)
-
-    run.release_pod(report["metadata"]["name"])
-    pipelinerun_must_end_with(run, "a", status="False", reason="Cancelled")
-    group_must_be(run, "a", "report", state=State.RELEASED, node=node, claim_generation=generation)
-    b_pod = task_pod_must_be_bound(run, "b", "only")
-    assert b_pod["spec"]["nodeName"] == node, f"B is on {b_pod['spec']['nodeName']}, but the pool's only node is {node}"
-    run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "b")
+    # Tekton ends a StoppedRunFinally run False, reason Cancelled, even when every task succeeded.
+    report_must_land_then_b(run, group, a_ends_with="Cancelled")
