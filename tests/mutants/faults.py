@@ -2106,11 +2106,20 @@ def graceful_stop_read_as_cancelled(decide: Callable[..., ReleaseDecision], stat
     graceful_stop_keeps_running node B binds beside the running `small`.
     """
 
+    def read_as_cancelled(pipeline_run: Obj) -> Obj:
+        if (pipeline_run.get("spec") or {}).get("status") != status:
+            return pipeline_run
+        return {**pipeline_run, "spec": {**pipeline_run["spec"], "status": "Cancelled"}}
+
+    return pipeline_run_rewritten(decide, read_as_cancelled)
+
+
+def pipeline_run_rewritten(decide: Callable[..., ReleaseDecision], rewrite: Callable[[Obj], Obj]) -> Callable[..., ReleaseDecision]:
+    """pipeline_run_rewritten(release_decision, rewrite): the same verdicts, on the PipelineRun as `rewrite` misreads it (None stays None)."""
+
     @functools.wraps(decide)
     def decision(group_tasks: Any, pipeline_run: Obj | None, *args: Any, **kwargs: Any) -> ReleaseDecision:
-        if pipeline_run is not None and (pipeline_run.get("spec") or {}).get("status") == status:
-            pipeline_run = {**pipeline_run, "spec": {**pipeline_run["spec"], "status": "Cancelled"}}
-        return decide(group_tasks, pipeline_run, *args, **kwargs)
+        return decide(group_tasks, None if pipeline_run is None else rewrite(pipeline_run), *args, **kwargs)
 
     return decision
 
@@ -2237,15 +2246,14 @@ def tasks_timeout_read_as_pipeline_timeout(decide: Callable[..., ReleaseDecision
     while the finally task `report` (3800m) is still to come.
     """
 
-    @functools.wraps(decide)
-    def decision(group_tasks: Any, pipeline_run: Obj | None, *args: Any, **kwargs: Any) -> ReleaseDecision:
-        spec = (pipeline_run or {}).get("spec") or {}
+    def tasks_as_pipeline(pipeline_run: Obj) -> Obj:
+        spec = pipeline_run.get("spec") or {}
         timeouts = spec.get("timeouts") or {}
-        if pipeline_run is not None and timeouts.get("tasks"):
-            pipeline_run = {**pipeline_run, "spec": {**spec, "timeouts": {**timeouts, "pipeline": timeouts["tasks"]}}}
-        return decide(group_tasks, pipeline_run, *args, **kwargs)
+        if not timeouts.get("tasks"):
+            return pipeline_run
+        return {**pipeline_run, "spec": {**spec, "timeouts": {**timeouts, "pipeline": timeouts["tasks"]}}}
 
-    return decision
+    return pipeline_run_rewritten(decide, tasks_as_pipeline)
 
 
 def apply_tasks_timeout_read_as_pipeline_timeout() -> None:
