@@ -38,6 +38,12 @@ def _contend(tmp_path: Path, *, inherit_holder: bool) -> str:
     return done.stdout.strip()
 
 
+@pytest.fixture(autouse=True)
+def _not_a_holder_already(monkeypatch: pytest.MonkeyPatch) -> None:
+    # This process starts holding nothing, whatever ran before it in the same worker.
+    monkeypatch.delenv(cluster_lock.HELD_ENV, raising=False)
+
+
 def test_a_second_session_waits_and_names_the_holder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path))
     with cluster_lock.local_cluster_lock(timeouts=DEFAULT_TIMEOUTS, purpose="first suite", say=lambda line: None):
