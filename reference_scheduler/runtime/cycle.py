@@ -210,8 +210,17 @@ class Cycle:
         self._node_results = NodeResultsCache()
         self._percentage_of_nodes_to_score = percentage_of_nodes_to_score
         self._next_start_node = 0
+        self._created_active: tuple[str, str] | None = None
 
     def schedule(self, pod: Obj) -> Outcome:
+        self._created_active = None
+        outcome = self._schedule(pod)
+        if self._created_active is not None and outcome not in (Outcome.BINDING, Outcome.BOUND):
+            # The record was created labelled active for a claim that did not follow.
+            self._records.settle_label(*self._created_active)
+        return outcome
+
+    def _schedule(self, pod: Obj) -> Outcome:
         try:
             request = self._view.request_of(pod)
         except InvalidQuantity as err:
@@ -322,7 +331,7 @@ class Cycle:
         namespace = pod["metadata"].get("namespace") or ""
         record = self._view.record_of(namespace, run_name)
         if record is None:
-            record = self._create_record(pod, namespace, run_name)
+            record = self._create_record(pod, namespace, run_name, task)
             if record is None:
                 return None
         spec_group = spec_group_of_task(record, task)
@@ -337,8 +346,11 @@ class Cycle:
             return None
         return GroupState(GroupKey(namespace, run_name, name), peak, claim_of(entry))
 
-    def _create_record(self, pod: Obj, namespace: str, run_name: str) -> Obj | None:
+    def _create_record(self, pod: Obj, namespace: str, run_name: str, task: str) -> Obj | None:
         """_create_record() plans the run and creates its record; None: schedule the pod as a plain pod.
+
+        When the pod's task is in a group, this attempt claims that group next: the record is
+        created labelled active, which saves the claim's label write (docs/contract.md section 9).
 
         Raises WaitingForPlan while the plan cannot be computed yet: the pod is
         not bound before its record exists (docs/contract.md section 2).
@@ -359,7 +371,10 @@ class Cycle:
             self._events.pod_warning(pod, "ReservationUnavailable", f"{err}; scheduling the pod without a reservation")
             return None
         started = time.monotonic()
-        record = self._records.create(pipeline_run, plan.groups)
+        claiming = any(task in g.tasks for g in plan.groups)
+        record = self._records.create(pipeline_run, plan.groups, active=claiming)
+        if claiming:
+            self._created_active = (namespace, run_name)
         log.info(
             "created record %s/%s with %d group(s) in %.1f ms",
             namespace, run_name, len(plan.groups), (time.monotonic() - started) * 1000,

@@ -99,8 +99,12 @@ def created_by(record: Obj) -> str | None:
     return str(found) if found else None
 
 
-def record_manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], *, scheduler_name: str) -> Obj:
-    """record_manifest() is the record of one PipelineRun: named after it, owned by it, all groups Pending."""
+def record_manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], *, scheduler_name: str, active: bool = False) -> Obj:
+    """record_manifest() is the record of one PipelineRun: named after it, owned by it, all groups Pending.
+
+    active=True labels it ACTIVE_LABEL "true" already, for a record created to claim a group at
+    once (docs/contract.md section 9): the claim then needs no label write of its own.
+    """
     meta = pipeline_run["metadata"]
     return {
         "apiVersion": f"{GROUP}/{VERSION}",
@@ -109,6 +113,7 @@ def record_manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], *, sc
             "name": meta["name"],
             "namespace": meta["namespace"],
             "annotations": {SCHEDULER_ANNOTATION: scheduler_name},
+            **({"labels": {ACTIVE_LABEL: "true"}} if active else {}),
             "ownerReferences": [
                 {
                     "apiVersion": pipeline_run.get("apiVersion", "tekton.dev/v1"),
@@ -149,7 +154,9 @@ class RecordWriter:
     Writes per record, as few as the API allows (docs/contract.md section 2: a status
     subresource, so create ignores status and a status write ignores labels):
 
-    * create: one POST of the spec; no status write (an absent entry is Pending);
+    * create: one POST of the spec; no status write (an absent entry is Pending). A record
+      created to claim a group at once carries the active label already, so that claim
+      writes no label; `settle_label` takes it off again if the claim does not follow;
     * a claim, join, rollback or release: one PUT to /status, compare-and-swap against
       `latest(namespace, name)` (the informer's copy, or the response of our last write),
       with no GET first; a GET only after a 409, or to confirm a change declined on a copy;
@@ -173,9 +180,12 @@ class RecordWriter:
         self._label_lock = threading.Lock()
         self._label_pending: set[tuple[str, str]] = set()
 
-    def create(self, pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...]) -> Obj:
-        """create() makes the record (every group Pending: no status entry yet); an existing record is returned as it is."""
-        manifest = record_manifest(pipeline_run, groups, scheduler_name=self._field_manager)
+    def create(self, pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], *, active: bool = False) -> Obj:
+        """create() makes the record (every group Pending: no status entry yet); an existing record is returned as it is.
+
+        active=True: the caller claims a group of it next, so it is created labelled active.
+        """
+        manifest = record_manifest(pipeline_run, groups, scheduler_name=self._field_manager, active=active)
         ns, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
         try:
             created = cast(Obj, self._custom.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, manifest))
@@ -238,6 +248,20 @@ class RecordWriter:
             self._label_after(namespace, name, record, entries)
             return new_entry
         return None  # every attempt declined on a copy and then conflicted: the caller retries
+
+    def settle_label(self, namespace: str, name: str) -> None:
+        """settle_label() brings the active label in line with the record's status, as after a status write.
+
+        For a record created labelled active whose claim did not follow (no node fitted,
+        the claim write failed): its label comes off again (nothing is written when it agrees).
+        """
+        record = self._latest(namespace, name) if self._latest is not None else None
+        if record is None:
+            try:
+                record = self._get(namespace, name)
+            except RecordGone:
+                return
+        self._label_after(namespace, name, record, [dict(e) for e in (record.get("status") or {}).get("groups") or []])
 
     def _label_after(self, namespace: str, name: str, record: Obj, entries: list[Obj]) -> None:
         """_label_after() brings the active label in line after a status write, through run_later when given.

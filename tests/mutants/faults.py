@@ -366,6 +366,23 @@ def apply_ignores_reservations() -> None:
 # --- no_active_label -----------------------------------------------------------
 
 
+def manifest_rewritten(rewrite: Callable[[Obj], Obj]) -> None:
+    """manifest_rewritten(rewrite): every record the reference creates is `rewrite` of the manifest it would send."""
+    from reference_scheduler.runtime import records
+
+    original = records.record_manifest
+
+    def manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], **options: Any) -> Obj:
+        return rewrite(original(pipeline_run, groups, **options))
+
+    records.record_manifest = manifest
+
+
+def without_labels(manifest: Obj) -> Obj:
+    """without_labels(manifest) is the manifest with no metadata.labels (a record created labelled active loses it)."""
+    return {**manifest, "metadata": {k: v for k, v in manifest["metadata"].items() if k != "labels"}}
+
+
 def apply_no_active_label() -> None:
     from reference_scheduler.runtime.records import RecordWriter
 
@@ -373,6 +390,7 @@ def apply_no_active_label() -> None:
         """The fault: the rescon.dev/active label is never written, whatever the groups' states (docs/contract.md section 9)."""
 
     RecordWriter._sync_active_label = sync  # type: ignore[method-assign]
+    manifest_rewritten(without_labels)  # not even on a record created to claim at once
 
 
 # --- false_release_reason --------------------------------------------------------
@@ -602,12 +620,7 @@ def without_owner(manifest: Obj) -> Obj:
 def apply_no_owner_reference() -> None:
     from reference_scheduler.runtime import records
 
-    original = records.record_manifest
-
-    def manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], *, scheduler_name: str) -> Obj:
-        return without_owner(original(pipeline_run, groups, scheduler_name=scheduler_name))
-
-    records.record_manifest = manifest
+    manifest_rewritten(without_owner)
 
 
 # --- wrong_run_uid ---------------------------------------------------------------
@@ -631,7 +644,7 @@ def apply_wrong_run_uid() -> None:
 
     original = Cycle._create_record
 
-    def create_record(self: Cycle, pod: Obj, namespace: str, run_name: str) -> Obj | None:
+    def create_record(self: Cycle, pod: Obj, namespace: str, run_name: str, task: str) -> Obj | None:
         get_pipeline_run = self._get_pipeline_run
 
         def seen_through_the_pod(ns: str, name: str) -> Obj | None:
@@ -640,7 +653,7 @@ def apply_wrong_run_uid() -> None:
 
         self._get_pipeline_run = seen_through_the_pod
         try:
-            return original(self, pod, namespace, run_name)
+            return original(self, pod, namespace, run_name, task)
         finally:
             self._get_pipeline_run = get_pipeline_run
 
@@ -1642,9 +1655,9 @@ def apply_binds_before_plan() -> None:
 
     original = Cycle._create_record
 
-    def create_record(self: Cycle, pod: Obj, namespace: str, run_name: str) -> Obj | None:
+    def create_record(self: Cycle, pod: Obj, namespace: str, run_name: str, task: str) -> Obj | None:
         try:
-            return original(self, pod, namespace, run_name)
+            return original(self, pod, namespace, run_name, task)
         except WaitingForPlan as waiting:
             self._events.pod_warning(pod, "ReservationUnavailable", f"{waiting}; scheduling the pod without a reservation")
             return None
@@ -2067,12 +2080,7 @@ def apply_omits_scheduler_name_annotation() -> None:
     from reference_scheduler.runtime import records
     from reference_scheduler.runtime.releaser import Releaser
 
-    original = records.record_manifest
-
-    def manifest(pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], *, scheduler_name: str) -> Obj:
-        return without_scheduler_annotation(original(pipeline_run, groups, scheduler_name=scheduler_name))
-
-    records.record_manifest = manifest
+    manifest_rewritten(without_scheduler_annotation)
     owns = Releaser.owns
 
     def owns_unmarked_too(self: Releaser, record: Obj) -> bool:

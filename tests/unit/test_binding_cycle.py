@@ -95,7 +95,9 @@ def _pending(name: str, run: str, task: str = "a") -> Obj:
 class Harness:
     """A Cycle over one 4-CPU node, whose binds wait in `self.binds` until a test runs them."""
 
-    def __init__(self, records: list[Obj], pods: list[Obj], *, nodes: tuple[str, ...] = ("n1",), assume_records: bool = True) -> None:
+    def __init__(
+        self, records: list[Obj], pods: list[Obj], *, nodes: tuple[str, ...] = ("n1",), assume_records: bool = True, runs: tuple[Obj, ...] = ()
+    ) -> None:
         self.api = FakeRecordsApi()
         for record in records:
             self.api.put(record)
@@ -121,7 +123,7 @@ class Harness:
             view=self.view,
             records=self.writer,
             events=self.events,  # type: ignore[arg-type]
-            get_pipeline_run=lambda ns, name: None,
+            get_pipeline_run=lambda ns, name: next((r for r in runs if r["metadata"]["name"] == name), None),
             get_task=lambda ns, name: None,
             get_limit_range=lambda ns: None,
             strategy=Strategy.LEAST_ALLOCATED,
@@ -186,6 +188,61 @@ def test_a_group_pod_costs_one_status_write_one_label_write_and_a_bind_with_no_g
     assert h.run_binds() == [Outcome.BOUND]
     assert h.api.calls == ["status", "bind"]
     assert sorted(h.group("run-a")["holders"]) == ["uid-a-1", "uid-a-2"]
+
+
+def _resolved_run(name: str, *, cpu: str = "1") -> Obj:
+    """A PipelineRun Tekton has resolved: tasks a and b share workspace `source` (one group), c uses none."""
+
+    def task(task_name: str, *, shares: bool) -> Obj:
+        steps = [{"name": "s", "image": "busybox", "computeResources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}]
+        if not shares:
+            return {"name": task_name, "taskSpec": {"steps": steps}}
+        return {"name": task_name, "workspaces": [{"name": "w", "workspace": "source"}], "taskSpec": {"workspaces": [{"name": "w"}], "steps": steps}}
+
+    spec = {"workspaces": [{"name": "source"}], "tasks": [task("a", shares=True), task("b", shares=True), task("c", shares=False)]}
+    return {
+        "apiVersion": "tekton.dev/v1",
+        "kind": "PipelineRun",
+        "metadata": {"namespace": "ns", "name": name, "uid": f"uid-{name}"},
+        "spec": {"workspaces": [{"name": "source", "persistentVolumeClaim": {"claimName": "c"}}], "pipelineSpec": spec},
+        "status": {"conditions": [{"type": "Succeeded", "status": "Unknown"}], "pipelineSpec": spec},
+    }
+
+
+def test_a_first_pod_creates_its_record_labelled_active_so_its_claim_writes_no_label() -> None:
+    # No record yet: create (with the label), claim, bind; no label write, and nothing queued for one.
+    h = Harness([], [a := _pending("a-1", "run-a"), a2 := _pending("a-2", "run-a", task="b")], runs=(_resolved_run("run-a"),))
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    assert h.labels == []
+    assert h.run_binds() == [Outcome.BOUND]
+    assert h.api.calls == ["create", "status", "bind"]
+    assert h.api.objects[("ns", "run-a")]["metadata"]["labels"] == {ACTIVE_LABEL: "true"}
+    assert (h.group("run-a")["state"], h.group("run-a")["node"]) == ("Reserved", "n1")
+    # The join writes from the claim's response: no 409, no GET (before, the label's PATCH raced it).
+    h.api.calls.clear()
+    assert h.cycle.schedule(a2) is Outcome.BINDING
+    h.run_labels()
+    assert h.run_binds() == [Outcome.BOUND]
+    assert h.api.calls == ["status", "bind"]
+
+
+def test_a_record_created_for_a_claim_that_does_not_follow_loses_its_label() -> None:
+    # The group's peak (a and b run one after the other: 5 CPU) fits no 4-CPU node: no claim, so the label comes off.
+    h = Harness([], [a := _pending("a-1", "run-a")], runs=(_resolved_run("run-a", cpu="5"),))
+    assert h.cycle.schedule(a) is Outcome.UNSCHEDULABLE
+    h.run_labels()
+    assert h.api.calls == ["create", "label"]
+    assert ACTIVE_LABEL not in (h.api.objects[("ns", "run-a")]["metadata"].get("labels") or {})
+
+
+def test_a_plain_first_pod_creates_the_record_unlabelled() -> None:
+    # Task c shares no workspace: no claim follows, so the record is created without the label and nothing more is written.
+    h = Harness([], [c := _pending("c-1", "run-a", task="c")], runs=(_resolved_run("run-a"),))
+    assert h.cycle.schedule(c) is Outcome.BINDING
+    h.run_labels()
+    assert h.run_binds() == [Outcome.BOUND]
+    assert h.api.calls == ["create", "bind"]
+    assert ACTIVE_LABEL not in (h.api.objects[("ns", "run-a")]["metadata"].get("labels") or {})
 
 
 def test_a_stale_copy_costs_one_get_after_the_409() -> None:

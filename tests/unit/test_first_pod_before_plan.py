@@ -83,9 +83,9 @@ class FakeRecords:
     def __init__(self) -> None:
         self.created: list[tuple[WorkspaceGroup, ...]] = []
 
-    def create(self, run: Obj, groups: tuple[WorkspaceGroup, ...]) -> Obj:
+    def create(self, run: Obj, groups: tuple[WorkspaceGroup, ...], *, active: bool = False) -> Obj:
         self.created.append(groups)
-        return record_manifest(run, groups, scheduler_name="tkn-scheduler")
+        return record_manifest(run, groups, scheduler_name="tkn-scheduler", active=active)
 
 
 def cycle(run: Obj | None) -> tuple[Cycle, FakeEvents, FakeRecords]:
@@ -155,7 +155,7 @@ def test_a_resolved_plan_creates_the_record_before_anything_is_bound() -> None:
 def test_waiting_for_plan_is_raised_by_the_record_step_only() -> None:
     found, _, _ = cycle(None)
     with pytest.raises(WaitingForPlan, match="not in the scheduler's cache yet"):
-        found._create_record(POD, "ci", "build-x")  # noqa: SLF001
+        found._create_record(POD, "ci", "build-x", "clone")  # noqa: SLF001
 
 
 # --- the two mutants of tests/mutants/faults.py that break this rule ---------------
