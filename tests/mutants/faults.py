@@ -2277,3 +2277,24 @@ MUTANTS["tasks_timeout_read_as_pipeline_timeout"] = Mutant(
     apply_tasks_timeout_read_as_pipeline_timeout,
     "8.graceful_stop",
 )
+
+
+# --- created_label_kept ------------------------------------------------------------
+
+
+def apply_created_label_kept() -> None:
+    from reference_scheduler.runtime.records import RecordWriter
+
+    def settle_label(self: RecordWriter, namespace: str, name: str) -> None:
+        """The fault: a record created labelled active for a claim that did not follow keeps the label (docs/contract.md section 9)."""
+
+    RecordWriter.settle_label = settle_label  # type: ignore[method-assign]
+
+
+MUTANTS["created_label_kept"] = Mutant(
+    "created_label_kept",
+    "a record created labelled active to claim at once keeps rescon.dev/active when the claim does not follow (no node fits its peak)",
+    "peak_holds_b_back",
+    apply_created_label_kept,
+    "9.label",
+)
