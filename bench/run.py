@@ -185,6 +185,11 @@ def summarise_throughput(
     return out
 
 
+def _shown_path(path: Path) -> str:
+    """_shown_path(path) is path relative to the checkout when inside it (as the results show it), else absolute."""
+    return str(path.relative_to(REPO)) if path.is_relative_to(REPO) else str(path)
+
+
 def run_backlog(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: str, pvcs: list[str], kind: str, qps: Qps) -> dict[str, Any]:
     """Direct-mode pods created first, then the scheduler starts: pods/s from its first bind to its last."""
     run_label = f"{kind}-{qps.name}-backlog-{short_id()}"
@@ -225,7 +230,7 @@ def run_backlog(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: s
     traces = timeline.snapshot()
     result = summarise_throughput(traces, expected=len(workload.pods), sampler=sampler)
     binds = [t.bound for t in traces if t.bound is not None]
-    result.update(complete=complete, startup_to_first_bind=(min(binds) - start_wall) if binds else None, profile=str(profile.relative_to(REPO)) if profile else None)
+    result.update(complete=complete, startup_to_first_bind=(min(binds) - start_wall) if binds else None, profile=_shown_path(profile) if profile else None)
     result.update(api=api_writes.requests_between(before, ctx.requests(), pods=len(binds)).as_dict(), stage_seconds=stages,
                   plans_lost=len(bc.verify_plans(ctx.kube, namespace, run_label)), log_tail=scheduler.log_tail(5) if not complete else None)
     result["latencies"] = []  # creation-to-bound is meaningless here: pods wait for the scheduler to start

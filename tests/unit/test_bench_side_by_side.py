@@ -245,3 +245,11 @@ def test_writes_bars_take_the_backlog_at_qps_50_in_node_then_scheduler_order() -
                         with_writes(100, "reference", qps="unthrottled")])
     assert [label for label, _ in bars] == ["kube-scheduler\n100 nodes", "reference\n100 nodes", "reference\n1000 nodes"]
     assert bars[0][1]["binding"] == 1.0 and bars[0][1]["records"] == 0.0
+
+
+def test_a_profile_outside_the_checkout_is_shown_by_its_absolute_path(tmp_path: Path) -> None:
+    # BENCH_RESULTS_DIR=/tmp/...: the profiled run's result names its profile instead of failing.
+    from bench import run
+
+    assert run._shown_path(tmp_path / "p.prof") == str(tmp_path / "p.prof")  # noqa: SLF001
+    assert run._shown_path(run.REPO / "docs" / "p.prof") == "docs/p.prof"  # noqa: SLF001
