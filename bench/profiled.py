@@ -10,6 +10,7 @@ from __future__ import annotations
 import cProfile
 import sys
 import threading
+from pathlib import Path
 
 
 def main(argv: list[str]) -> int:
@@ -24,6 +25,7 @@ def main(argv: list[str]) -> int:
     try:
         return int(profiler.runcall(scheduler_main, args))
     finally:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)  # a new BENCH_RESULTS_DIR is made only when results are written
         profiler.dump_stats(out)
 
 
