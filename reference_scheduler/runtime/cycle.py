@@ -214,11 +214,15 @@ class Cycle:
 
     def schedule(self, pod: Obj) -> Outcome:
         self._created_active = None
-        outcome = self._schedule(pod)
-        if self._created_active is not None and outcome not in (Outcome.BINDING, Outcome.BOUND):
-            # The record was created labelled active for a claim that did not follow.
-            self._records.settle_label(*self._created_active)
-        return outcome
+        outcome: Outcome | None = None
+        try:
+            outcome = self._schedule(pod)
+            return outcome
+        finally:
+            # A record created labelled active for a claim that did not follow (also when the
+            # attempt raised): its next attempt finds the record and would never settle it.
+            if self._created_active is not None and outcome not in (Outcome.BINDING, Outcome.BOUND):
+                self._records.settle_label(*self._created_active)
 
     def _schedule(self, pod: Obj) -> Outcome:
         try:

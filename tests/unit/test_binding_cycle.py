@@ -235,6 +235,20 @@ def test_a_record_created_for_a_claim_that_does_not_follow_loses_its_label() -> 
     assert ACTIVE_LABEL not in (h.api.objects[("ns", "run-a")]["metadata"].get("labels") or {})
 
 
+def test_a_record_created_labelled_active_loses_the_label_when_the_attempt_raises() -> None:
+    h = Harness([], [a := _pending("a-1", "run-a")], runs=(_resolved_run("run-a"),))
+
+    def broken(*args: Any) -> Outcome:
+        raise RuntimeError("unexpected")
+
+    h.cycle._claim_and_bind = broken  # type: ignore[method-assign]  # noqa: SLF001
+    with pytest.raises(RuntimeError):
+        h.cycle.schedule(a)
+    h.run_labels()
+    assert h.api.calls == ["create", "label"]
+    assert ACTIVE_LABEL not in (h.api.objects[("ns", "run-a")]["metadata"].get("labels") or {})
+
+
 def test_a_plain_first_pod_creates_the_record_unlabelled() -> None:
     # Task c shares no workspace: no claim follows, so the record is created without the label and nothing more is written.
     h = Harness([], [c := _pending("c-1", "run-a", task="c")], runs=(_resolved_run("run-a"),))
