@@ -92,6 +92,11 @@ def status_entry_of(record: Obj, group: str) -> Obj:
     return next((e for e in (record.get("status") or {}).get("groups") or [] if e.get("name") == group), {})
 
 
+def status_entries_of(record: Obj) -> list[Obj]:
+    """status_entries_of(record) is a copy of each status.groups entry (to change without touching the record)."""
+    return [dict(e) for e in (record.get("status") or {}).get("groups") or []]
+
+
 def created_by(record: Obj) -> str | None:
     """created_by(record) is the schedulerName that created it (SCHEDULER_ANNOTATION), None if unmarked."""
     annotations = (record.get("metadata") or {}).get("annotations") or {}
@@ -261,7 +266,7 @@ class RecordWriter:
                 record = self._get(namespace, name)
             except RecordGone:
                 return
-        self._label_after(namespace, name, record, [dict(e) for e in (record.get("status") or {}).get("groups") or []])
+        self._label_after(namespace, name, record, status_entries_of(record))
 
     def _label_after(self, namespace: str, name: str, record: Obj, entries: list[Obj]) -> None:
         """_label_after() brings the active label in line after a status write, through run_later when given.
@@ -283,7 +288,7 @@ class RecordWriter:
             with self._label_lock:
                 self._label_pending.discard(key)
             latest = (self._latest(namespace, name) if self._latest is not None else None) or record
-            self._sync_active_label(namespace, name, latest, [dict(e) for e in (latest.get("status") or {}).get("groups") or []])
+            self._sync_active_label(namespace, name, latest, status_entries_of(latest))
 
         self._run_later(write)
 

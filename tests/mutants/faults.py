@@ -618,8 +618,6 @@ def without_owner(manifest: Obj) -> Obj:
 
 
 def apply_no_owner_reference() -> None:
-    from reference_scheduler.runtime import records
-
     manifest_rewritten(without_owner)
 
 
