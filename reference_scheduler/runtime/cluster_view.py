@@ -27,6 +27,7 @@ from reference_scheduler.core.node_checks import allocatable_pods
 from reference_scheduler.core.pod_requests import pod_admitted_request
 from reference_scheduler.core.resources import InvalidQuantity, Resources
 from reference_scheduler.runtime.informer import Informer
+from reference_scheduler.runtime.intended_records import IntendedRecords
 from reference_scheduler.runtime.records import spec_group_of_task
 
 Obj = dict[str, Any]
@@ -89,6 +90,8 @@ class ClusterView:
         self._lock = threading.Lock()
         self._assumed: dict[str, _Assumed] = {}
         self._written: dict[tuple[str, str], _WrittenRecord] = {}
+        #: The records as decided, while their writes wait in a lane (runtime/intended_records.py).
+        self.intents = IntendedRecords()
         self._request_cache: dict[tuple[str, str], Resources] = {}
         # Parsed per object version (resourceVersion): parsing quantities for every node and
         # record on every attempt cost more than the decision at 1000 nodes. An object
@@ -116,7 +119,15 @@ class ClusterView:
     # --- groups ---
 
     def record_of(self, namespace: str, pipeline_run: str) -> Obj | None:
-        """record_of(ns, run) is the run's record: the informer's copy, or the one just written if that is newer."""
+        """record_of(ns, run) is the run's record as decided: the state its queued writes lead to, else confirmed_record_of."""
+        intended = self.intents.get((namespace, pipeline_run))
+        return intended if intended is not None else self.confirmed_record_of(namespace, pipeline_run)
+
+    def confirmed_record_of(self, namespace: str, pipeline_run: str) -> Obj | None:
+        """confirmed_record_of(ns, run) is the record the API holds: the informer's copy, or the one just written if that is newer.
+
+        The base of every compare-and-swap (an intended record has no resourceVersion).
+        """
         return self._resolved((namespace, pipeline_run), self._records.get(namespace, pipeline_run))
 
     def assume_record(self, written: Obj, *, replaces: str = "") -> None:
@@ -189,6 +200,7 @@ class ClusterView:
             resolved = self._resolved(key, records.get(key))
             if resolved is not None:
                 records[key] = resolved
+        records.update(self.intents.items())  # claims decided but not written yet hold their peak already
         for key, record in records.items():
             meta = record["metadata"]
             version = meta.get("resourceVersion") or ""

@@ -11,6 +11,14 @@ claim) in ClusterView and hands the bind to a worker, then starts the next pod a
 the worker reports the outcome. Without `bind_later` (unit tests, the microbenchmark)
 the bind runs inline.
 
+With `write_later` given too, the record writes leave the scheduling thread as well:
+the record's create and the group's claim or join are decided on the record as the
+earlier decisions left it (ClusterView.intents), and run in the record's lane, in the
+order decided (runtime/lanes.py); a claim written hands its pod's bind to a worker. A
+write that fails abandons the decisions queued behind it (their pods are tried again),
+so a join never lands without the claim it joined. Nothing is bound before its claim
+is written, as before: only the waiting moved.
+
 A pod whose PipelineRun cannot be planned (a missing Task, an invalid
 quantity) is scheduled as a plain pod and gets a Warning event saying why, so
 one bad PipelineRun never blocks the others. A pod whose PipelineRun cannot be
@@ -37,6 +45,7 @@ from reference_scheduler.core.feasible import ALL_NODES, feasible_nodes_to_find
 from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, NodeView, PodUsage, fit, required_for
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import node_check_failures
+from reference_scheduler.core.partition import WorkspaceGroup
 from reference_scheduler.core.plan_readiness import PlanReadiness, plan_readiness, waiting_for_plan_message
 from reference_scheduler.core.reasons import Reason, fit_error_message
 from reference_scheduler.core.resources import InvalidQuantity, Resources
@@ -44,7 +53,7 @@ from reference_scheduler.core.scoring import Strategy, score
 from reference_scheduler.runtime.cluster_view import ClusterView, pipeline_task_of
 from reference_scheduler.runtime.events import EventRecorder
 from reference_scheduler.runtime.planner import PlanUnavailable, PodShaping, plan_pipeline_run
-from reference_scheduler.runtime.records import RecordGone, RecordWriter, claim_of, spec_group_of_task, status_entry_of, with_claim
+from reference_scheduler.runtime.records import RecordGone, RecordWriter, changed_status, claim_of, spec_group_of_task, status_entry_of, with_claim
 
 log = logging.getLogger("tkn-scheduler.cycle")
 
@@ -67,6 +76,8 @@ class Outcome(Enum):
 
 #: Hands a pod's bind to a worker: (the pod, the bind, which returns the attempt's final Outcome).
 BindLater = Callable[[dict[str, Any], Callable[[], Outcome]], None]
+#: Runs a record's write later, after the writes submitted before it for the same record: ((namespace, PipelineRun), the write).
+WriteLater = Callable[[tuple[str, str], Callable[[], None]], None]
 
 
 @dataclass(frozen=True)
@@ -193,11 +204,14 @@ class Cycle:
         scheduler_name: str,
         get_shaping: Callable[[], PodShaping] = PodShaping,
         bind_later: BindLater | None = None,
+        write_later: WriteLater | None = None,
         percentage_of_nodes_to_score: int = ALL_NODES,
     ) -> None:
         self._core = CoreV1Api(api)
         self._get_shaping = get_shaping
         self._bind_later = bind_later
+        # Record writes are deferred only with the bind: a deferred claim hands its bind to a worker.
+        self._write_later = write_later if bind_later is not None else None
         self._view = view
         self._records = records
         self._events = events
@@ -221,8 +235,9 @@ class Cycle:
         finally:
             # A record created labelled active for a claim that did not follow (also when the
             # attempt raised): its next attempt finds the record and would never settle it.
-            if self._created_active is not None and outcome not in (Outcome.BINDING, Outcome.BOUND):
-                self._records.settle_label(*self._created_active)
+            created = self._created_active
+            if created is not None and outcome not in (Outcome.BINDING, Outcome.BOUND):
+                self._in_order(created, lambda: self._records.settle_label(*created))
 
     def _schedule(self, pod: Obj) -> Outcome:
         try:
@@ -374,16 +389,40 @@ class Cycle:
         except PlanUnavailable as err:
             self._events.pod_warning(pod, "ReservationUnavailable", f"{err}; scheduling the pod without a reservation")
             return None
-        started = time.monotonic()
         claiming = any(task in g.tasks for g in plan.groups)
-        record = self._records.create(pipeline_run, plan.groups, active=claiming)
         if claiming:
             self._created_active = (namespace, run_name)
-        log.info(
-            "created record %s/%s with %d group(s) in %.1f ms",
-            namespace, run_name, len(plan.groups), (time.monotonic() - started) * 1000,
-        )
+        if self._write_later is None:
+            return self._create(pipeline_run, plan.groups, claiming)
+        record = self._records.manifest(pipeline_run, plan.groups, active=claiming)
+        key = (namespace, run_name)
+        epoch = self._view.intents.intend(record)
+
+        def create() -> None:
+            try:
+                self._create(pipeline_run, plan.groups, claiming)
+            except Exception:
+                self._view.intents.abandon(key)  # the claims queued behind it have no record to write to
+                raise
+            finally:
+                self._view.intents.settle(key, epoch)
+
+        self._write_later(key, create)
         return record
+
+    def _create(self, pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], active: bool) -> Obj:
+        started = time.monotonic()
+        record = self._records.create(pipeline_run, groups, active=active)
+        meta = pipeline_run["metadata"]
+        log.info("created record %s/%s with %d group(s) in %.1f ms", meta["namespace"], meta["name"], len(groups), (time.monotonic() - started) * 1000)
+        return record
+
+    def _in_order(self, key: tuple[str, str], write: Callable[[], None]) -> None:
+        """_in_order() runs a record write after the ones already decided for that record (at once, inline)."""
+        if self._write_later is None:
+            write()
+        else:
+            self._write_later(key, write)
 
     # --- claim and bind ---
 
@@ -402,18 +441,11 @@ class Cycle:
                 held["claimed"] = result
                 return with_claim(entry, result.claim)
 
-            try:
-                self._records.change_group(group.key.namespace, group.key.pipeline_run, group.key.group, claim)
-            except RecordGone:
-                log.info("record of %s vanished during the claim; retrying", group.key)
-                return Outcome.RETRY
-            except kubernetes.client.ApiException as err:
-                log.warning("claim for %s failed: %s", group.key, err.reason)
-                return Outcome.RETRY
-            if "conflict" in held:
-                conflict: ClaimConflict = held["conflict"]
-                log.info("group %s is %s on %s; re-queueing %s", group.key, conflict.reason, conflict.reserved_node, _name(pod))
-                return Outcome.RETRY
+            if self._write_later is not None:
+                return self._claim_later(pod, node, group, claim, held)
+            failed = self._write_claim(pod, group.key, claim, held)
+            if failed is not None:
+                return failed
             claimed: Claimed = held["claimed"]
             generation = claimed.generation
 
@@ -425,6 +457,69 @@ class Cycle:
             return self._bind_and_report(pod, node, held_group, generation)
         self._bind_later(pod, lambda: self._bind_and_report(pod, node, held_group, generation))
         return Outcome.BINDING
+
+    def _write_claim(self, pod: Obj, key: GroupKey, claim: Callable[[Obj], Obj | None], held: dict[str, Any]) -> Outcome | None:
+        """_write_claim() writes the pod's claim or join (compare-and-swap); None once written, else the attempt's Outcome."""
+        try:
+            self._records.change_group(key.namespace, key.pipeline_run, key.group, claim)
+        except RecordGone:
+            log.info("record of %s vanished during the claim; retrying", key)
+            return Outcome.RETRY
+        except kubernetes.client.ApiException as err:
+            log.warning("claim for %s failed: %s", key, err.reason)
+            return Outcome.RETRY
+        return self._refused(pod, key, held)
+
+    @staticmethod
+    def _refused(pod: Obj, key: GroupKey, held: dict[str, Any]) -> Outcome | None:
+        if "conflict" not in held:
+            return None
+        conflict: ClaimConflict = held["conflict"]
+        log.info("group %s is %s on %s; re-queueing %s", key, conflict.reason, conflict.reserved_node, _name(pod))
+        return Outcome.RETRY
+
+    def _claim_later(self, pod: Obj, node: str, group: GroupState, claim: Callable[[Obj], Obj | None], held: dict[str, Any]) -> Outcome:
+        """_claim_later() decides the claim on the record as decided so far, and queues its write in the record's lane.
+
+        The pod is assumed at once (and the claim counted, through ClusterView.intents); the
+        write re-decides on the API's copy (compare-and-swap), then hands the bind to a worker.
+        A write that fails un-assumes the pod, takes a label it created off again, and drops
+        the decisions queued behind it.
+        """
+        key = (group.key.namespace, group.key.pipeline_run)
+        record = self._view.record_of(*key)
+        changed = changed_status(record, group.key.group, claim) if record is not None else None
+        if record is None or changed is None:
+            return self._refused(pod, group.key, held) or Outcome.RETRY
+        epoch = self._view.intents.intend({**record, "status": changed[0]})
+        self._view.assume(pod, node, group.key)
+        created_active = self._created_active == key
+        self._created_active = None  # settled by the write below if the claim does not follow
+
+        def write() -> None:
+            try:
+                failed = self._write_claim(pod, group.key, claim, held) if self._view.intents.current(key, epoch) else Outcome.RETRY
+                if failed is not None:
+                    self._view.intents.abandon(key)
+                    self._view.forget_assumed(pod["metadata"]["uid"])
+                    if created_active:
+                        self._records.settle_label(*key)
+                    self._report(pod, failed)
+                    return
+                generation = held["claimed"].generation
+                self._report_after(pod, lambda: self._bind_and_report(pod, node, group.key, generation))
+            finally:
+                self._view.intents.settle(key, epoch)
+
+        self._in_order(key, write)
+        return Outcome.BINDING
+
+    def _report(self, pod: Obj, outcome: Outcome) -> None:
+        self._report_after(pod, lambda: outcome)
+
+    def _report_after(self, pod: Obj, bind: Callable[[], Outcome]) -> None:
+        assert self._bind_later is not None  # deferred writes come only with deferred binds
+        self._bind_later(pod, bind)
 
     def _bind_and_report(self, pod: Obj, node: str, claimed: GroupKey | None, generation: int) -> Outcome:
         """_bind_and_report() binds an assumed pod; a failed bind un-assumes it and rolls its claim back."""

@@ -185,12 +185,16 @@ class RecordWriter:
         self._label_lock = threading.Lock()
         self._label_pending: set[tuple[str, str]] = set()
 
+    def manifest(self, pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], *, active: bool = False) -> Obj:
+        """manifest() is the record create() would write (the state a queued create leads to)."""
+        return record_manifest(pipeline_run, groups, scheduler_name=self._field_manager, active=active)
+
     def create(self, pipeline_run: Obj, groups: tuple[WorkspaceGroup, ...], *, active: bool = False) -> Obj:
         """create() makes the record (every group Pending: no status entry yet); an existing record is returned as it is.
 
         active=True: the caller claims a group of it next, so it is created labelled active.
         """
-        manifest = record_manifest(pipeline_run, groups, scheduler_name=self._field_manager, active=active)
+        manifest = self.manifest(pipeline_run, groups, active=active)
         ns, name = manifest["metadata"]["namespace"], manifest["metadata"]["name"]
         try:
             created = cast(Obj, self._custom.create_namespaced_custom_object(GROUP, VERSION, ns, PLURAL, manifest))
@@ -221,23 +225,13 @@ class RecordWriter:
         for attempt in range(CAS_ATTEMPTS):
             record = dict(cached) if cached is not None else self._get(namespace, name)  # top level only: status is rebuilt
             from_cache, cached = cached is not None, None
-            status = dict(record.get("status") or {})
-            entries = [dict(e) for e in status.get("groups") or []]
-            if not entries:  # a new record: every group Pending, as the contract reads an absent entry
-                entries = initial_status_entries(record)
-            index = next((i for i, e in enumerate(entries) if e.get("name") == group), None)
-            if index is None:
-                entries.append({"name": group, "state": ClaimState.PENDING.value, "holders": [], "claimGeneration": 0})
-                index = len(entries) - 1
-            new_entry = change(entries[index])
-            if new_entry is None:
+            changed = changed_status(record, group, change)
+            if changed is None:
                 if from_cache:
                     continue  # declined on a copy that may be stale: confirm on the API's own
                 return None
-            entries[index] = new_entry
-            status["groups"] = entries
-            status["reservedGroups"] = sum(1 for e in entries if e.get("state") == ClaimState.RESERVED.value)
-            record["status"] = status
+            record["status"], new_entry = changed
+            entries = record["status"]["groups"]
             try:
                 written = self._custom.replace_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name, record)
             except kubernetes.client.ApiException as err:
@@ -316,6 +310,29 @@ def _active_value(entries: list[Obj]) -> str | None:
 def _label_of(record: Obj) -> str | None:
     found = ((record.get("metadata") or {}).get("labels") or {}).get(ACTIVE_LABEL)
     return str(found) if found is not None else None
+
+
+def changed_status(record: Obj, group: str, change: GroupChange) -> tuple[Obj, Obj] | None:
+    """changed_status(record, group, change) is (the record's status with `change` applied to the group, the new entry).
+
+    None when `change` declined. The record is not changed. An absent entry (or status) is
+    Pending, as the contract reads it.
+    """
+    status = dict(record.get("status") or {})
+    entries = [dict(e) for e in status.get("groups") or []]
+    if not entries:  # a new record: every group Pending, as the contract reads an absent entry
+        entries = initial_status_entries(record)
+    index = next((i for i, e in enumerate(entries) if e.get("name") == group), None)
+    if index is None:
+        entries.append({"name": group, "state": ClaimState.PENDING.value, "holders": [], "claimGeneration": 0})
+        index = len(entries) - 1
+    new_entry = change(entries[index])
+    if new_entry is None:
+        return None
+    entries[index] = new_entry
+    status["groups"] = entries
+    status["reservedGroups"] = sum(1 for e in entries if e.get("state") == ClaimState.RESERVED.value)
+    return status, new_entry
 
 
 def initial_status_entries(record: Obj) -> list[Obj]:

@@ -3,6 +3,7 @@
 Threads:
 - one informer thread per watched resource (they only update caches and enqueue);
 - the scheduling loop (one pod at a time, like kube-scheduler's scheduleOne);
+- the record writers (runtime/lanes.py: each record's writes in order) and the bind workers;
 - the releaser loop.
 
 Nothing here decides; every decision is in `core` and is called from `cycle`
@@ -30,6 +31,7 @@ from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, p
 from reference_scheduler.runtime.cycle import Cycle, Outcome
 from reference_scheduler.runtime.events import EventRecorder
 from reference_scheduler.runtime.informer import Informer, Obj, raw_lister
+from reference_scheduler.runtime.lanes import Lanes
 from reference_scheduler.runtime.planner import PodShaping
 from reference_scheduler.runtime.queue import SchedulingQueue
 from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION, RecordWriter
@@ -51,6 +53,8 @@ AttemptObserver = Callable[[str, float], None]
 #: Binds in flight at once (kube-scheduler starts a goroutine per pod; the client's
 #: token bucket, not this number, is what limits the rate).
 BIND_THREADS = 8
+#: Records whose writes (create, claim, join) are in flight at once; each record's run in order.
+RECORD_WRITE_THREADS = 8
 
 
 def _custom_lister(custom: kubernetes.client.CustomObjectsApi, group: str, version: str, plural: str) -> Callable[..., Any]:
@@ -105,9 +109,10 @@ class Scheduler:
         self.view = ClusterView(pods=self.pods, nodes=self.nodes, records=self.records)
         self.binds = Background("bind", threads=BIND_THREADS)
         self.labels = Background("labels", threads=1)  # one thread: label writes stay in order
+        self.record_writes = Lanes("record-writes", threads=RECORD_WRITE_THREADS)
         self._attempt_started: dict[tuple[str, str], float] = {}
         writer = RecordWriter(
-            api, field_manager=scheduler_name, latest=self.view.record_of, on_written=self.view.assume_record, run_later=self.labels.submit
+            api, field_manager=scheduler_name, latest=self.view.confirmed_record_of, on_written=self.view.assume_record, run_later=self.labels.submit
         )
         events = EventRecorder(events_api or api, component=scheduler_name)
         self.cycle = Cycle(
@@ -122,6 +127,7 @@ class Scheduler:
             scheduler_name=scheduler_name,
             get_shaping=self._shaping,
             bind_later=self._bind_later,
+            write_later=self.record_writes.submit,
             percentage_of_nodes_to_score=percentage_of_nodes_to_score,
         )
         self.releaser = Releaser(

@@ -96,7 +96,14 @@ class Harness:
     """A Cycle over one 4-CPU node, whose binds wait in `self.binds` until a test runs them."""
 
     def __init__(
-        self, records: list[Obj], pods: list[Obj], *, nodes: tuple[str, ...] = ("n1",), assume_records: bool = True, runs: tuple[Obj, ...] = ()
+        self,
+        records: list[Obj],
+        pods: list[Obj],
+        *,
+        nodes: tuple[str, ...] = ("n1",),
+        assume_records: bool = True,
+        runs: tuple[Obj, ...] = (),
+        deferred_writes: bool = False,
     ) -> None:
         self.api = FakeRecordsApi()
         for record in records:
@@ -109,12 +116,14 @@ class Harness:
         self.writer = RecordWriter(
             None,  # type: ignore[arg-type]
             field_manager="s",
-            latest=self.view.record_of,
+            latest=self.view.confirmed_record_of,
             on_written=self.view.assume_record if assume_records else None,
             run_later=self.labels.append,
         )
         self.writer._custom = self.api  # type: ignore[assignment]  # noqa: SLF001
         self.binds: list[tuple[Obj, Callable[[], Outcome]]] = []
+        #: With deferred_writes, the record writes wait here (in one list: the lanes' order per record is kept).
+        self.writes: list[tuple[tuple[str, str], Callable[[], None]]] = []
         self.bound: list[tuple[str, str]] = []
         self.bind_error: int | None = None
         self.events = microbench._Events()  # noqa: SLF001
@@ -129,6 +138,7 @@ class Harness:
             strategy=Strategy.LEAST_ALLOCATED,
             scheduler_name="s",
             bind_later=lambda pod, bind: self.binds.append((pod, bind)),
+            write_later=(lambda key, write: self.writes.append((key, write))) if deferred_writes else None,
         )
         self.cycle._bind = self._bind  # type: ignore[method-assign]  # noqa: SLF001
 
@@ -141,6 +151,11 @@ class Harness:
     def run_binds(self) -> list[Outcome]:
         done, self.binds = self.binds, []
         return [bind() for _, bind in done]
+
+    def run_writes(self) -> None:
+        done, self.writes = self.writes, []
+        for _, write in done:
+            write()
 
     def run_labels(self) -> None:
         done, self.labels = self.labels, []
@@ -307,3 +322,85 @@ def test_an_assumed_record_gives_way_once_the_informer_shows_it_or_a_later_write
     later = {**written, "metadata": {**written["metadata"], "resourceVersion": "9"}}
     records._store[("ns", "run-a")] = later  # noqa: SLF001  # someone else wrote after us
     assert view.record_of("ns", "run-a") is later
+
+
+# --- record writes off the scheduling thread (write_later) ---
+
+
+def test_with_deferred_writes_the_scheduling_thread_makes_no_api_call_and_the_writes_keep_their_order() -> None:
+    # The run's two grouped pods are decided before any write has run: the second finds the record
+    # (no second create) and the claim as decided (it joins n1), both from ClusterView.intents.
+    h = Harness([], [a := _pending("a-1", "run-a"), a2 := _pending("a-2", "run-a", task="b")], runs=(_resolved_run("run-a"),), deferred_writes=True)
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    assert h.cycle.schedule(a2) is Outcome.BINDING
+    assert h.api.calls == [] and h.binds == []
+    assert [key for key, _ in h.writes] == [("ns", "run-a")] * 3
+    h.run_writes()
+    assert h.api.calls == ["create", "status", "status"]  # the join's compare-and-swap starts from the claim's response
+    assert h.run_binds() == [Outcome.BOUND, Outcome.BOUND]
+    assert h.bound == [("a-1", "n1"), ("a-2", "n1")]
+    assert (h.group("run-a")["state"], sorted(h.group("run-a")["holders"])) == ("Reserved", ["uid-a-1", "uid-a-2"])
+    assert h.view.intents.items() == []  # every write ran: the API's copy is the truth again
+    h.run_labels()
+    assert h.api.calls == ["create", "status", "status", "bind", "bind"]  # created labelled active: no label write
+
+
+def test_deferred_claims_of_two_runs_do_not_overcommit_a_node_before_either_is_written() -> None:
+    # As the assumed-record test above, one step earlier: A's claim is not even written yet. B
+    # (peak 3000m) must see A's 3000m held on n1 through the intended record.
+    h = Harness([_record("run-a"), _record("run-b")], [a := _pending("a-1", "run-a"), b := _pending("b-1", "run-b")], deferred_writes=True)
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    assert h.api.calls == []
+    assert h.cycle.schedule(b) is Outcome.UNSCHEDULABLE
+    h.run_writes()
+    assert h.run_binds() == [Outcome.BOUND]
+    assert h.group("run-a")["node"] == "n1"
+    assert "state" not in h.api.objects[("ns", "run-b")].get("status", {}).get("groups", [{}])[0]
+
+
+def test_without_intended_records_the_second_deferred_claim_overcommits() -> None:
+    # The test above depends on the intents: hidden, B claims n1 as well (6000m on a 4000m node).
+    h = Harness([_record("run-a"), _record("run-b")], [a := _pending("a-1", "run-a"), b := _pending("b-1", "run-b")], deferred_writes=True)
+    h.view.intents.items = lambda: []  # type: ignore[method-assign]
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    assert h.cycle.schedule(b) is Outcome.BINDING
+    h.run_writes()
+    assert h.group("run-a")["node"] == "n1" and h.group("run-b")["node"] == "n1"
+
+
+def test_a_refused_deferred_claim_drops_the_join_queued_behind_it_and_unassumes_both_pods() -> None:
+    # While the claim waits, someone else claims the group on n2: the claim's compare-and-swap
+    # conflicts, the re-read shows Reserved elsewhere, so the claim is refused. The join decided on
+    # top of it must not run (it would join a claim that was never made): both pods are retried.
+    h = Harness([_record("run-a")], [a := _pending("a-1", "run-a"), a2 := _pending("a-2", "run-a", task="b")], nodes=("n1", "n2"), deferred_writes=True)
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    assert h.cycle.schedule(a2) is Outcome.BINDING
+    chosen = h.view.node_of("uid-a-1")
+    other = "n2" if chosen == "n1" else "n1"
+    stored = h.api.objects[("ns", "run-a")]
+    h.api.put({**stored, "status": {"groups": [{"name": "g0", "state": "Reserved", "node": other, "holders": ["uid-x"], "claimGeneration": 1}]}})
+    h.api.calls.clear()
+    h.run_writes()
+    assert h.api.calls == ["status", "get"]  # the claim's 409 and re-read; nothing for the join
+    assert h.run_binds() == [Outcome.RETRY, Outcome.RETRY]
+    assert h.bound == []
+    assert h.view.node_of("uid-a-1") is None and h.view.node_of("uid-a-2") is None
+    assert (h.group("run-a")["node"], h.group("run-a")["holders"]) == (other, ["uid-x"])
+    assert h.view.intents.items() == []
+
+
+def test_a_failed_deferred_create_drops_the_claim_queued_behind_it() -> None:
+    h = Harness([], [a := _pending("a-1", "run-a")], runs=(_resolved_run("run-a"),), deferred_writes=True)
+    assert h.cycle.schedule(a) is Outcome.BINDING
+
+    def refused(*args: Any) -> Obj:
+        h.api.calls.append("create")
+        raise kubernetes.client.ApiException(status=403)
+
+    h.api.create_namespaced_custom_object = refused  # type: ignore[method-assign]
+    with pytest.raises(kubernetes.client.ApiException):
+        h.writes[0][1]()  # the lane logs it and goes on
+    h.writes[1][1]()
+    assert h.api.calls == ["create", "get"]  # the claim never ran; the label's settling found no record
+    assert h.run_binds() == [Outcome.RETRY]
+    assert h.view.node_of("uid-a-1") is None and h.view.record_of("ns", "run-a") is None

@@ -98,6 +98,7 @@ def cycle(run: Obj | None) -> tuple[Cycle, FakeEvents, FakeRecords]:
     found._get_task = lambda namespace, name: None  # noqa: SLF001
     found._get_limit_range = lambda namespace: None  # noqa: SLF001
     found._get_shaping = PodShaping  # noqa: SLF001 - Tekton's defaults, no RuntimeClass
+    found._write_later = None  # noqa: SLF001 - the create runs inline
     return found, events, records
 
 
