@@ -12,6 +12,11 @@ pod, of another PipelineRun, sees the group's whole peak held on the node, not
 only the assumed pod's request (without it, two first pods of different runs
 popped within an informer round trip could over-commit a node); and the next
 compare-and-swap starts from the version just written instead of a GET.
+
+And, one step earlier, the records as decided while their writes still wait in a
+lane (`intents`): `record_of` and `active_reservations` show them, so a claim counts
+from the moment it is decided; `confirmed_record_of` shows only what the API holds,
+the base of every compare-and-swap.
 """
 
 from __future__ import annotations
