@@ -33,9 +33,9 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Protocol, TypeVar
 
 import kubernetes
 from kubernetes.client import ApiClient, CoreV1Api
@@ -80,11 +80,20 @@ BindLater = Callable[[dict[str, Any], Callable[[], Outcome]], None]
 WriteLater = Callable[[tuple[str, str], Callable[[], None]], None]
 
 
+class Siblings(Protocol):
+    """Siblings hands out a PipelineRun's other pods waiting in the queue (runtime/siblings.py)."""
+
+    def take(self, pod: Obj, tasks: frozenset[str]) -> list[Obj]: ...
+
+    def give_back(self, pod: Obj) -> None: ...
+
+
 @dataclass(frozen=True)
 class GroupState:
     key: GroupKey
     peak: Resources
     claim: GroupClaim
+    tasks: frozenset[str] = frozenset()  # the group's pipeline tasks (spec.groups[].tasks)
 
 
 class NodeCheckCache:
@@ -205,6 +214,7 @@ class Cycle:
         get_shaping: Callable[[], PodShaping] = PodShaping,
         bind_later: BindLater | None = None,
         write_later: WriteLater | None = None,
+        siblings: Siblings | None = None,
         percentage_of_nodes_to_score: int = ALL_NODES,
     ) -> None:
         self._core = CoreV1Api(api)
@@ -212,6 +222,9 @@ class Cycle:
         self._bind_later = bind_later
         # Record writes are deferred only with the bind: a deferred claim hands its bind to a worker.
         self._write_later = write_later if bind_later is not None else None
+        # Siblings are placed with a claim only when the claim's write is deferred (_claim_later).
+        self._siblings = siblings if self._write_later is not None else None
+        self._attempt_inputs: tuple[dict[str, NodeView], dict[str, list[ActiveReservation]]] = ({}, {})
         self._view = view
         self._records = records
         self._events = events
@@ -338,6 +351,7 @@ class Cycle:
 
         feasible.sort(key=lambda item: (-item[0], item[1]))
         chosen = feasible[0][1]
+        self._attempt_inputs = (views, reservations_by_node)  # what siblings placed with a claim are fitted against
         return self._claim_and_bind(pod, chosen, group, demand is not None)
 
     # --- groups ---
@@ -363,7 +377,7 @@ class Cycle:
         except InvalidQuantity as err:
             self._events.pod_warning(pod, "InvalidReservation", f"record {namespace}/{run_name} has an invalid peak: {err}")
             return None
-        return GroupState(GroupKey(namespace, run_name, name), peak, claim_of(entry))
+        return GroupState(GroupKey(namespace, run_name, name), peak, claim_of(entry), frozenset(spec_group.get("tasks") or ()))
 
     def _create_record(self, pod: Obj, namespace: str, run_name: str, task: str) -> Obj | None:
         """_create_record() plans the run and creates its record; None: schedule the pod as a plain pod.
@@ -431,6 +445,7 @@ class Cycle:
         generation = 0
         if group is not None and grouped:
             held: dict[str, Any] = {}
+            joining: list[str] = []  # siblings placed with this claim: holders in its own write
 
             def claim(entry: Obj) -> Obj | None:
                 held.clear()  # a change may be applied twice (a 409, or a copy re-read): the last one counts
@@ -438,11 +453,15 @@ class Cycle:
                 if isinstance(result, ClaimConflict):
                     held["conflict"] = result
                     return None
+                for sibling in joining:
+                    joined = reserve(result.claim, sibling, node)
+                    if isinstance(joined, Claimed):
+                        result = replace(result, claim=joined.claim)
                 held["claimed"] = result
                 return with_claim(entry, result.claim)
 
             if self._write_later is not None:
-                return self._claim_later(pod, node, group, claim, held)
+                return self._claim_later(pod, node, group, claim, held, joining)
             failed = self._write_claim(pod, group.key, claim, held)
             if failed is not None:
                 return failed
@@ -478,21 +497,32 @@ class Cycle:
         log.info("group %s is %s on %s; re-queueing %s", key, conflict.reason, conflict.reserved_node, _name(pod))
         return Outcome.RETRY
 
-    def _claim_later(self, pod: Obj, node: str, group: GroupState, claim: Callable[[Obj], Obj | None], held: dict[str, Any]) -> Outcome:
+    def _claim_later(
+        self, pod: Obj, node: str, group: GroupState, claim: Callable[[Obj], Obj | None], held: dict[str, Any], joining: list[str]
+    ) -> Outcome:
         """_claim_later() decides the claim on the record as decided so far, and queues its write in the record's lane.
 
         The pod is assumed at once (and the claim counted, through ClusterView.intents); the
         write re-decides on the API's copy (compare-and-swap), then hands the bind to a worker.
-        A write that fails un-assumes the pod, takes a label it created off again, and drops
-        the decisions queued behind it.
+        A pod that makes its group's claim takes the group's waiting siblings that fit beside
+        it along (`joining`): holders in the same write, each then bound like the pod. A write
+        that fails un-assumes its pods, takes a label it created off again, and drops the
+        decisions queued behind it.
         """
         key = (group.key.namespace, group.key.pipeline_run)
         record = self._view.record_of(*key)
+        siblings = self._place_siblings(pod, node, group) if record is not None else []
+        joining.extend(s["metadata"]["uid"] for s in siblings)
         changed = changed_status(record, group.key.group, claim) if record is not None else None
         if record is None or changed is None:
+            for sibling in siblings:
+                assert self._siblings is not None  # only it hands siblings out
+                self._siblings.give_back(sibling)
             return self._refused(pod, group.key, held) or Outcome.RETRY
         epoch = self._view.intents.intend({**record, "status": changed[0]})
-        self._view.assume(pod, node, group.key)
+        placed = [pod, *siblings]
+        for each in placed:
+            self._view.assume(each, node, group.key)
         created_active = self._created_active == key
         self._created_active = None  # settled by the write below if the claim does not follow
 
@@ -501,18 +531,54 @@ class Cycle:
                 failed = self._write_claim(pod, group.key, claim, held) if self._view.intents.current(key, epoch) else Outcome.RETRY
                 if failed is not None:
                     self._view.intents.abandon(key)
-                    self._view.forget_assumed(pod["metadata"]["uid"])
                     if created_active:
                         self._records.settle_label(*key)
-                    self._report(pod, failed)
+                    for each in placed:
+                        self._view.forget_assumed(each["metadata"]["uid"])
+                        self._report(each, failed)
                     return
                 generation = held["claimed"].generation
-                self._report_after(pod, lambda: self._bind_and_report(pod, node, group.key, generation))
+                for each in placed:
+                    self._bind_after_claim(each, node, group.key, generation)
             finally:
                 self._view.intents.settle(key, epoch)
 
         self._in_order(key, write)
         return Outcome.BINDING
+
+    def _place_siblings(self, pod: Obj, node: str, group: GroupState) -> list[Obj]:
+        """_place_siblings() takes the group's waiting pods that pass on the claim's node beside the pod; gives the rest back.
+
+        Only for a pod that makes the claim. Each sibling is judged as its own attempt would
+        judge it there: the node checks, and the fit of a pod of the group Reserved on the
+        node, with the pod and the siblings before it counted on the node.
+        """
+        if self._siblings is None or group.claim.state is not ClaimState.PENDING or not group.tasks:
+            return []
+        views, reservations_by_node = self._attempt_inputs
+        view, node_object = views.get(node), self._view.node_named(node)
+        if view is None or node_object is None:
+            return []
+        taken = self._siblings.take(pod, group.tasks)
+        usages = [*view.pods, PodUsage(pod["metadata"]["uid"], self._view.request_of(pod), group.key)]
+        reservations = (*(r for r in reservations_by_node.get(node, ()) if r.group != group.key), ActiveReservation(group.key, node, group.peak))
+        demand = GroupDemand(group.key, group.peak, node)
+        placed = []
+        for sibling in taken:
+            try:
+                usage = PodUsage(sibling["metadata"]["uid"], self._view.request_of(sibling), group.key)
+            except InvalidQuantity:
+                usage = None
+            fits = usage is not None and not self._node_checks.for_pod(sibling)(node_object)
+            if usage is None or not fits or fit(NodeView(view.name, view.allocatable, view.max_pods, tuple(usages)), reservations, usage, demand):
+                self._siblings.give_back(sibling)
+                continue
+            usages.append(usage)
+            placed.append(sibling)
+        return placed
+
+    def _bind_after_claim(self, pod: Obj, node: str, key: GroupKey, generation: int) -> None:
+        self._report_after(pod, lambda: self._bind_and_report(pod, node, key, generation))
 
     def _report(self, pod: Obj, outcome: Outcome) -> None:
         self._report_after(pod, lambda: outcome)

@@ -118,6 +118,31 @@ class SchedulingQueue:
                 self._cond.wait(min(remaining, self._next_due_in()))
             return None
 
+    def take(self, key: PodKey) -> bool:
+        """take() pops this very pod if it waits in active (a sibling placed with its group's claim); False otherwise.
+
+        Pods in backoff or parked unschedulable are not taken: they wait for a reason.
+        `done()` (or `give_back()`) must follow, as after `pop()`.
+        """
+        with self._cond:
+            if key not in self._active_keys:
+                return False
+            self._active_keys.discard(key)  # its heap entry is skipped by pop()
+            self._in_flight.add(key)
+            self._entries.setdefault(key, _Entry()).attempts += 1
+            return True
+
+    def give_back(self, key: PodKey) -> None:
+        """give_back() returns a taken pod to active, untried: it was not placed after all."""
+        with self._cond:
+            self._in_flight.discard(key)
+            self._moved_while_in_flight.discard(key)
+            entry = self._entries.get(key)
+            if entry is None:
+                return  # forgotten meanwhile (deleted, or no longer ours)
+            entry.attempts = max(0, entry.attempts - 1)
+            self._push_active(key, entry)
+
     def done(self, key: PodKey, *, unschedulable: bool, retry_soon: bool = False) -> None:
         """done() ends a try: unschedulable pods wait for an event; `retry_soon` (a conflict) backs off."""
         with self._cond:

@@ -38,6 +38,7 @@ from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION, RecordWr
 from reference_scheduler.runtime.releaser import Releaser
 from reference_scheduler.runtime.requeue import EventHints, ShouldMove
 from reference_scheduler.runtime.resizer import Resizer
+from reference_scheduler.runtime.siblings import PendingSiblings
 
 log = logging.getLogger("tkn-scheduler")
 
@@ -111,6 +112,7 @@ class Scheduler:
         self.labels = Background("labels", threads=1)  # one thread: label writes stay in order
         self.record_writes = Lanes("record-writes", threads=RECORD_WRITE_THREADS)
         self._attempt_started: dict[tuple[str, str], float] = {}
+        self.siblings = PendingSiblings(queue=self.queue, pods=self.pods, is_ours_pending=self._is_ours_pending, attempt_started=self._attempt_started)
         writer = RecordWriter(
             api, field_manager=scheduler_name, latest=self.view.confirmed_record_of, on_written=self.view.assume_record, run_later=self.labels.submit
         )
@@ -128,6 +130,7 @@ class Scheduler:
             get_shaping=self._shaping,
             bind_later=self._bind_later,
             write_later=self.record_writes.submit,
+            siblings=self.siblings,
             percentage_of_nodes_to_score=percentage_of_nodes_to_score,
         )
         self.releaser = Releaser(
@@ -255,6 +258,7 @@ class Scheduler:
 
     def _on_pod(self, kind: str, pod: Obj, old: Obj | None) -> None:
         key = _key(pod)
+        self.siblings.on_pod(kind, pod, old)
         if kind != "DELETED" and self._is_ours_pending(pod):
             if old is None or not self._is_ours_pending(old) or own_pod_updated(old, pod) is QUEUE:
                 self.queue.add(key)

@@ -92,6 +92,23 @@ def _pending(name: str, run: str, task: str = "a") -> Obj:
     }
 
 
+class FakeSiblings:
+    """The queue's waiting pods, as runtime/siblings.py hands them out: taken once, or given back."""
+
+    def __init__(self, waiting: list[Obj]) -> None:
+        self.waiting = waiting
+        self.given_back: list[str] = []
+
+    def take(self, pod: Obj, tasks: frozenset[str]) -> list[Obj]:
+        taken = [p for p in self.waiting if p is not pod and p["metadata"]["labels"]["tekton.dev/pipelineTask"] in tasks]
+        self.waiting = [p for p in self.waiting if p not in taken]
+        return taken
+
+    def give_back(self, pod: Obj) -> None:
+        self.given_back.append(pod["metadata"]["name"])
+        self.waiting.append(pod)
+
+
 class Harness:
     """A Cycle over one 4-CPU node, whose binds wait in `self.binds` until a test runs them."""
 
@@ -104,6 +121,7 @@ class Harness:
         assume_records: bool = True,
         runs: tuple[Obj, ...] = (),
         deferred_writes: bool = False,
+        waiting: tuple[Obj, ...] = (),
     ) -> None:
         self.api = FakeRecordsApi()
         for record in records:
@@ -122,6 +140,7 @@ class Harness:
         )
         self.writer._custom = self.api  # type: ignore[assignment]  # noqa: SLF001
         self.binds: list[tuple[Obj, Callable[[], Outcome]]] = []
+        self.siblings = FakeSiblings(list(waiting))
         #: With deferred_writes, the record writes wait here (in one list: the lanes' order per record is kept).
         self.writes: list[tuple[tuple[str, str], Callable[[], None]]] = []
         self.bound: list[tuple[str, str]] = []
@@ -139,6 +158,7 @@ class Harness:
             scheduler_name="s",
             bind_later=lambda pod, bind: self.binds.append((pod, bind)),
             write_later=(lambda key, write: self.writes.append((key, write))) if deferred_writes else None,
+            siblings=self.siblings,
         )
         self.cycle._bind = self._bind  # type: ignore[method-assign]  # noqa: SLF001
 
@@ -404,3 +424,70 @@ def test_a_failed_deferred_create_drops_the_claim_queued_behind_it() -> None:
     assert h.api.calls == ["create", "get"]  # the claim never ran; the label's settling found no record
     assert h.run_binds() == [Outcome.RETRY]
     assert h.view.node_of("uid-a-1") is None and h.view.record_of("ns", "run-a") is None
+
+
+# --- siblings placed with their group's claim ---
+
+
+def test_a_claim_takes_its_waiting_sibling_along_so_the_sibling_costs_only_its_bind() -> None:
+    a, a2 = _pending("a-1", "run-a"), _pending("a-2", "run-a", task="b")
+    h = Harness([_record("run-a")], [a, a2], deferred_writes=True, waiting=(a2,))
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    assert h.view.node_of("uid-a-2") == "n1"  # assumed with the claim
+    h.run_writes()
+    assert h.api.calls == ["status"]  # one write: the claim with both holders, no join
+    assert (h.group("run-a")["state"], sorted(h.group("run-a")["holders"])) == ("Reserved", ["uid-a-1", "uid-a-2"])
+    assert h.run_binds() == [Outcome.BOUND, Outcome.BOUND]
+    assert h.bound == [("a-1", "n1"), ("a-2", "n1")]
+
+
+def test_a_sibling_that_would_fail_on_the_claims_node_is_given_back_untouched() -> None:
+    # a-2 asks for a node label n1 lacks: its own attempt would fail there, so it is not placed with the claim.
+    a, a2 = _pending("a-1", "run-a"), _pending("a-2", "run-a", task="b")
+    a2["spec"]["nodeSelector"] = {"disk": "ssd"}
+    h = Harness([_record("run-a")], [a, a2], deferred_writes=True, waiting=(a2,))
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    assert h.siblings.given_back == ["a-2"]
+    assert h.view.node_of("uid-a-2") is None
+    h.run_writes()
+    assert h.group("run-a")["holders"] == ["uid-a-1"]
+    assert h.run_binds() == [Outcome.BOUND]
+
+
+def test_a_sibling_beyond_the_peak_left_on_the_node_is_given_back() -> None:
+    # a-2 asks 3950m: beside a-1's 100m on the 4000m node it does not fit, so its own attempt
+    # would not place it there either (a pod of a Reserved group fits by its own request).
+    a, a2 = _pending("a-1", "run-a"), _pending("a-2", "run-a", task="b")
+    a2["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "3950m"
+    h = Harness([_record("run-a")], [a, a2], deferred_writes=True, waiting=(a2,))
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    assert h.siblings.given_back == ["a-2"]
+    h.run_writes()
+    assert h.group("run-a")["holders"] == ["uid-a-1"]
+
+
+def test_a_refused_claim_retries_the_siblings_taken_with_it() -> None:
+    a, a2 = _pending("a-1", "run-a"), _pending("a-2", "run-a", task="b")
+    h = Harness([_record("run-a")], [a, a2], nodes=("n1", "n2"), deferred_writes=True, waiting=(a2,))
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    chosen = h.view.node_of("uid-a-1")
+    assert h.view.node_of("uid-a-2") == chosen
+    other = "n2" if chosen == "n1" else "n1"
+    stored = h.api.objects[("ns", "run-a")]
+    h.api.put({**stored, "status": {"groups": [{"name": "g0", "state": "Reserved", "node": other, "holders": ["uid-x"], "claimGeneration": 1}]}})
+    h.run_writes()
+    assert h.run_binds() == [Outcome.RETRY, Outcome.RETRY]
+    assert h.view.node_of("uid-a-1") is None and h.view.node_of("uid-a-2") is None
+    assert h.group("run-a")["holders"] == ["uid-x"]
+
+
+def test_a_join_takes_no_siblings_along() -> None:
+    # Only the pod that makes the claim places siblings: a join's write is its own.
+    a, a2, a3 = _pending("a-1", "run-a"), _pending("a-2", "run-a", task="b"), _pending("a-3", "run-a", task="b")
+    h = Harness([_record("run-a")], [a, a2, a3], deferred_writes=True)
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    h.run_writes()
+    h.run_binds()
+    h.siblings.waiting = [a3]
+    assert h.cycle.schedule(a2) is Outcome.BINDING
+    assert h.siblings.waiting == [a3] and h.view.node_of("uid-a-3") is None

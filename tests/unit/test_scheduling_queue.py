@@ -132,3 +132,17 @@ def test_the_backoff_counts_from_the_end_of_the_last_try() -> None:
     assert queue.pop(0) is None  # half its backoff left
     clock.now += INITIAL_BACKOFF_SECONDS / 2
     assert queue.pop(0) == ("ns", "a")
+
+
+def test_take_pops_only_an_active_pod_and_give_back_returns_it_untried() -> None:
+    q = SchedulingQueue(FakeClock())
+    q.add(("ns", "a"))
+    q.add(("ns", "b"))
+    assert q.take(("ns", "b"))
+    assert not q.take(("ns", "b"))  # in flight now
+    assert q.pop(timeout=0) == ("ns", "a")  # b is not popped twice
+    assert q.pop(timeout=0) is None
+    q.give_back(("ns", "b"))
+    assert q.pop(timeout=0) == ("ns", "b")
+    q.done(("ns", "b"), unschedulable=True)
+    assert not q.take(("ns", "b"))  # parked unschedulable: it waits for an event, not for a sibling
