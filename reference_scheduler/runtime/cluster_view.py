@@ -114,11 +114,15 @@ class ClusterView:
         self._node_pods: dict[str, dict[str, Obj]] = {}
         self._run_pods: dict[tuple[str, str], set[str]] = {}
         self._bound: set[str] = set()  # every pod with a nodeName, terminal ones too
-        self._dirty: set[str] = set()
+        self._dirty: set[str] = set()  # nodes whose pods changed
+        # Likewise the nodes added, changed or deleted, from the node informer's events: the
+        # node objects are read again only for these (walking all 5000 cost a third of an attempt).
+        self._changed_nodes: set[str] = set()
         self._views: dict[str, NodeView] = {}
-        self._node_objects: dict[str, Obj] = {}  # the node objects the views were built from
+        self._untrusted: set[str] = set()  # nodes without a resourceVersion: read on every call
         self._assumed_nodes: set[str] = set()
         pods.add_handler(self._on_pod)
+        nodes.add_handler(self._on_node)
         records.add_handler(self._on_record)
 
     # --- groups ---
@@ -273,11 +277,13 @@ class ClusterView:
         A node's view is rebuilt only when its pods, its allocatable, the groups of its
         pods or its assumed pods changed; otherwise the previous NodeView object is
         returned again, which also lets the scheduling cycle reuse its per-node results.
+        Only the nodes named by an event since the last call are looked at.
         """
         with self._index_lock:
             if not self._indexed:
                 self._build_index()
             dirty, self._dirty = self._dirty, set()
+            changed, self._changed_nodes = self._changed_nodes, set()
             assumed_by_node: dict[str, list[PodUsage]] = {}
             now = time.monotonic()
             with self._lock:
@@ -289,42 +295,35 @@ class ClusterView:
             rebuild = dirty | set(assumed_by_node) | self._assumed_nodes
             self._assumed_nodes = set(assumed_by_node)
             pods_of = {node: list(self._node_pods.get(node, {}).values()) for node in rebuild}
-        cache: dict[str, tuple[str, Resources, int]] = {}
-        objects: dict[str, Obj] = {}
-        previous, previous_objects, previous_cache = self._views, self._node_objects, self._node_cache
-        current: dict[str, NodeView] = {}
-        for node in self._nodes.list():
-            name = node["metadata"]["name"]
-            objects[name] = node
-            view = previous.get(name)
-            if view is not None and previous_objects.get(name) is node and name not in rebuild and name in previous_cache:
-                # The very object seen last time (informer objects are replaced, never changed in
-                # place) and no pod change: the same view, without re-reading the node.
-                cache[name] = previous_cache[name]
-                current[name] = view
+        current = dict(self._views)  # a new dict each call: the one returned is never changed afterwards
+        for name in changed | rebuild | self._untrusted:
+            node = self._nodes.get("", name)
+            if node is None:  # deleted, or pods on a node the cache does not hold (yet)
+                current.pop(name, None)
+                self._node_cache.pop(name, None)
+                self._untrusted.discard(name)
                 continue
             version = node["metadata"].get("resourceVersion") or ""
-            cached = previous_cache.get(name)
+            cached = self._node_cache.get(name)
             if cached is None or not version or cached[0] != version:
                 alloc = (node.get("status") or {}).get("allocatable") or {}
                 try:
                     allocatable = Resources.from_mapping(alloc)
                 except InvalidQuantity:
                     allocatable = Resources()
-                cached = (version, allocatable, allocatable_pods(node))
-            if not version:
-                objects.pop(name)  # no version: never trusted to be unchanged
-            cache[name] = cached
+                cached = self._node_cache[name] = (version, allocatable, allocatable_pods(node))
+            if version:
+                self._untrusted.discard(name)
+            else:
+                self._untrusted.add(name)  # no version: never trusted to be unchanged
+            view = current.get(name)
             if view is None or name in rebuild or view.allocatable != cached[1] or view.max_pods != cached[2]:
                 if name not in pods_of:
                     with self._index_lock:
                         pods_of[name] = list(self._node_pods.get(name, {}).values())
                 usages = [self._usage(pod) for pod in pods_of[name]] + assumed_by_node.get(name, [])
-                view = NodeView(name, cached[1], cached[2], tuple(usages))
-            current[name] = view
-        self._node_cache = cache
-        self._node_objects = objects
-        self._views = current  # a new dict each call: the one returned is never changed afterwards
+                current[name] = NodeView(name, cached[1], cached[2], tuple(usages))
+        self._views = current
         return current
 
     def _usage(self, pod: Obj) -> PodUsage:
@@ -337,8 +336,11 @@ class ClusterView:
     # --- the per-node pod index (hold _index_lock) ---
 
     def _build_index(self) -> None:
+        # Under the same lock as the handlers' check of _indexed: an event they skipped was
+        # already in the caches (informers update the cache before running handlers).
         for pod in self._pods.list():
             self._index(pod)
+        self._changed_nodes.update(node["metadata"]["name"] for node in self._nodes.list())
         self._indexed = True
 
     def _index(self, pod: Obj) -> None:
@@ -390,6 +392,11 @@ class ClusterView:
             # on its node until ASSUME_TTL_SECONDS, holding room that is already free.
             with self._lock:
                 self._assumed.pop(uid, None)
+
+    def _on_node(self, kind: str, node: Obj, old: Obj | None) -> None:
+        with self._index_lock:
+            if self._indexed:  # else the first node_views() reads the cache, which already holds this change
+                self._changed_nodes.add((node.get("metadata") or {}).get("name") or "")
 
     def _on_record(self, kind: str, record: Obj, old: Obj | None) -> None:
         meta = record.get("metadata") or {}

@@ -81,9 +81,9 @@ def test_node_views_follow_a_changed_allocatable() -> None:
     nodes = _informer("nodes", [_node("n1", "1", cpu="4")])
     view = ClusterView(pods=_informer("pods", []), nodes=nodes, records=_informer("records", []))
     assert view.node_views()["n1"].allocatable.cpu == 4000
-    _put(nodes, _node("n1", "2", cpu="2"))
+    _event(nodes, "MODIFIED", _node("n1", "2", cpu="2"))  # as the informer delivers it: the store, then the handlers
     assert view.node_views()["n1"].allocatable.cpu == 2000
-    nodes._store.clear()  # noqa: SLF001
+    _event(nodes, "DELETED", _node("n1", "2"))
     assert view.node_views() == {}
 
 
