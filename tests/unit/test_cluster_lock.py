@@ -119,8 +119,14 @@ def cluster():
 def test_a_plain_session_waits_for_the_lock_before_its_first_test_so_pytest_timeout_does_not_count_it(
     pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Held by another session for 3 s, the lock delays a `--timeout 1` session without failing its test."""
+    """Held for 2 s after a `--timeout 1` session says it waits, the lock delays the session without failing its test.
+
+    The holder lets go only once the session has said it waits: a fixed hold from the
+    start would race the session's own start-up on a loaded machine (it once took
+    more than the hold, found the lock free and never waited).
+    """
     import fcntl
+    import queue
     import threading
 
     cache = tmp_path / "cache"
@@ -131,9 +137,21 @@ def test_a_plain_session_waits_for_the_lock_before_its_first_test_so_pytest_time
     pytester.makepyfile(test_uses_cluster=LOCKED_BEFORE_THE_FIRST_TEST["test_uses_cluster"])
     with open(cache / "local-cluster.lock", "a+", encoding="utf-8") as other:
         fcntl.flock(other.fileno(), fcntl.LOCK_EX)
-        release = threading.Timer(3.0, fcntl.flock, (other.fileno(), fcntl.LOCK_UN))
+        session = pytester.popen(
+            [sys.executable, "-m", "pytest", "--timeout", "1", "-p", "no:cacheprovider"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )
+        lines: queue.Queue[str] = queue.Queue()
+        output: list[str] = []
+        reader = threading.Thread(target=lambda: [(output.append(l.decode()), lines.put(l.decode())) for l in session.stdout], daemon=True)
+        reader.start()
+        said = ""
+        while "the local cluster is in use" not in said:
+            said = lines.get(timeout=60)  # queue.Empty: the session never said it waits
+        release = threading.Timer(2.0, fcntl.flock, (other.fileno(), fcntl.LOCK_UN))
         release.start()
-        result = pytester.runpytest_subprocess("--timeout", "1", "-p", "no:cacheprovider")
+        session.wait(timeout=120)
         release.join()
-    result.assert_outcomes(passed=1)
-    assert "the local cluster is in use" in result.stderr.str()
+        reader.join(timeout=10)
+    assert session.returncode == 0, "".join(output)
+    assert any("1 passed" in line for line in output), "".join(output)
