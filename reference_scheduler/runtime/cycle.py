@@ -35,6 +35,7 @@ import logging
 import time
 from dataclasses import dataclass, replace
 from enum import Enum
+from functools import partial
 from typing import Any, Callable, Protocol, TypeVar
 
 import kubernetes
@@ -48,7 +49,7 @@ from reference_scheduler.core.node_checks import node_check_failures
 from reference_scheduler.core.partition import WorkspaceGroup
 from reference_scheduler.core.plan_readiness import PlanReadiness, plan_readiness, waiting_for_plan_message
 from reference_scheduler.core.reasons import Reason, fit_error_message
-from reference_scheduler.core.resources import InvalidQuantity, Resources
+from reference_scheduler.core.resources import ZERO, InvalidQuantity, Resources
 from reference_scheduler.core.scoring import Strategy, score
 from reference_scheduler.runtime.cluster_view import ClusterView, pipeline_task_of
 from reference_scheduler.runtime.events import EventRecorder
@@ -224,7 +225,7 @@ class Cycle:
         self._write_later = write_later if bind_later is not None else None
         # Siblings are placed with a claim only when the claim's write is deferred (_claim_later).
         self._siblings = siblings if self._write_later is not None else None
-        self._attempt_inputs: tuple[dict[str, NodeView], dict[str, list[ActiveReservation]]] = ({}, {})
+        self._attempt_inputs: tuple[dict[str, NodeView], dict[str, list[ActiveReservation]], Resources] = ({}, {}, ZERO)
         self._view = view
         self._records = records
         self._events = events
@@ -351,7 +352,7 @@ class Cycle:
 
         feasible.sort(key=lambda item: (-item[0], item[1]))
         chosen = feasible[0][1]
-        self._attempt_inputs = (views, reservations_by_node)  # what siblings placed with a claim are fitted against
+        self._attempt_inputs = (views, reservations_by_node, request)  # what siblings placed with a claim are fitted against
         return self._claim_and_bind(pod, chosen, group, demand is not None)
 
     # --- groups ---
@@ -404,12 +405,13 @@ class Cycle:
             self._events.pod_warning(pod, "ReservationUnavailable", f"{err}; scheduling the pod without a reservation")
             return None
         claiming = any(task in g.tasks for g in plan.groups)
-        if claiming:
-            self._created_active = (namespace, run_name)
+        key = (namespace, run_name)
+        # Set before the create: a create that fails may still have been made (its answer
+        # lost), labelled active, so schedule() settles the label after any failure.
+        self._created_active = key if claiming else None
         if self._write_later is None:
             return self._create(pipeline_run, plan.groups, claiming)
         record = self._records.manifest(pipeline_run, plan.groups, active=claiming)
-        key = (namespace, run_name)
         epoch = self._view.intents.intend(record)
 
         def create() -> None:
@@ -535,11 +537,11 @@ class Cycle:
                         self._records.settle_label(*key)
                     for each in placed:
                         self._view.forget_assumed(each["metadata"]["uid"])
-                        self._report(each, failed)
+                        self._hand_over(each, lambda: failed)
                     return
                 generation = held["claimed"].generation
                 for each in placed:
-                    self._bind_after_claim(each, node, group.key, generation)
+                    self._hand_over(each, partial(self._bind_and_report, each, node, group.key, generation))
             finally:
                 self._view.intents.settle(key, epoch)
 
@@ -555,12 +557,12 @@ class Cycle:
         """
         if self._siblings is None or group.claim.state is not ClaimState.PENDING or not group.tasks:
             return []
-        views, reservations_by_node = self._attempt_inputs
+        views, reservations_by_node, request = self._attempt_inputs
         view, node_object = views.get(node), self._view.node_named(node)
         if view is None or node_object is None:
             return []
         taken = self._siblings.take(pod, group.tasks)
-        usages = [*view.pods, PodUsage(pod["metadata"]["uid"], self._view.request_of(pod), group.key)]
+        usages = [*view.pods, PodUsage(pod["metadata"]["uid"], request, group.key)]
         reservations = (*(r for r in reservations_by_node.get(node, ()) if r.group != group.key), ActiveReservation(group.key, node, group.peak))
         demand = GroupDemand(group.key, group.peak, node)
         placed = []
@@ -577,15 +579,10 @@ class Cycle:
             placed.append(sibling)
         return placed
 
-    def _bind_after_claim(self, pod: Obj, node: str, key: GroupKey, generation: int) -> None:
-        self._report_after(pod, lambda: self._bind_and_report(pod, node, key, generation))
-
-    def _report(self, pod: Obj, outcome: Outcome) -> None:
-        self._report_after(pod, lambda: outcome)
-
-    def _report_after(self, pod: Obj, bind: Callable[[], Outcome]) -> None:
+    def _hand_over(self, pod: Obj, finish: Callable[[], Outcome]) -> None:
+        """_hand_over() gives a pod whose claim write has returned to the bind workers, which run finish() and report its Outcome."""
         assert self._bind_later is not None  # deferred writes come only with deferred binds
-        self._bind_later(pod, bind)
+        self._bind_later(pod, finish)
 
     def _bind_and_report(self, pod: Obj, node: str, claimed: GroupKey | None, generation: int) -> Outcome:
         """_bind_and_report() binds an assumed pod; a failed bind un-assumes it and rolls its claim back."""
