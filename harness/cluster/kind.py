@@ -290,9 +290,11 @@ class KindProvider:
         self.require_container_runtime()
         kind_path = self.kind_binary()
         self.node_image_name, self.offline = self.choose_node_image()
+        # Locked before the config is written: the workdir's kind-config.yaml may be the one a
+        # running session's cluster was created from.
+        self.hold_cluster_lock()
         config = self.write_config()
         self.check_inotify(config)
-        self.hold_cluster_lock()
         self.create_cluster(kind_path, config)
         kube = Kube.connect(self.kubeconfig, reachable_within=self.timeouts.api_reachable)
         self.remember_workers(kube)
