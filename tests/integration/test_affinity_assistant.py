@@ -118,4 +118,4 @@ def test_the_affinity_assistant_runs_on_one_node_through_a_held_task(
             raise NotYet(f"affinity assistant {pod.metadata.name} is still {pod.status.phase}")
 
     # Tekton deletes the StatefulSet when the run is done; KWOK removes the pod (rescon-pod-delete).
-    wait_for(assistant_gone, what=f"affinity assistant {instance} to be deleted with its run", timeout="pod_running", timeouts=it_timeouts)
+    wait_for(assistant_gone, what=f"affinity assistant {instance} to be deleted with its run", timeout="pod_gone", timeouts=it_timeouts)

@@ -60,7 +60,7 @@ def test_a_retried_task_fails_then_succeeds(it_kube: Kube, namespace: str, node_
     retry = it_kube.core.read_namespaced_pod(f"{taskrun_name}-pod-retry1", namespace)
     assert first.status.phase == "Failed"
     # Eventually, not at once: a real kubelet reports the pod's phase a moment after the step ends (kind).
-    runs.wait_for_pod_phase(it_kube, namespace, retry.metadata.name, ("Succeeded",), timeout="pod_running", timeouts=it_timeouts)
+    runs.wait_for_pod_phase(it_kube, namespace, retry.metadata.name, ("Succeeded",), timeout="taskrun_done", timeouts=it_timeouts)
     assert taskrun["status"]["podName"] == f"{taskrun_name}-pod-retry1"
     assert len(taskrun["status"].get("retriesStatus") or []) == 1
 
@@ -98,4 +98,4 @@ def test_a_held_task_runs_until_released(it_kube: Kube, namespace: str, node_poo
 
     done = runs.wait_for_done(it_kube, namespace, "TaskRun", taskrun_name, timeouts=it_timeouts)
     assert _status(done) == "True", runs.describe(done)
-    runs.wait_for_pod_phase(it_kube, namespace, pod_name, ("Succeeded",), timeout="pod_running", timeouts=it_timeouts)
+    runs.wait_for_pod_phase(it_kube, namespace, pod_name, ("Succeeded",), timeout="taskrun_done", timeouts=it_timeouts)
