@@ -77,8 +77,8 @@ class TimeoutConfig:
     pod_stays_pending: float = field(default=8.0, metadata={"kind": "max"})
     #: A bound task pod reports phase Running (KWOK starts it 0.2s after binding).
     pod_running: float = field(default=30.0, metadata={"kind": "max"})
-    #: A pod whose owner was deleted is gone: the garbage collector deletes it and KWOK finishes it (slower on a
-    #: cluster that has just deleted thousands of objects, as after a 5000-node benchmark).
+    #: A pod whose owner was deleted is gone: the garbage collector deletes it and its node (KWOK, or kind's kubelet)
+    #: finishes it; slower on a cluster that has just deleted thousands of objects, as after a 5000-node benchmark.
     pod_gone: float = field(default=60.0, metadata={"kind": "max"})
     #: How long a held task (sim.rescon.dev/hold) is watched to stay Running; longer than the default run-for.
     task_stays_running: float = field(default=3.0, metadata={"kind": "max"})

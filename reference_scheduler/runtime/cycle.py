@@ -197,6 +197,15 @@ def _remembered(table: dict[tuple[Any, ...], T] | None, key: tuple[Any, ...], co
     return found
 
 
+@dataclass(frozen=True)
+class AttemptInputs:
+    """AttemptInputs is what the last attempt chose its node from: siblings placed with its claim are fitted against it."""
+
+    views: dict[str, NodeView]
+    reservations_by_node: dict[str, list[ActiveReservation]]
+    request: Resources  # the claiming pod's own request
+
+
 class Cycle:
     """Cycle schedules one pod at a time; it is called from the single scheduling thread."""
 
@@ -225,7 +234,7 @@ class Cycle:
         self._write_later = write_later if bind_later is not None else None
         # Siblings are placed with a claim only when the claim's write is deferred (_claim_later).
         self._siblings = siblings if self._write_later is not None else None
-        self._attempt_inputs: tuple[dict[str, NodeView], dict[str, list[ActiveReservation]], Resources] = ({}, {}, ZERO)
+        self._attempt_inputs = AttemptInputs({}, {}, ZERO)
         self._view = view
         self._records = records
         self._events = events
@@ -352,7 +361,7 @@ class Cycle:
 
         feasible.sort(key=lambda item: (-item[0], item[1]))
         chosen = feasible[0][1]
-        self._attempt_inputs = (views, reservations_by_node, request)  # what siblings placed with a claim are fitted against
+        self._attempt_inputs = AttemptInputs(views, reservations_by_node, request)
         return self._claim_and_bind(pod, chosen, group, demand is not None)
 
     # --- groups ---
@@ -557,13 +566,13 @@ class Cycle:
         """
         if self._siblings is None or group.claim.state is not ClaimState.PENDING or not group.tasks:
             return []
-        views, reservations_by_node, request = self._attempt_inputs
-        view, node_object = views.get(node), self._view.node_named(node)
+        inputs = self._attempt_inputs
+        view, node_object = inputs.views.get(node), self._view.node_named(node)
         if view is None or node_object is None:
             return []
         taken = self._siblings.take(pod, group.tasks)
-        usages = [*view.pods, PodUsage(pod["metadata"]["uid"], request, group.key)]
-        reservations = (*(r for r in reservations_by_node.get(node, ()) if r.group != group.key), ActiveReservation(group.key, node, group.peak))
+        usages = [*view.pods, PodUsage(pod["metadata"]["uid"], inputs.request, group.key)]
+        reservations = (*(r for r in inputs.reservations_by_node.get(node, ()) if r.group != group.key), ActiveReservation(group.key, node, group.peak))
         demand = GroupDemand(group.key, group.peak, node)
         placed = []
         for sibling in taken:

@@ -143,7 +143,13 @@ def test_a_plain_session_waits_for_the_lock_before_its_first_test_so_pytest_time
         )
         lines: queue.Queue[str] = queue.Queue()
         output: list[str] = []
-        reader = threading.Thread(target=lambda: [(output.append(l.decode()), lines.put(l.decode())) for l in session.stdout], daemon=True)
+
+        def read() -> None:
+            for raw in session.stdout:
+                output.append(raw.decode())
+                lines.put(output[-1])
+
+        reader = threading.Thread(target=read, daemon=True)
         reader.start()
         said = ""
         while "the local cluster is in use" not in said:
