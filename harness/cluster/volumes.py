@@ -8,6 +8,14 @@ storage class. The class `rescon-static` exists only as a name: no
 StorageClass object is needed for pre-bound volumes, and no provisioner reacts
 to it.
 
+A `volumeClaimTemplate` workspace is a claim Tekton makes per run, under a
+name of its own (`pvc-<hash>`), so no volume can name it in advance. For those
+the scenario's namespace gets spare volumes of a storage class of its own,
+`template_storage_class(namespace)`, which the fixture's template names: the PV
+controller binds each new claim of that class to a spare one (a class with no
+StorageClass object binds at once), and no claim of another scenario can take
+them, as it would from a shared class.
+
 PersistentVolumes are cluster-scoped and outlive their namespace, so each
 carries the label `rescon.dev/test-namespace=<namespace>`, and cleanup deletes
 by that label. On kind the hostPath lives on whichever node runs the pod;
@@ -35,23 +43,44 @@ def volume_name(namespace: str, claim: str) -> str:
     return f"{namespace}-{claim}"
 
 
-def volume_manifests(namespace: str, claim: str, size: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """volume_manifests() are a PersistentVolume and a PersistentVolumeClaim that name each other."""
-    volume = volume_name(namespace, claim)
-    pv = {
+def template_storage_class(namespace: str) -> str:
+    """template_storage_class('conf-colocation-1a2b3c') == 'rescon-template-conf-colocation-1a2b3c': the class a fixture's volumeClaimTemplate names."""
+    return f"rescon-template-{namespace}"
+
+
+def _volume(namespace: str, name: str, size: str, *, storage_class: str, directory: str) -> dict[str, Any]:
+    return {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
-        "metadata": {"name": volume, "labels": {TEST_NAMESPACE_LABEL: namespace}},
+        "metadata": {"name": name, "labels": {TEST_NAMESPACE_LABEL: namespace}},
         "spec": {
             "capacity": {"storage": size},
             "accessModes": ["ReadWriteOnce"],
             # Retain: no recycler or deleter runs for hostPath; cleanup deletes the PV by label.
             "persistentVolumeReclaimPolicy": "Retain",
-            "storageClassName": STORAGE_CLASS,
-            "hostPath": {"path": f"{HOST_PATH_ROOT}/{namespace}/{claim}", "type": "DirectoryOrCreate"},
-            "claimRef": {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": namespace, "name": claim},
+            "storageClassName": storage_class,
+            "hostPath": {"path": f"{HOST_PATH_ROOT}/{namespace}/{directory}", "type": "DirectoryOrCreate"},
         },
     }
+
+
+def spare_volume_manifest(namespace: str, index: int, size: str = "1Gi") -> dict[str, Any]:
+    """spare_volume_manifest('ns', 0) is an unclaimed PV of the namespace's template class, for a claim Tekton makes."""
+    return _volume(namespace, f"{namespace}-template-{index}", size, storage_class=template_storage_class(namespace), directory=f"template-{index}")
+
+
+def make_spare_volumes(kube: Kube, namespace: str, count: int, size: str = "1Gi") -> str:
+    """make_spare_volumes(kube, 'ns', 2) makes two spare PVs for volumeClaimTemplate claims; returns their storage class."""
+    for index in range(count):
+        kube.core.create_persistent_volume(kubernetes.client.V1PersistentVolume.model_validate(spare_volume_manifest(namespace, index, size)))
+    return template_storage_class(namespace)
+
+
+def volume_manifests(namespace: str, claim: str, size: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """volume_manifests() are a PersistentVolume and a PersistentVolumeClaim that name each other."""
+    volume = volume_name(namespace, claim)
+    pv = _volume(namespace, volume, size, storage_class=STORAGE_CLASS, directory=claim)
+    pv["spec"]["claimRef"] = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": namespace, "name": claim}
     pvc = {
         "apiVersion": "v1",
         "kind": "PersistentVolumeClaim",

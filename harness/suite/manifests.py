@@ -1,7 +1,8 @@
 """Fixture rendering: `fixtures/pipelines/<name>.yaml.j2` -> the manifests a scenario applies.
 
 Templates see the scenario's namespace, the schedulerName under test, the
-pool's nodeSelector, its PVC names, and `cpu(f)` / `memory(f)`: a fraction of
+pool's nodeSelector, its PVC names, the storage class of its spare volumes
+(for `volumeClaimTemplate` workspaces), and `cpu(f)` / `memory(f)`: a fraction of
 one pool node's allocatable, so one fixture holds on KWOK nodes made to measure
 and on kind workers as they are. Undefined names fail loudly (StrictUndefined).
 """
@@ -32,6 +33,8 @@ class RenderContext:
     node_cpu_millis: int
     node_memory_bytes: int
     pvcs: Mapping[str, str] = field(default_factory=dict)
+    #: The storage class a `volumeClaimTemplate` names so that Tekton's claim binds to the scenario's spare PVs.
+    storage_class: str = "rescon-static"
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def cpu(self, fraction: float) -> str:
@@ -68,6 +71,7 @@ def render_text(name: str, context: RenderContext, directory: Path = FIXTURES_DI
             scheduler_name=context.scheduler_name,
             pool_selector=dict(context.pool_selector),
             pvcs=dict(context.pvcs),
+            storage_class=context.storage_class,
             cpu=context.cpu,
             memory=context.memory,
             sim_task_spec=sim_task_spec,

@@ -45,6 +45,10 @@ class Scenario:
     #: PVCs the runner creates, bound, before the test (names as the fixtures refer to them via `pvcs`).
     #: Groups form only around PVC-backed workspaces (docs/contract.md).
     volumes: tuple[str, ...] = ()
+    #: How many PVCs Tekton makes from the fixtures' `volumeClaimTemplate` workspaces (one per run and
+    #: workspace): the runner makes that many spare PVs of the scenario's own class, which each
+    #: template names as `storageClassName: {{ storage_class }}` (harness.cluster.volumes).
+    claim_templates: int = 0
     #: Named values every fixture of the scenario may use (`{{ pipeline_timeout }}`), declared here as data.
     values: Mapping[str, str] = field(default_factory=dict)
     #: It acts on the whole cluster (restarts the API server, etcd, Tekton): under `pytest -n N` it runs

@@ -220,7 +220,7 @@ def _scenario_run(
     request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig
 ) -> Iterator[ScenarioRun]:
     """_scenario_run() sets up namespace, pool and volumes, samples the timeline, attaches artifacts, cleans up."""
-    from harness.cluster.volumes import make_bound_pvc
+    from harness.cluster.volumes import make_bound_pvc, make_spare_volumes, template_storage_class
 
     skip = restart_skip_reason(scenario, provider=cluster.kind, restartable=restartable_components(cluster))
     if skip is None and scenario.replicas > 1:
@@ -244,6 +244,7 @@ def _scenario_run(
         unshape = shape_pool_nodes(kube, pool, scenario.pool.shapes)
         # The pool's size, not the node's allocatable: on shared workers it leaves out the daemons' requests.
         pvcs = {name: make_bound_pvc(kube, namespace, name) for name in scenario.volumes}
+        make_spare_volumes(kube, namespace, scenario.claim_templates)
         context = manifests.RenderContext(
             namespace=namespace,
             scheduler_name=config.scheduler_name,
@@ -251,6 +252,7 @@ def _scenario_run(
             node_cpu_millis=cpu_millis(pool.cpu),
             node_memory_bytes=memory_bytes(pool.memory),
             pvcs=pvcs,
+            storage_class=template_storage_class(namespace),
             extra=dict(scenario.values),
         )
         run = ScenarioRun(

@@ -18,6 +18,7 @@ from reference_scheduler.core.partition import WorkspaceGroup, partition_into_gr
 from reference_scheduler.core.pipeline_graph import build_pipeline_graph
 from reference_scheduler.core.plan_readiness import resolved_pipeline_spec
 from reference_scheduler.core.tekton_config import TektonFeatureFlags, overhead_of, runtime_class_name
+from reference_scheduler.core.workspace_bindings import co_locating_workspaces
 
 Obj = dict[str, Any]
 
@@ -102,5 +103,6 @@ def plan_pipeline_run(
         )
     except ValueError as err:  # PipelineGraphError and InvalidQuantity are ValueErrors
         raise PlanUnavailable(f"PipelineRun {namespace}/{meta.get('name')}: {err}") from err
-    # Every PipelineRun workspace ties its tasks together (see docs/contract.md, "Groups").
-    return Plan(partition_into_groups(graph))
+    # Only workspaces on a volume attached to one node tie their tasks together (docs/contract.md section 4):
+    # tasks sharing an emptyDir, ConfigMap, Secret, projected or CSI workspace are plain pods.
+    return Plan(partition_into_groups(graph, co_locating=co_locating_workspaces(spec)))

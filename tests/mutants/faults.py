@@ -2296,3 +2296,92 @@ MUTANTS["created_label_kept"] = Mutant(
     apply_created_label_kept,
     "9.label",
 )
+
+
+# --- groups_every_workspace, volume_claim_template_ignored, plans_embedded_spec_only ----------
+
+
+def every_bound_workspace(pipeline_run_spec: Mapping[str, Any]) -> frozenset[str]:
+    """every_bound_workspace: every workspace the run binds ties its tasks to one node, whatever it is bound to.
+
+    The fault (the reference before section 4 was kept): two tasks sharing only
+    an `emptyDir` scratch workspace, a ConfigMap, a Secret or a projected
+    volume become a group, pinned to one node with a reservation of their peak.
+    """
+    return frozenset(str(b["name"]) for b in pipeline_run_spec.get("workspaces") or () if isinstance(b, Mapping) and b.get("name"))
+
+
+def claim_bound_workspaces(pipeline_run_spec: Mapping[str, Any]) -> frozenset[str]:
+    """claim_bound_workspaces: only `persistentVolumeClaim` bindings are co-locating; a `volumeClaimTemplate` is not.
+
+    The fault: the PVC Tekton makes per run from a volumeClaimTemplate is just as
+    attached to one node, but its tasks are planned as plain pods (or grouped
+    only through the run's other PVCs).
+    """
+    return frozenset(
+        str(b["name"]) for b in pipeline_run_spec.get("workspaces") or () if isinstance(b, Mapping) and b.get("name") and b.get("persistentVolumeClaim") is not None
+    )
+
+
+def apply_groups_every_workspace() -> None:
+    from reference_scheduler.runtime import planner
+
+    planner.co_locating_workspaces = every_bound_workspace
+
+
+def apply_volume_claim_template_ignored() -> None:
+    from reference_scheduler.runtime import planner
+
+    planner.co_locating_workspaces = claim_bound_workspaces
+
+
+def embedded_spec_as_resolved(pipeline_run: Obj) -> Obj | None:
+    """embedded_spec_as_resolved: the run as a planner reading only `spec.pipelineSpec` sees it; None when it has none.
+
+    The fault: a pipelineRef run (a Pipeline applied once, run by name) carries
+    no embedded spec, so it is planned with no group at all and its tasks go
+    wherever they fit, with nothing reserved. An embedded run is planned from
+    its spec as written, before Tekton substitutes the run's params.
+    """
+    embedded = (pipeline_run.get("spec") or {}).get("pipelineSpec")
+    if not embedded:
+        return None
+    return {**pipeline_run, "status": {**(pipeline_run.get("status") or {}), "pipelineSpec": embedded}}
+
+
+def apply_plans_embedded_spec_only() -> None:
+    from reference_scheduler.runtime import cycle
+    from reference_scheduler.runtime.planner import Plan
+
+    plan = cycle.plan_pipeline_run
+
+    def plan_from_embedded_spec(pipeline_run: Obj, **kwargs: Any) -> Any:
+        seen = embedded_spec_as_resolved(pipeline_run)
+        return Plan(()) if seen is None else plan(seen, **kwargs)
+
+    cycle.plan_pipeline_run = plan_from_embedded_spec
+
+
+RULES["4.co_locating"] = "section 4: only workspaces bound to a persistentVolumeClaim or a volumeClaimTemplate are co-locating; emptyDir, configMap, secret, projected and csi bindings group nothing"
+RULES["6.resolved_spec"] = "section 6: the tasks are read from the PipelineRun's resolved status.pipelineSpec (a pipelineRef run included), after parameter substitution"
+MUTANTS["groups_every_workspace"] = Mutant(
+    "groups_every_workspace",
+    "every workspace the run binds groups its tasks: an emptyDir, ConfigMap, Secret or projected workspace pins them to one node",
+    "emptydir_scratch",
+    apply_groups_every_workspace,
+    "4.co_locating",
+)
+MUTANTS["volume_claim_template_ignored"] = Mutant(
+    "volume_claim_template_ignored",
+    "only persistentVolumeClaim workspaces are co-locating: a task on a volumeClaimTemplate workspace is planned as a plain pod",
+    "pipeline_ref",
+    apply_volume_claim_template_ignored,
+    "4.co_locating",
+)
+MUTANTS["plans_embedded_spec_only"] = Mutant(
+    "plans_embedded_spec_only",
+    "the plan is read from spec.pipelineSpec only: a pipelineRef run has no group and reserves nothing",
+    "pipeline_ref",
+    apply_plans_embedded_spec_only,
+    "6.resolved_spec",
+)

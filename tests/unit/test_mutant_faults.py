@@ -284,3 +284,34 @@ class TestGracefulStopReleasesAtOnce:
         for pipeline_run in (cancelled_run_finally, running):
             assert decide(["small", "report"], pipeline_run, self.RUNNING) == release_decision(["small", "report"], pipeline_run, self.RUNNING)
         assert decide(["small"], None, {}) == release_decision(["small"], None, {})
+
+
+#: A run binding one workspace of each kind the suite's fixtures use.
+BOUND_RUN_SPEC = {
+    "workspaces": [
+        {"name": "source", "volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"]}}},
+        {"name": "cache", "persistentVolumeClaim": {"claimName": "cache"}},
+        {"name": "scratch", "emptyDir": {}},
+        {"name": "settings", "configMap": {"name": "settings"}},
+    ]
+}
+
+
+def test_every_bound_workspace_counts_scratch_space_as_co_locating() -> None:
+    from reference_scheduler.core.workspace_bindings import co_locating_workspaces
+
+    assert co_locating_workspaces(BOUND_RUN_SPEC) == {"source", "cache"}
+    assert faults.every_bound_workspace(BOUND_RUN_SPEC) == {"source", "cache", "scratch", "settings"}
+
+
+def test_claim_bound_workspaces_leave_out_only_the_volume_claim_template() -> None:
+    assert faults.claim_bound_workspaces(BOUND_RUN_SPEC) == {"cache"}
+
+
+def test_embedded_spec_as_resolved_sees_nothing_of_a_pipeline_ref_run() -> None:
+    resolved = {"tasks": [{"name": "t", "matrix": {"params": [{"name": "x", "value": ["a", "b"]}]}}]}
+    by_ref = {"spec": {"pipelineRef": {"name": "p"}}, "status": {"pipelineSpec": resolved}}
+    assert faults.embedded_spec_as_resolved(by_ref) is None
+    written = {"tasks": [{"name": "t", "matrix": {"params": [{"name": "x", "value": "$(params.xs[*])"}]}}]}
+    embedded = {"spec": {"pipelineSpec": written}, "status": {"pipelineSpec": resolved, "conditions": []}}
+    assert faults.embedded_spec_as_resolved(embedded) == {"spec": {"pipelineSpec": written}, "status": {"pipelineSpec": written, "conditions": []}}
