@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from reference_scheduler.core.claims import ClaimState, GroupClaim
@@ -2449,4 +2450,53 @@ MUTANTS["fractional_cores_truncated"] = Mutant(
     "quantity_spellings",
     apply_fractional_cores_truncated,
     "6.quantities",
+)
+
+
+# --- old_claims_dropped -------------------------------------------------------------------------
+
+#: How old a claim the old_claims_dropped mutant takes for a leftover of a finished run.
+OLD_CLAIM_SECONDS = 20.0
+
+
+def young_reservations(reservations: Iterable[ActiveReservation], record: Mapping[str, Any], now: datetime) -> list[ActiveReservation]:
+    """young_reservations: the record's Reserved groups whose claim (`reservedAt`) is under OLD_CLAIM_SECONDS old.
+
+    The fault: a scheduler that reads a record takes an old claim for the
+    leftover of a finished run and stops counting it, though the group's next
+    task may be minutes away. The reference reads a record's reservations once
+    per record version, so the fault shows when a record is first read long
+    after its claim: at a start, after a restart inside a group's idle gap.
+    """
+    reserved_at = {
+        str(entry.get("name")): entry.get("reservedAt")
+        for entry in (record.get("status") or {}).get("groups") or []
+        if entry.get("reservedAt")
+    }
+    young = []
+    for reservation in reservations:
+        stamp = reserved_at.get(reservation.group.group)
+        if stamp is None or (now - datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))).total_seconds() < OLD_CLAIM_SECONDS:
+            young.append(reservation)
+    return young
+
+
+def apply_old_claims_dropped() -> None:
+    from reference_scheduler.runtime import cluster_view
+
+    read = cluster_view.reservations_of
+
+    def reservations_of(record: Obj) -> list[ActiveReservation]:
+        return young_reservations(read(record), record, datetime.now(UTC))
+
+    cluster_view.reservations_of = reservations_of
+
+
+RULES["5.record_is_state"] = "section 5: a Reserved group holds its capacity whether or not anything of it runs, for as long as it stays Reserved; a scheduler counts every Reserved group it finds"
+MUTANTS["old_claims_dropped"] = Mutant(
+    "old_claims_dropped",
+    f"a claim found more than {OLD_CLAIM_SECONDS:g} s after it was made is taken for a leftover and not counted (as after a restart in a group's idle gap)",
+    "idle_group_restart",
+    apply_old_claims_dropped,
+    "5.record_is_state",
 )

@@ -342,3 +342,14 @@ def test_the_misread_parsers_change_the_amounts_the_quantity_spellings_scenario_
         assert resources.cpu_millis("2.45") == 2000 and resources.memory_bytes("4294M") == 4294 * 10**6
     finally:
         resources._parse = saved
+
+
+def test_young_reservations_drop_only_claims_older_than_the_mutants_limit() -> None:
+    reservations = [ActiveReservation(A, "n1", Resources(800)), ActiveReservation(GroupKey("ci", "a", "cache"), "n1", Resources(100))]
+    record = {"status": {"groups": [
+        {"name": "source", "state": "Reserved", "node": "n1", "reservedAt": "2026-12-03T08:00:00Z"},
+        {"name": "cache", "state": "Reserved", "node": "n1", "reservedAt": "2026-12-03T08:00:15Z"},
+    ]}}
+    at = datetime.fromisoformat("2026-12-03T08:00:25+00:00")
+    assert faults.young_reservations(reservations, record, at) == reservations[1:]
+    assert faults.young_reservations(reservations, record, at - timedelta(seconds=10)) == reservations
