@@ -335,7 +335,9 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         if broken is not None and broken not in str(err):
             from harness.monitor.watcher import ContractBroken
 
-            raise ContractBroken(f"{broken}; then the scenario failed: {err}") from err
+            # The body's notes (a generative draw's seed and replay command) stay with the message.
+            notes = "".join(f"\n{note}" for note in getattr(err, "__notes__", ()))
+            raise ContractBroken(f"{broken}; then the scenario failed: {err}{notes}") from err
         raise
     monitor = getattr(run, "monitor", None)
     if monitor is not None:

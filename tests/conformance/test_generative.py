@@ -148,7 +148,7 @@ def _judge(run: ScenarioRun, drawn: DrawnRun) -> None:
 def _group_node(run: ScenarioRun, pipeline_run: str, group: ExpectedGroup) -> str | None:
     """_group_node() is the one node every pod of the group ran on (None when none ran: skipped tasks)."""
     placed = {
-        f"{pod['metadata']['name']}": pod["spec"].get("nodeName")
+        pod["metadata"]["name"]: pod["spec"].get("nodeName")
         for task in sorted(group.tasks)
         for pod in run.task_pods(pipeline_run, task)
     }
