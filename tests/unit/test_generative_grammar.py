@@ -142,3 +142,29 @@ def test_the_resolved_view_substitutes_the_run_s_params() -> None:
             for run in batch:
                 resolved = pipeline_spec_of(run.resolved) or {}
                 assert "$(params." not in str(resolved)
+
+
+def test_apply_objects_creates_a_draw_in_the_namespace_and_keeps_its_yaml() -> None:
+    from harness.cluster.node_pools import NodePool
+    from harness.suite.manifests import RenderContext
+    from harness.suite.run import ScenarioRun
+    from harness.suite.scenario import Scenario
+    from harness.timeouts import DEFAULT_TIMEOUTS
+
+    class RecordingKube:
+        def __init__(self) -> None:
+            self.applied: list[tuple[Obj, str | None]] = []
+
+        def apply(self, manifest: Obj, *, namespace: str | None = None) -> None:
+            self.applied.append((manifest, namespace))
+
+    kube = RecordingKube()
+    run = ScenarioRun(
+        Scenario("generative", "d", (), ()), kube, "conf-ns", NodePool("p", ("p-0",), "4800m", "8Gi", 110),  # type: ignore[arg-type]
+        RenderContext("conf-ns", "tkn-scheduler", {}, 4800, 8 << 30), DEFAULT_TIMEOUTS, frozenset(), None,  # type: ignore[arg-type]
+    )
+    drawn = _draw(3, 1)[0][0]
+    placed = run.apply_objects(drawn.name, list(drawn.docs))
+    assert [(m["kind"], m["metadata"]["namespace"], ns) for m, ns in kube.applied] == [(d["kind"], "conf-ns", "conf-ns") for d in drawn.docs]
+    assert run.applied == placed and "namespace" not in drawn.docs[0]["metadata"]
+    assert run.rendered[drawn.name].count("kind: PipelineRun") == 1
