@@ -204,7 +204,8 @@ def draw_shape(rng: random.Random, name: str, *, pvc_names: Sequence[str], templ
             elif rng.random() < 0.3:
                 # An include that matches a value adds nothing; a new value adds one combination.
                 task.include = rng.choice([*task.matrix, *(v for v in MATRIX_VALUES if v not in task.matrix)])
-        if rng.random() < 0.2:
+        # Tekton refuses retries beside `onError: continue`, which a result's consumer has.
+        if rng.random() < 0.2 and task.result_from is None:
             task.retries = 1
         if rng.random() < 0.3:
             task.param = rng.choice(("fast", "full"))

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import time
 from typing import Iterator
 
 import allure
@@ -102,10 +103,12 @@ def test_generative(run: ScenarioRun, request: pytest.FixtureRequest) -> None:
         with replayable(f"generative seed {seed}, batch {number} ({', '.join(r.name for r in batch)}); replay: {replay}"):
             for drawn in batch:
                 run.apply_objects(drawn.name, list(drawn.docs))
+            started = time.monotonic()
             for drawn in batch:
                 with replayable(f"{drawn.name} as drawn:\n  " + "\n  ".join(drawn.features)):
                     _judge(run, drawn)
             run.assert_contract()
+            print(f"batch {number} judged {time.monotonic() - started:.1f} s after it was applied")
 
 
 def _judge(run: ScenarioRun, drawn: DrawnRun) -> None:

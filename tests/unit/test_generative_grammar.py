@@ -80,6 +80,7 @@ def _check_well_formed(run: DrawnRun) -> None:
         passed = {p["name"] for p in entry.get("params") or []} | {p["name"] for p in (entry.get("matrix") or {}).get("params") or []}
         assert passed == {p["name"] for p in task_spec.get("params") or []}
         assert set(entry.get("runAfter") or []) <= set(task_names)
+        assert not (entry.get("onError") == "continue" and entry.get("retries")), "Tekton refuses onError continue with retries"
         for producer in re.findall(r"\$\(tasks\.([^.]+)\.results\.(\w+)\)", str(entry)):
             producer_entry = next(e for e in entries if e["name"] == producer[0])
             assert {"name": producer[1], "type": "string"} in _declared_task_spec(run, producer_entry)["results"]
