@@ -22,14 +22,17 @@ alone replays every run and every batch (`--rescon-generative-seed N`). A run ha
   sidecar, a matrix of 2 or 3 values (sometimes from the run's params,
   sometimes with an `include`), a retry (the first attempt fails), a param.
 
-Sizes are fractions of a pool node. After drawing, a run's demand (every
-group's peak plus every pod outside a group, harness.generative.peaks) is
-scaled under `CPU_SHARE` of a node's CPU and `MEMORY_SHARE` of its memory.
-With batches of at most `MAX_BATCH` runs on a pool of `POOL_NODES` nodes that
-keeps a correct scheduler from deadlock: the CPU held by the others plus a
-waiting group's peak x is at most 1.5 nodes, so the emptier node has at most
-(1.5 - x) / 2 held and x fits beside it while x <= 0.5; memory never decides
-(three runs' demand fit in one node's memory).
+Sizes are fractions of a pool node. A run's demand D (every group's peak plus
+every pod outside a group, harness.generative.peaks: the most it can hold at
+once) is then scaled to between 60% and 100% of its share of the pool: in a
+batch of k runs on `POOL_NODES` = 2 nodes, each run's CPU demand is at most
+`cpu_share(k)` = 2 / (k + 1) of a node (1, 2/3, 1/2) and its memory demand at
+most 1 / k of a node's memory. That makes the pool tight (a batch asks for up
+to 1.5 nodes' CPU) and still keeps a correct scheduler from deadlock: when a
+group or pod x of one run waits, the others hold at most S - x in all (S the
+batch's summed demand), so the emptier node holds at most (S - x) / 2, and
+(S - x) / 2 + x <= 1 node because S + x <= S + max D <= (k + 1) * cpu_share(k)
+= 2 nodes. Memory never decides: the batch's memory demand fits in one node.
 """
 
 from __future__ import annotations
@@ -51,9 +54,18 @@ Obj = dict[str, Any]
 #: A batch is at most this many runs at once, on a pool of this many nodes (the deadlock argument above).
 MAX_BATCH = 3
 POOL_NODES = 2
-#: A run's demand stays under these shares of one node.
-CPU_SHARE = 0.5
-MEMORY_SHARE = 1 / 3
+#: How full a run's demand is drawn, as a part of its share (below).
+FILL = (0.6, 1.0)
+
+
+def cpu_share(batch: int) -> float:
+    """cpu_share(3) == 0.5: the most CPU (nodes) one run of a batch of that size may demand (module docstring)."""
+    return POOL_NODES / (batch + 1)
+
+
+def memory_share(batch: int) -> float:
+    """memory_share(3) == 1/3: the most memory (nodes) one run of a batch of that size may demand."""
+    return 1 / batch
 
 DAG_NAMES = ("fetch", "build", "lint", "test", "package", "scan")
 FINALLY_NAMES = ("report", "notify")
@@ -164,10 +176,10 @@ def draw_shape(rng: random.Random, name: str, *, pvc_names: Sequence[str], templ
     workspaces: dict[str, str] = {}
     pvcs: dict[str, str] = {}
     free_pvcs = list(pvc_names)
-    for ws in WORKSPACE_NAMES[: rng.randint(1, 3)]:
+    for number, ws in enumerate(WORKSPACE_NAMES[: rng.randint(1, 3)]):
         kinds = [k for k in BINDING_KINDS if (k != "persistentVolumeClaim" or free_pvcs) and (k != "volumeClaimTemplate" or templates_left > 0)]
-        # Co-locating bindings are what groups are made of: draw them more often than the rest.
-        weights = [3 if k in ("persistentVolumeClaim", "volumeClaimTemplate") else 1 for k in kinds]
+        # Co-locating bindings are what groups are made of: draw them more often than the rest, the first most.
+        weights = [(12 if number == 0 else 3) if k in ("persistentVolumeClaim", "volumeClaimTemplate") else 1 for k in kinds]
         kind = rng.choices(kinds, weights)[0]
         workspaces[ws] = kind
         if kind == "persistentVolumeClaim":
@@ -209,7 +221,7 @@ def draw_shape(rng: random.Random, name: str, *, pvc_names: Sequence[str], templ
             task.retries = 1
         if rng.random() < 0.3:
             task.param = rng.choice(("fast", "full"))
-        task.bindings = rng.sample(list(workspaces), min(rng.choice((0, 1, 1, 2)), len(workspaces)))
+        task.bindings = rng.sample(list(workspaces), min(rng.choice((0, 1, 1, 1, 2, 2)), len(workspaces)))
         unbound = [w for w in workspaces if w not in task.bindings]
         if not task.by_ref and unbound and rng.random() < 0.15:
             task.implicit = rng.choice(unbound)
@@ -363,16 +375,25 @@ def _describe(task: TaskShape) -> str:
     return " ".join(words)
 
 
-def draw_run(rng: random.Random, index: int, context: DrawContext, *, pvc_names: Sequence[str], templates_left: int) -> DrawnRun:
-    """draw_run() draws one run and scales its sizes until its demand is under CPU_SHARE and MEMORY_SHARE of a node."""
+def draw_run(
+    rng: random.Random, index: int, context: DrawContext, *, pvc_names: Sequence[str], templates_left: int, batch: int = MAX_BATCH
+) -> DrawnRun:
+    """draw_run() draws one run and scales its sizes to fill FILL of its share in a batch of `batch` runs."""
     shape = draw_shape(rng, f"gen-{index:02d}", pvc_names=pvc_names, templates_left=templates_left)
-    scale = 1.0
+    cpu_cap = context.node_cpu_millis * cpu_share(batch)
+    memory_cap = context.node_memory_bytes * memory_share(batch)
+    demand = render(shape, index, 1.0, context).demand()
+    fill = rng.uniform(*FILL)
+    ratios = [cap / amount for cap, amount in ((cpu_cap, demand.cpu), (memory_cap, demand.memory)) if amount]
+    scale = fill * min(ratios) if ratios else 1.0
     while True:
+        # Each request is rounded down to a whole millicore or byte after scaling, which can leave the scaled
+        # demand a little over its cap: shrink until it fits.
         drawn = render(shape, index, scale, context)
         demand = drawn.demand()
-        if demand.cpu <= context.node_cpu_millis * CPU_SHARE and demand.memory <= context.node_memory_bytes * MEMORY_SHARE:
+        if demand.cpu <= cpu_cap and demand.memory <= memory_cap:
             return drawn
-        scale *= 0.8
+        scale *= 0.95
 
 
 def templates_used(drawn: DrawnRun) -> int:
@@ -400,7 +421,7 @@ def draw_batches(
         size = left if left <= MAX_BATCH else 2 if left == 4 else rng.choice((2, 3))
         batch = []
         for slot in range(size):
-            drawn = draw_run(rng, index, context, pvc_names=pvc_slots[slot], templates_left=templates_left)
+            drawn = draw_run(rng, index, context, pvc_names=pvc_slots[slot], templates_left=templates_left, batch=size)
             templates_left -= templates_used(drawn)
             batch.append(drawn)
             index += 1

@@ -52,8 +52,8 @@ SCENARIO = Scenario(
     fixtures=(),
     pool=PoolSpec(count=POOL_NODES),
     volumes=tuple(name for slot in PVC_SLOTS for name in slot),
-    # One spare volume per volumeClaimTemplate workspace drawn; the grammar binds at most one per run and no more
-    # than this in a session (past it, the later runs draw none).
+    # One spare volume per volumeClaimTemplate workspace drawn: the grammar binds no more than this in a session
+    # (past it, the later runs draw none).
     claim_templates=24,
 )
 
