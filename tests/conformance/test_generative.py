@@ -142,9 +142,8 @@ def _judge(run: ScenarioRun, drawn: DrawnRun) -> None:
                 f"expected {peak.cpu}m / {peak.memory} bytes"
             )
         node = nodes[frozenset(spec.tasks)]
-        claimed = record.status_of(spec.name).node
-        if node is not None and claimed != node:
-            wrong.append(f"group {spec.name}'s pods ran on {node}, but its record names node {claimed}")
+        if node is not None and record.status_of(spec.name).node != node:
+            wrong.append(f"group {spec.name}'s pods ran on {node}, but its record names node {record.status_of(spec.name).node}")
     assert not wrong, f"{drawn.name}: " + "; ".join(wrong) + " (docs/contract.md section 6)"
 
 
