@@ -75,6 +75,10 @@ class TimeoutConfig:
     component_recovery: float = field(default=60.0, metadata={"kind": "max"})
     #: How long a pod that must not be scheduled is watched to stay Pending.
     pod_stays_pending: float = field(default=8.0, metadata={"kind": "max"})
+    #: How long idle_group_restart keeps a group idle (no pod of it alive, its next task behind a long task
+    #: elsewhere) on each side of a scheduler restart, while another run waits for its room: a reservation holds
+    #: through gaps of minutes in real pipelines, far longer than the seconds between most scenarios' tasks.
+    group_idle: float = field(default=25.0, metadata={"kind": "max"})
     #: A bound task pod reports phase Running (KWOK starts it 0.2s after binding).
     pod_running: float = field(default=30.0, metadata={"kind": "max"})
     #: A pod whose owner was deleted is gone: the garbage collector deletes it and its node (KWOK, or kind's kubelet)

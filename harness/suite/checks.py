@@ -115,8 +115,8 @@ def task_pod_must_be_replaced(run: ScenarioRun, pipeline_run: str, task: str, *,
     return _wait_for(run, bound, what=f"the replacement of {pipeline_run}/{task} to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
 
 
-def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
-    """task_pod_must_stay_pending() asserts the pod is not bound over the whole `pod_stays_pending` window."""
+def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str, *, duration: str = "pod_stays_pending") -> Obj:
+    """task_pod_must_stay_pending() asserts the pod is not bound over the whole `duration` window (a named timeout)."""
     task_pod_must_exist(run, pipeline_run, task)
 
     def unbound() -> None:
@@ -125,7 +125,7 @@ def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str) -
         if (pod.get("spec") or {}).get("nodeName"):
             raise NotYet(f"{pipeline_run}/{task} was bound: {_describe(pod)}")
 
-    _hold_for(run, unbound, what=f"{pipeline_run}/{task} staying unbound", duration="pod_stays_pending", timeouts=run.timeouts)
+    _hold_for(run, unbound, what=f"{pipeline_run}/{task} staying unbound", duration=duration, timeouts=run.timeouts)
     return run.task_pods(pipeline_run, task)[0]
 
 

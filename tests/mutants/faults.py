@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from reference_scheduler.core.claims import ClaimState, GroupClaim
@@ -2384,4 +2385,118 @@ MUTANTS["plans_embedded_spec_only"] = Mutant(
     "pipeline_ref",
     apply_plans_embedded_spec_only,
     "6.resolved_spec",
+)
+
+
+# --- decimal_memory_as_binary, fractional_cores_truncated ------------------------------------
+
+#: A decimal SI suffix and the binary one a careless parser takes it for.
+DECIMAL_AS_BINARY = {"k": "Ki", "M": "Mi", "G": "Gi", "T": "Ti", "P": "Pi", "E": "Ei"}
+
+
+def decimal_suffix_as_binary(value: object) -> object:
+    """decimal_suffix_as_binary('4294M') == '4294Mi': a decimal memory suffix read as its binary namesake.
+
+    The fault: `4294M` (4294000000 bytes) is taken for 4294 Mi (4502585344),
+    4.9% more; binary spellings, plain bytes and anything else are read right.
+    """
+    text = str(value)
+    suffix = next((s for s in DECIMAL_AS_BINARY if text.endswith(s) and text[: -len(s)].replace(".", "", 1).isdigit()), None)
+    return text[: -len(suffix)] + DECIMAL_AS_BINARY[suffix] if suffix else value
+
+
+def whole_cores(value: object) -> object:
+    """whole_cores('2.45') == '2': a CPU quantity written in fractional cores loses its fraction.
+
+    The fault: `2.45` is read as 2 cores, 450m less; millicores (`2450m`) and
+    whole cores are read right.
+    """
+    text = str(value)
+    whole, dot, fraction = text.partition(".")
+    return whole if dot and whole.isdigit() and fraction.isdigit() else value
+
+
+def parse_misreading(misread: Callable[[object], object], what: str) -> None:
+    """parse_misreading(whole_cores, 'cpu'): the reference's quantity parser, with `what` quantities misread first."""
+    from reference_scheduler.core import resources
+
+    parse = resources._parse
+
+    def misreading_parse(value: object, kind: str) -> Any:
+        return parse(misread(value) if kind == what else value, kind)
+
+    resources._parse = misreading_parse
+
+
+def apply_decimal_memory_as_binary() -> None:
+    parse_misreading(decimal_suffix_as_binary, "memory")
+
+
+def apply_fractional_cores_truncated() -> None:
+    parse_misreading(whole_cores, "cpu")
+
+
+RULES["6.quantities"] = "section 6: request(t) is read as Kubernetes reads quantities (decimal and binary suffixes, fractional cores)"
+MUTANTS["decimal_memory_as_binary"] = Mutant(
+    "decimal_memory_as_binary",
+    "a decimal memory suffix is read as the binary one: 4294M as 4294Mi, so a group's peak is over-counted",
+    "quantity_spellings",
+    apply_decimal_memory_as_binary,
+    "6.quantities",
+)
+MUTANTS["fractional_cores_truncated"] = Mutant(
+    "fractional_cores_truncated",
+    "CPU written in fractional cores loses its fraction: 2.45 as 2 cores, so a group's peak is under-counted",
+    "quantity_spellings",
+    apply_fractional_cores_truncated,
+    "6.quantities",
+)
+
+
+# --- old_claims_dropped -------------------------------------------------------------------------
+
+#: How old a claim the old_claims_dropped mutant takes for a leftover of a finished run.
+OLD_CLAIM_SECONDS = 20.0
+
+
+def young_reservations(reservations: Iterable[ActiveReservation], record: Mapping[str, Any], now: datetime) -> list[ActiveReservation]:
+    """young_reservations: the record's Reserved groups whose claim (`reservedAt`) is under OLD_CLAIM_SECONDS old.
+
+    The fault: a scheduler that reads a record takes an old claim for the
+    leftover of a finished run and stops counting it, though the group's next
+    task may be minutes away. The reference reads a record's reservations once
+    per record version, so the fault shows when a record is first read long
+    after its claim: at a start, after a restart inside a group's idle gap.
+    """
+    reserved_at = {
+        str(entry.get("name")): entry.get("reservedAt")
+        for entry in (record.get("status") or {}).get("groups") or []
+        if entry.get("reservedAt")
+    }
+    young = []
+    for reservation in reservations:
+        stamp = reserved_at.get(reservation.group.group)
+        if stamp is None or (now - datetime.fromisoformat(str(stamp).replace("Z", "+00:00"))).total_seconds() < OLD_CLAIM_SECONDS:
+            young.append(reservation)
+    return young
+
+
+def apply_old_claims_dropped() -> None:
+    from reference_scheduler.runtime import cluster_view
+
+    read = cluster_view.reservations_of
+
+    def reservations_of(record: Obj) -> list[ActiveReservation]:
+        return young_reservations(read(record), record, datetime.now(UTC))
+
+    cluster_view.reservations_of = reservations_of
+
+
+RULES["5.record_is_state"] = "section 5: a Reserved group holds its capacity whether or not anything of it runs, for as long as it stays Reserved; a scheduler counts every Reserved group it finds"
+MUTANTS["old_claims_dropped"] = Mutant(
+    "old_claims_dropped",
+    f"a claim found more than {OLD_CLAIM_SECONDS:g} s after it was made is taken for a leftover and not counted (as after a restart in a group's idle gap)",
+    "idle_group_restart",
+    apply_old_claims_dropped,
+    "5.record_is_state",
 )

@@ -315,3 +315,41 @@ def test_embedded_spec_as_resolved_sees_nothing_of_a_pipeline_ref_run() -> None:
     written = {"tasks": [{"name": "t", "matrix": {"params": [{"name": "x", "value": "$(params.xs[*])"}]}}]}
     embedded = {"spec": {"pipelineSpec": written}, "status": {"pipelineSpec": resolved, "conditions": []}}
     assert faults.embedded_spec_as_resolved(embedded) == {"spec": {"pipelineSpec": written}, "status": {"pipelineSpec": written, "conditions": []}}
+
+
+@pytest.mark.parametrize(
+    "value, misread",
+    [("4294M", "4294Mi"), ("1.5G", "1.5Gi"), ("500k", "500Ki"), ("4096Mi", "4096Mi"), ("8589934592", "8589934592"), ("1e3", "1e3"), ("Mi", "Mi")],
+)
+def test_decimal_suffix_as_binary_misreads_only_decimal_suffixes(value: str, misread: str) -> None:
+    assert faults.decimal_suffix_as_binary(value) == misread
+
+
+@pytest.mark.parametrize("value, misread", [("2.45", "2"), ("0.5", "0"), ("2450m", "2450m"), ("2", "2"), ("1.5e3", "1.5e3")])
+def test_whole_cores_drops_only_a_fraction_of_cores(value: str, misread: str) -> None:
+    assert faults.whole_cores(value) == misread
+
+
+def test_the_misread_parsers_change_the_amounts_the_quantity_spellings_scenario_uses() -> None:
+    from reference_scheduler.core import resources
+
+    saved = resources._parse
+    try:
+        faults.apply_decimal_memory_as_binary()
+        assert resources.memory_bytes("4294M") == 4294 * 2**20 and resources.cpu_millis("2.45") == 2450
+        resources._parse = saved
+        faults.apply_fractional_cores_truncated()
+        assert resources.cpu_millis("2.45") == 2000 and resources.memory_bytes("4294M") == 4294 * 10**6
+    finally:
+        resources._parse = saved
+
+
+def test_young_reservations_drop_only_claims_older_than_the_mutants_limit() -> None:
+    reservations = [ActiveReservation(A, "n1", Resources(800)), ActiveReservation(GroupKey("ci", "a", "cache"), "n1", Resources(100))]
+    record = {"status": {"groups": [
+        {"name": "source", "state": "Reserved", "node": "n1", "reservedAt": "2026-12-03T08:00:00Z"},
+        {"name": "cache", "state": "Reserved", "node": "n1", "reservedAt": "2026-12-03T08:00:15Z"},
+    ]}}
+    at = datetime.fromisoformat("2026-12-03T08:00:25+00:00")
+    assert faults.young_reservations(reservations, record, at) == reservations[1:]
+    assert faults.young_reservations(reservations, record, at - timedelta(seconds=10)) == reservations
