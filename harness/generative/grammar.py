@@ -20,7 +20,9 @@ alone replays every run and every batch (`--rescon-generative-seed N`). A run ha
 * per task (harness.cluster.simulation.sim_task_spec plays it on KWOK and
   kind): the work step's requests (or none), extra steps, a stepTemplate, a
   sidecar, a matrix of 2 or 3 values (sometimes from the run's params,
-  sometimes with an `include`), a retry (the first attempt fails), a param.
+  sometimes with an `include`), a retry (the first attempt fails), a param,
+  and how its quantities are spelt (`480m` and bytes, `0.48` and `500M`, or
+  `480m` and `512Mi`).
 
 Sizes are fractions of a pool node. A run's demand D (every group's peak plus
 every pod outside a group, harness.generative.peaks: the most it can hold at
@@ -40,6 +42,7 @@ from __future__ import annotations
 import copy
 import random
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Mapping, Sequence
 
 import yaml
@@ -86,11 +89,27 @@ class DrawContext:
     node_memory_bytes: int
     storage_class: str
 
-    def cpu(self, fraction: float) -> str:
-        return f"{int(self.node_cpu_millis * fraction)}m"
+    def cpu(self, fraction: float, spelling: str = "plain") -> str:
+        """cpu(0.25) on a 4800m node is '1200m'; spelt "decimal", '1.2' (whole cores, exactly the same amount)."""
+        millis = int(self.node_cpu_millis * fraction)
+        if spelling == "decimal":
+            return format(Decimal(millis).scaleb(-3).normalize(), "f")
+        return f"{millis}m"
 
-    def memory(self, fraction: float) -> str:
-        return str(int(self.node_memory_bytes * fraction))
+    def memory(self, fraction: float, spelling: str = "plain") -> str:
+        """memory(0.5) on an 8Gi node is '4294967296'; spelt "decimal", '4294M' (rounded down); "binary", '4096Mi'."""
+        amount = int(self.node_memory_bytes * fraction)
+        if spelling == "decimal":
+            return f"{amount // 10**6}M"
+        if spelling == "binary":
+            return f"{amount // 2**20}Mi"
+        return str(amount)
+
+
+#: How a task's quantities are written: millicores and bytes; cores and decimal megabytes; millicores and mebibytes.
+#: Each is exact (the amounts the suite computes are the amounts written), so only a scheduler that misreads a
+#: spelling (`1.5` as 1 core, `500M` as 500Mi) gets a different peak.
+SPELLINGS = ("plain", "decimal", "binary")
 
 
 Requests = tuple[float | None, float | None]  # (cpu, memory) fractions; None: not set
@@ -120,6 +139,8 @@ class TaskShape:
     bindings: list[str] = field(default_factory=list)
     #: A pipeline workspace an embedded taskSpec's step refers to without binding it (propagated by Tekton).
     implicit: str | None = None
+    #: How its quantities are written (SPELLINGS).
+    spelling: str = "plain"
 
 
 @dataclass
@@ -225,6 +246,7 @@ def draw_shape(rng: random.Random, name: str, *, pvc_names: Sequence[str], templ
         unbound = [w for w in workspaces if w not in task.bindings]
         if not task.by_ref and unbound and rng.random() < 0.15:
             task.implicit = rng.choice(unbound)
+        task.spelling = rng.choice(SPELLINGS)
     return RunShape(name, tasks, workspaces, rng.random() < 0.35, pvcs)
 
 
@@ -232,22 +254,25 @@ def _fraction(value: float | None, scale: float) -> float | None:
     return None if value is None else value * scale
 
 
-def _requests_map(requests: Requests, scale: float, context: DrawContext) -> dict[str, str]:
+def _requests_map(requests: Requests, scale: float, context: DrawContext, spelling: str = "plain") -> dict[str, str]:
     cpu, memory = _fraction(requests[0], scale), _fraction(requests[1], scale)
-    return {**({"cpu": context.cpu(cpu)} if cpu is not None else {}), **({"memory": context.memory(memory)} if memory is not None else {})}
+    return {
+        **({"cpu": context.cpu(cpu, spelling)} if cpu is not None else {}),
+        **({"memory": context.memory(memory, spelling)} if memory is not None else {}),
+    }
 
 
 def _task_spec(task: TaskShape, scale: float, context: DrawContext) -> Obj:
-    work = _requests_map(task.work, scale, context)
+    work = _requests_map(task.work, scale, context, task.spelling)
     spec = sim_task_spec(
         cpu=work.get("cpu"),
         memory=work.get("memory"),
         run_for="1s",
         exit_codes="1,0" if task.retries else None,
-        sidecar_cpu=_requests_map(task.sidecar, scale, context).get("cpu") if task.sidecar else None,
-        sidecar_memory=_requests_map(task.sidecar, scale, context).get("memory") if task.sidecar else None,
-        extra_steps=[_requests_map(s, scale, context) for s in task.extra_steps],
-        step_template=_requests_map(task.step_template, scale, context) if task.step_template else None,
+        sidecar_cpu=_requests_map(task.sidecar, scale, context, task.spelling).get("cpu") if task.sidecar else None,
+        sidecar_memory=_requests_map(task.sidecar, scale, context, task.spelling).get("memory") if task.sidecar else None,
+        extra_steps=[_requests_map(s, scale, context, task.spelling) for s in task.extra_steps],
+        step_template=_requests_map(task.step_template, scale, context, task.spelling) if task.step_template else None,
         params=[*(["m"] if task.matrix else []), *(["mode"] if task.param else []), *(["upstream"] if task.result_from else [])],
         results=["out"] if task.produces else [],
         workspaces=tuple(f"w{i}" for i in range(len(task.bindings))),
@@ -372,6 +397,8 @@ def _describe(task: TaskShape) -> str:
         words.append(f"binds {','.join(task.bindings)}")
     if task.implicit:
         words.append(f"uses {task.implicit} implicitly")
+    if task.spelling != "plain":
+        words.append(f"{task.spelling} quantities")
     return " ".join(words)
 
 

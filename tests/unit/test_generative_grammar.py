@@ -140,7 +140,7 @@ def test_the_grammar_draws_every_feature_it_names() -> None:
     wanted = {
         "pipelineRef", "taskRef", "taskSpec", "finally", "after", "result", "stepTemplate", "sidecar", "matrix", "include",
         "params", "retries", "param", "implicitly", "steps", *CO_LOCATING_BINDINGS, "emptyDir", "configMap", "secret", "projected",
-        "several-groups",
+        "several-groups", "decimal", "binary",
     }
     assert wanted <= seen, f"never drawn: {sorted(wanted - seen)}"
 
@@ -177,3 +177,11 @@ def test_apply_objects_creates_a_draw_in_the_namespace_and_keeps_its_yaml() -> N
     assert [(m["kind"], m["metadata"]["namespace"], ns) for m, ns in kube.applied] == [(d["kind"], "conf-ns", "conf-ns") for d in drawn.docs]
     assert run.applied == placed and "namespace" not in drawn.docs[0]["metadata"]
     assert run.rendered[drawn.name].count("kind: PipelineRun") == 1
+
+
+@pytest.mark.parametrize(
+    "fraction, spelling, cpu, memory",
+    [(0.25, "plain", "1200m", "2147483648"), (0.25, "decimal", "1.2", "2147M"), (0.25, "binary", "1200m", "2048Mi"), (0.01, "decimal", "0.048", "85M")],
+)
+def test_quantities_are_spelt_three_ways_for_the_same_amount(fraction: float, spelling: str, cpu: str, memory: str) -> None:
+    assert (CONTEXT.cpu(fraction, spelling), CONTEXT.memory(fraction, spelling)) == (cpu, memory)

@@ -17,7 +17,7 @@ from harness.generative.grammar import MAX_BATCH, DrawContext, DrawnRun, draw_ba
 from harness.generative.peaks import expected_peaks
 from harness.monitor.expected_groups import expected_groups
 from harness.quantities import Amount
-from reference_scheduler.core import partition, pipeline_graph, tekton_pods
+from reference_scheduler.core import partition, pipeline_graph, resources, tekton_pods
 from reference_scheduler.runtime import planner
 from tests.mutants.faults import MUTANTS
 
@@ -66,13 +66,14 @@ def _draws(seeds: range) -> list[DrawnRun]:
 PLAN_MUTANTS = (
     "max_peak", "inflated_memory_peak", "finally_outside_group", "finally_overlaps_dag", "ignores_result_dependencies",
     "ignores_sidecars", "ignores_step_template", "matrix_counted_once", "groups_every_workspace", "volume_claim_template_ignored",
+    "decimal_memory_as_binary", "fractional_cores_truncated",
 )
 
 
 @pytest.mark.parametrize("name", PLAN_MUTANTS)
 def test_a_plan_mutant_disagrees_with_the_suite_on_some_draw(name: str) -> None:
     """Offline evidence that the scenario can fail: with the mutant's patch, some drawn run of the first seeds is planned wrong."""
-    modules = (planner, partition, pipeline_graph, tekton_pods)
+    modules = (planner, partition, pipeline_graph, tekton_pods, resources)
     saved = [dict(vars(m)) for m in modules]
     try:
         MUTANTS[name].apply()
@@ -82,3 +83,10 @@ def test_a_plan_mutant_disagrees_with_the_suite_on_some_draw(name: str) -> None:
             vars(module).clear()
             vars(module).update(before)
     assert wrong is not None, f"mutant {name} plans all drawn runs of seeds 0-39 as the suite expects: the grammar does not reach its fault"
+
+
+def test_the_mutants_above_leave_the_reference_as_it_was() -> None:
+    """Run after them (the file's order): the restored modules plan as the suite expects again."""
+    run = _draws(range(1))[0]
+    assert _reference_plan(run) == _suite_plan(run)
+    assert all(not getattr(f, "__module__", "").startswith("tests.mutants") for m in (planner, partition, pipeline_graph, tekton_pods, resources) for f in vars(m).values() if callable(f))
