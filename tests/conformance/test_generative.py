@@ -113,7 +113,14 @@ def test_generative(run: ScenarioRun, request: pytest.FixtureRequest) -> None:
 
 def _judge(run: ScenarioRun, drawn: DrawnRun) -> None:
     """_judge() waits for the run to succeed, then holds its record and pods to the suite's own groups and peaks."""
-    pipeline_run = pipelinerun_must_succeed(run, drawn.name)
+    try:
+        pipeline_run = pipelinerun_must_succeed(run, drawn.name)
+    except AssertionError as err:
+        ended = run.pipeline_run(drawn.name)
+        if not (ended.get("status") or {}).get("childReferences"):
+            # Tekton refused the run before it made a single TaskRun: no scheduler had a say, the grammar drew it wrong.
+            raise HarnessError(f"{drawn.name} failed before any TaskRun was created: a generator bug ({err})") from err
+        raise
     groups = expected_groups(pipeline_run) or ()
     peaks = expected_peaks(groups, pipeline_run, drawn.tasks)
     # The grammar's own view of the run (before Tekton resolved it) must agree with Tekton's: else the generator is wrong.
