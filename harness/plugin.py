@@ -69,6 +69,14 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     group.addoption("--implementation-version", default="dev")
     group.addoption("--implementation-contact", default="")
     _add_shared(group, "--keep-cluster", kind_will_define, action="store_true", help="do not tear the cluster down at the end")
+    group.addoption(
+        "--rescon-generative-seed", type=int, default=None, metavar="N",
+        help="the Generative scenario's seed: the same seed draws the same runs (default: a new seed each session, printed)",
+    )
+    group.addoption(
+        "--rescon-generative-runs", type=int, default=4, metavar="N",
+        help="how many PipelineRuns the Generative scenario draws and judges, two or three at a time (default 4)",
+    )
     group.addoption("--timeout-override", "--rescon-timeout", dest="rescon_timeouts", action="append", default=[], metavar="NAME=SECONDS", help="override one named timeout (repeatable)")
 
 
@@ -327,7 +335,9 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         if broken is not None and broken not in str(err):
             from harness.monitor.watcher import ContractBroken
 
-            raise ContractBroken(f"{broken}; then the scenario failed: {err}") from err
+            # The body's notes (a generative draw's seed and replay command) stay with the message.
+            notes = "".join(f"\n{note}" for note in getattr(err, "__notes__", ()))
+            raise ContractBroken(f"{broken}; then the scenario failed: {err}{notes}") from err
         raise
     monitor = getattr(run, "monitor", None)
     if monitor is not None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import kubernetes
+import yaml
 
 from harness.cluster import node_readiness
 from harness.cluster.node_pools import NodePool
@@ -92,6 +93,19 @@ class ScenarioRun:
             self.kube.apply(doc, namespace=self.namespace)
             self.applied.append(doc)
         return docs
+
+    def apply_objects(self, label: str, docs: list[Obj]) -> list[Obj]:
+        """apply_objects('gen-00', docs) creates objects the test made itself (a drawn run), in this namespace, in order.
+
+        Their YAML is kept under `label` beside the rendered fixtures, so the
+        report attaches it as it attaches a fixture's manifests.
+        """
+        placed = [{**doc, "metadata": {**doc.get("metadata", {}), "namespace": self.namespace}} for doc in docs]
+        self.rendered[label] = yaml.safe_dump_all(placed, sort_keys=False)
+        for doc in placed:
+            self.kube.apply(doc, namespace=self.namespace)
+            self.applied.append(doc)
+        return placed
 
     def delete(self, manifest: Obj) -> None:
         """delete() removes one applied object (e.g. to lift an injected fault)."""

@@ -13,7 +13,7 @@ compared with the volumes Tekton actually mounts (propagated workspaces).
 Besides these pinned shapes, a hypothesis test draws random task shapes
 (steps, a stepTemplate, a sidecar, stepSpecs, sidecarSpecs, task-level
 requests, with and without a LimitRange) and compares each pod Tekton builds
-with the contract's arithmetic as `it_contract_requests` writes it out.
+with the contract's arithmetic as `harness.generative.pod_requests` writes it out.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from harness.monitor.expected_groups import ExpectedGroup, expected_groups
 from harness.quantities import Amount, cpu_millis, pod_request
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
-from it_contract_requests import contract_pod_request, contract_requests
+from harness.generative.pod_requests import contract_pod_request, contract_requests
 from it_pipelines import pipeline_run, task
 from it_pods import raw_pod
 
@@ -330,7 +330,7 @@ def task_shapes(draw: st.DrawFn) -> tuple[Obj, Obj]:
 def test_random_task_shapes_make_the_pods_the_contracts_arithmetic_predicts(
     shape: tuple[Obj, Obj], limit_range: Obj | None, it_kube: Kube, namespace: str, it_timeouts: TimeoutConfig
 ) -> None:
-    """The prediction is tests/integration/it_contract_requests.py, the contract's steps 1-6 as written; not the reference's."""
+    """The prediction is harness/generative/pod_requests.py, the contract's steps 1-6 as written; not the reference's."""
     if limit_range is not None and not it_kube.core.list_namespaced_limit_range(namespace).items:
         it_kube.apply(limit_range, namespace=namespace)
         _limit_range_in_force(it_kube, namespace, cpu=600, timeouts=it_timeouts)

@@ -1,10 +1,11 @@
 """The contract's arithmetic for a TaskRun's pod (docs/contract.md section 6.1, steps 1 to 6), written out as the text says.
 
-This is the test's own reading of the contract, independent of the reference
-scheduler (which it must not borrow: the hypothesis test holds Tekton and the
-contract to one answer). It covers what the generated shapes use: steps with
-requests and limits, a stepTemplate, one sidecar, `stepSpecs` / `sidecarSpecs`,
-task-level `computeResources` requests, and one LimitRange of type Container.
+This is the suite's own reading of the contract, independent of the reference
+scheduler (which it must not borrow: tests/integration/test_tekton_pod_shapes.py
+holds Tekton and this reading to one answer, and the generative scenario holds
+a scheduler's peaks to it). It covers steps with requests and limits, a
+stepTemplate, sidecars, `stepSpecs` / `sidecarSpecs`, task-level
+`computeResources` requests, and one LimitRange of type Container.
 
 Example: steps {cpu: 500m} and {} with LimitRange defaultRequest 600m / 300Mi,
 min 250m / 50Mi give step defaults max(600m / 2, 250m) = 300m, 150Mi: steps
@@ -17,10 +18,11 @@ from typing import Any, Mapping
 
 from harness.quantities import Amount, cpu_millis, memory_bytes
 
-Obj = dict[str, Any]
 Amounts = dict[str, int]  # resource -> millicores or bytes
 
 RESOURCES = ("cpu", "memory")
+#: Tekton's own init containers (step 4): they carry no resources unless a LimitRange gives them some.
+TEKTON_INIT_CONTAINERS = ("prepare", "place-scripts", "working-dir-initializer")
 
 
 def _amounts(values: Mapping[str, Any] | None) -> Amounts | None:
@@ -44,14 +46,19 @@ def _split(total: Amounts | None, parts: int) -> Amounts | None:
 class _Container:
     def __init__(self, name: str, resources: Mapping[str, Any] | None) -> None:
         self.name = name
-        self.requests = _amounts((resources or {}).get("requests"))
-        self.limits = _amounts((resources or {}).get("limits"))
+        self.requests: Amounts | None = _amounts((resources or {}).get("requests"))
+        self.limits: Amounts | None = _amounts((resources or {}).get("limits"))
 
 
-def contract_requests(task_spec: Mapping[str, Any], run_spec: Mapping[str, Any], limit_range: Mapping[str, Any] | None) -> dict[str, Amount]:
-    """contract_requests() maps each container of the pod Tekton builds to its request, as section 6.1 predicts it."""
+def contract_requests(
+    task_spec: Mapping[str, Any], run_spec: Mapping[str, Any], limit_range: Mapping[str, Any] | None
+) -> dict[str, Amount]:
+    """contract_requests() maps each container of the pod Tekton builds to its request, as section 6.1 predicts it.
+
+    `run_spec` is the PipelineRun's `spec.taskRunSpecs[]` entry for the task ({} for none).
+    """
     template = _Container("", (task_spec.get("stepTemplate") or {}).get("computeResources"))
-    steps = []
+    steps: list[tuple[Mapping[str, Any], _Container]] = []
     for index, raw in enumerate(task_spec.get("steps") or []):
         own = _Container(f"step-{raw.get('name') or f'unnamed-{index}'}", raw.get("computeResources"))
         own.requests, own.limits = _over(template.requests, own.requests), _over(template.limits, own.limits)
@@ -89,7 +96,7 @@ def contract_requests(task_spec: Mapping[str, Any], run_spec: Mapping[str, Any],
                 step.requests = dict(share) or None
             else:
                 step.requests.update({r: v for r, v in share.items() if not step.requests.get(r)})
-    result = {}
+    result: dict[str, Amount] = {}
     for container in (*inits, *(s for _, s in steps), *sidecars):  # step 6: the API server
         requests = {**(container.limits or {}), **(container.requests or {})}
         requests = {**default_request, **requests}
@@ -101,7 +108,7 @@ def contract_pod_request(containers: Mapping[str, Amount]) -> Amount:
     """contract_pod_request: the sum of the containers against the largest init container (no native sidecars here)."""
     running, init = Amount(), Amount()
     for name, amount in containers.items():
-        if name in ("prepare", "place-scripts", "working-dir-initializer"):
+        if name in TEKTON_INIT_CONTAINERS:
             init = init.max(amount)
         else:
             running = running + amount

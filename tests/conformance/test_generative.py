@@ -1,0 +1,171 @@
+"""generative: PipelineRuns drawn from a grammar of Tekton features, two or three at once on a tight pool.
+
+The faults it exists to catch: any misreading of sections 4, 6 and 6.1 that
+the hand-written scenarios do not happen to draw. Each of them pins one
+feature in one shape; here DAG shapes, finally tasks, every workspace binding
+the contract reads, embedded and referred-to tasks and pipelines, steps,
+sidecars, stepTemplates, matrices, retries and params come in combinations
+nobody wrote down (harness.generative.grammar). A scheduler that gets a
+combination wrong reserves the wrong peak or groups the wrong tasks, and the
+suite's own computation (harness.monitor.expected_groups,
+harness.generative.peaks: docs/contract.md sections 4 and 6, never the
+reference's code) says so; under contention a wrong peak or a lost release
+shows up as an over-committed node or a split group (the contract monitor).
+
+Each run is judged once its PipelineRun has succeeded: the record's groups
+(tasks, workspaces) are the suite's, each group's peak is the suite's
+(millicores and bytes, exact), and every pod of a group ran on the group's
+node. A failure names the seed and a one-line replay command; the drawn
+objects are attached to the report (and printed) in full.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+import time
+from typing import Iterator
+
+import allure
+import pytest
+
+from harness.errors import HarnessError
+from harness.generative.grammar import MAX_BATCH, POOL_NODES, DrawContext, DrawnRun, draw_batches
+from harness.generative.peaks import expected_peaks
+from harness.monitor.expected_groups import ExpectedGroup, expected_groups
+from harness.suite.checks import pipelinerun_must_succeed
+from harness.suite.features import Feature
+from harness.suite.run import ScenarioRun
+from harness.suite.scenario import PoolSpec, Scenario
+
+#: Slot i of a batch binds its persistentVolumeClaim workspaces to these claims (at most two per run).
+PVC_SLOTS = tuple((f"slot{i}-a", f"slot{i}-b") for i in range(MAX_BATCH))
+
+SCENARIO = Scenario(
+    name="generative",
+    description=(
+        "PipelineRuns drawn from a grammar of Tekton features (DAGs, finally, every workspace binding, taskRef and pipelineRef, "
+        "steps, sidecars, stepTemplate, matrix, retries, params), two or three at once on two nodes: each run's record has the "
+        "suite's own groups and peaks, every group's pods share its node, the monitor sees no violation"
+    ),
+    features=(Feature.GENERATIVE,),
+    fixtures=(),
+    pool=PoolSpec(count=POOL_NODES),
+    volumes=tuple(name for slot in PVC_SLOTS for name in slot),
+    # One spare volume per volumeClaimTemplate workspace drawn: the grammar binds no more than this in a session
+    # (past it, the later runs draw none).
+    claim_templates=24,
+)
+
+REPLAY = "pytest tests/conformance -k generative --all-features --rescon-generative-seed {seed} --rescon-generative-runs {runs}"
+
+
+@contextlib.contextmanager
+def replayable(note: str) -> Iterator[None]:
+    """replayable() adds the seed and the replay command to whatever fails inside it."""
+    try:
+        yield
+    except Exception as err:
+        err.add_note(note)
+        raise
+
+
+def _log(seed: int, batches: list[list[DrawnRun]], replay: str) -> str:
+    lines = [f"seed {seed}; replay: {replay}"]
+    for number, batch in enumerate(batches):
+        lines.append(f"batch {number}: {', '.join(r.name for r in batch)}")
+        for drawn in batch:
+            lines.append(f"  {drawn.name} (sizes x{drawn.scale:.3f}):")
+            lines += [f"    {feature}" for feature in drawn.features]
+    return "\n".join(lines)
+
+
+def test_generative(run: ScenarioRun, request: pytest.FixtureRequest) -> None:
+    seed = request.config.getoption("--rescon-generative-seed")
+    if seed is None:
+        seed = random.SystemRandom().randrange(1 << 31)
+    budget = int(request.config.getoption("--rescon-generative-runs"))
+    if budget < 1:
+        raise HarnessError(f"--rescon-generative-runs {budget}: draw at least one run")
+    replay = REPLAY.format(seed=seed, runs=budget)
+    context = DrawContext(
+        scheduler_name=run.context.scheduler_name, pool_selector=run.context.pool_selector,
+        node_cpu_millis=run.node_cpu_millis(), node_memory_bytes=run.node_memory_bytes(), storage_class=run.context.storage_class,
+    )
+    pvc_slots = [tuple(run.context.pvcs[name] for name in slot) for slot in PVC_SLOTS]
+    batches = draw_batches(seed, budget, context, pvc_slots=pvc_slots, claim_templates=SCENARIO.claim_templates)
+    log = _log(seed, batches, replay)
+    print(log)
+    allure.attach(log, f"generative draws (seed {seed})", allure.attachment_type.TEXT)
+    for number, batch in enumerate(batches):
+        for drawn in batch:
+            allure.attach(drawn.yaml(), f"{drawn.name} (seed {seed})", allure.attachment_type.YAML)
+        with replayable(f"generative seed {seed}, batch {number} ({', '.join(r.name for r in batch)}); replay: {replay}"):
+            for drawn in batch:
+                run.apply_objects(drawn.name, list(drawn.docs))
+            started = time.monotonic()
+            for drawn in batch:
+                with replayable(f"{drawn.name} as drawn:\n  " + "\n  ".join(drawn.features)):
+                    _judge(run, drawn)
+            run.assert_contract()
+            print(f"batch {number} judged {time.monotonic() - started:.1f} s after it was applied")
+
+
+def _judge(run: ScenarioRun, drawn: DrawnRun) -> None:
+    """_judge() waits for the run to succeed, then holds its record and pods to the suite's own groups and peaks."""
+    try:
+        pipeline_run = pipelinerun_must_succeed(run, drawn.name)
+    except AssertionError as err:
+        ended = run.pipeline_run(drawn.name)
+        if not (ended.get("status") or {}).get("childReferences"):
+            # Tekton refused the run before it made a single TaskRun: no scheduler had a say, the grammar drew it wrong.
+            raise HarnessError(f"{drawn.name} failed before any TaskRun was created: a generator bug ({err})") from err
+        raise
+    groups = expected_groups(pipeline_run) or ()
+    peaks = expected_peaks(groups, pipeline_run, drawn.tasks)
+    # The grammar's own view of the run (before Tekton resolved it) must agree with Tekton's: else the generator is wrong.
+    drawn_groups = expected_groups(drawn.resolved) or ()
+    if drawn_groups != groups or expected_peaks(drawn_groups, drawn.resolved, drawn.tasks) != peaks:
+        raise HarnessError(f"{drawn.name}: the grammar expected groups {drawn_groups}, Tekton's resolved run has {groups}: a generator bug")
+    nodes = {group.tasks: _group_node(run, drawn.name, group) for group in groups}
+    if not run.checks_records:
+        return
+    record = run.record(drawn.name)
+    if record is None:
+        assert not groups, f"{drawn.name} has groups {_names(groups)} but no ReservationRecord"
+        return
+    found = {(frozenset(g.tasks), frozenset(g.workspaces)) for g in record.groups}
+    wanted = {(g.tasks, g.workspaces) for g in groups}
+    assert found == wanted, (
+        f"record {record.key} has groups {sorted((sorted(t), sorted(w)) for t, w in found)}, "
+        f"expected {sorted((sorted(t), sorted(w)) for t, w in wanted)} (docs/contract.md section 4)"
+    )
+    wrong = []
+    for spec in record.groups:
+        peak = peaks[frozenset(spec.tasks)]
+        if (spec.peak_cpu_millis, spec.peak_memory_bytes) != (peak.cpu, peak.memory):
+            wrong.append(
+                f"group {spec.name} {sorted(spec.tasks)} reserves {spec.peak_cpu_millis}m / {spec.peak_memory_bytes} bytes, "
+                f"expected {peak.cpu}m / {peak.memory} bytes"
+            )
+        node = nodes[frozenset(spec.tasks)]
+        if node is not None and record.status_of(spec.name).node != node:
+            wrong.append(f"group {spec.name}'s pods ran on {node}, but its record names node {record.status_of(spec.name).node}")
+    assert not wrong, f"{drawn.name}: " + "; ".join(wrong) + " (docs/contract.md section 6)"
+
+
+def _group_node(run: ScenarioRun, pipeline_run: str, group: ExpectedGroup) -> str | None:
+    """_group_node() is the one node every pod of the group ran on (None when none ran: skipped tasks)."""
+    placed = {
+        pod["metadata"]["name"]: pod["spec"].get("nodeName")
+        for task in sorted(group.tasks)
+        for pod in run.task_pods(pipeline_run, task)
+    }
+    nodes = set(placed.values())
+    assert None not in nodes, f"{pipeline_run} has succeeded, yet some pods of group {sorted(group.tasks)} were never bound: {placed}"
+    assert len(nodes) <= 1, f"{pipeline_run}'s group {sorted(group.tasks)} ran on {sorted(str(n) for n in nodes)}: {placed}"
+    return next(iter(nodes), None)
+
+
+def _names(groups: tuple[ExpectedGroup, ...]) -> list[list[str]]:
+    return [sorted(g.tasks) for g in groups]

@@ -1,0 +1,187 @@
+"""The generative scenario's grammar (harness.generative.grammar): replayable, well-formed, and never able to deadlock a pool."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.generative.grammar import MAX_BATCH, POOL_NODES, DrawContext, DrawnRun, cpu_share, draw_batches, memory_share
+from harness.monitor.expected_groups import CO_LOCATING_BINDINGS, expected_groups, pipeline_spec_of
+
+pytestmark = pytest.mark.unit
+
+Obj = dict[str, Any]
+CONTEXT = DrawContext("tkn-scheduler", {"rescon.dev/pool": "p"}, 4800, 8 << 30, "rescon-template-ns")
+SLOTS = [(f"slot{i}-a", f"slot{i}-b") for i in range(MAX_BATCH)]
+
+
+def _draw(seed: int, budget: int = 6, templates: int = 24) -> list[list[DrawnRun]]:
+    return draw_batches(seed, budget, CONTEXT, pvc_slots=SLOTS, claim_templates=templates)
+
+
+def test_a_seed_replays_every_run() -> None:
+    first, again = _draw(11), _draw(11)
+    assert [[r.docs for r in b] for b in first] == [[r.docs for r in b] for b in again]
+    assert [[r.docs for r in b] for b in _draw(12)] != [[r.docs for r in b] for b in first]
+
+
+@pytest.mark.parametrize("budget, sizes", [(1, [[1]]), (2, [[2]]), (3, [[3]]), (4, [[2, 2]]), (5, [[2, 3], [3, 2]])])
+def test_batches_hold_two_or_three_runs(budget: int, sizes: list[list[int]]) -> None:
+    for seed in range(10):
+        assert [len(b) for b in _draw(seed, budget)] in sizes
+
+
+def _declared_task_spec(run: DrawnRun, entry: Obj) -> Obj:
+    if "taskSpec" in entry:
+        spec: Obj = entry["taskSpec"]
+        return spec
+    task: Obj = run.tasks[entry["taskRef"]["name"]]["spec"]
+    return task
+
+
+def _check_well_formed(run: DrawnRun) -> None:
+    """What Tekton and the API server would refuse: dangling references, unbound or undeclared workspaces and params."""
+    kinds = [d["kind"] for d in run.docs]
+    assert kinds[-1] == "PipelineRun" and kinds.count("PipelineRun") == 1
+    names = {(d["kind"], d["metadata"]["name"]) for d in run.docs}
+    pipeline_run = run.pipeline_run
+    pr_spec = pipeline_run["spec"]
+    assert pr_spec["taskRunTemplate"]["podTemplate"] == {"schedulerName": "tkn-scheduler", "nodeSelector": {"rescon.dev/pool": "p"}}
+    if "pipelineRef" in pr_spec:
+        pipeline = next(d for d in run.docs if d["kind"] == "Pipeline" and d["metadata"]["name"] == pr_spec["pipelineRef"]["name"])
+        spec = pipeline["spec"]
+    else:
+        spec = pr_spec["pipelineSpec"]
+    declared = {w["name"] for w in spec["workspaces"]}
+    bound = {b["name"]: b for b in pr_spec["workspaces"]}
+    assert set(bound) == declared
+    for binding in bound.values():
+        if "configMap" in binding:
+            assert ("ConfigMap", binding["configMap"]["name"]) in names
+        if "secret" in binding:
+            assert ("Secret", binding["secret"]["secretName"]) in names
+        if "projected" in binding:
+            assert {("ConfigMap", s["configMap"]["name"]) for s in binding["projected"]["sources"] if "configMap" in s} <= names
+        if "volumeClaimTemplate" in binding:
+            assert binding["volumeClaimTemplate"]["spec"]["storageClassName"] == "rescon-template-ns"
+    run_params = {p["name"] for p in pr_spec.get("params") or []}
+    assert run_params <= {p["name"] for p in spec.get("params") or []}
+    entries = [*spec["tasks"], *(spec.get("finally") or [])]
+    task_names = [e["name"] for e in entries]
+    assert len(task_names) == len(set(task_names))
+    for entry in entries:
+        task_spec = _declared_task_spec(run, entry)
+        assert {w["workspace"] for w in entry.get("workspaces") or []} <= declared
+        assert {w["name"] for w in entry.get("workspaces") or []} == {w["name"] for w in task_spec.get("workspaces") or []}
+        passed = {p["name"] for p in entry.get("params") or []} | {p["name"] for p in (entry.get("matrix") or {}).get("params") or []}
+        assert passed == {p["name"] for p in task_spec.get("params") or []}
+        assert set(entry.get("runAfter") or []) <= set(task_names)
+        assert not (entry.get("onError") == "continue" and entry.get("retries")), "Tekton refuses onError continue with retries"
+        for producer in re.findall(r"\$\(tasks\.([^.]+)\.results\.(\w+)\)", str(entry)):
+            producer_entry = next(e for e in entries if e["name"] == producer[0])
+            assert {"name": producer[1], "type": "string"} in _declared_task_spec(run, producer_entry)["results"]
+            assert entry["onError"] == "continue", "the simulated step writes no result: a consumer must not fail the run"
+        for ref in re.findall(r"\$\(params\.([^\[)]+)", str(entry)):
+            assert ref in run_params
+    assert all(m["metadata"]["name"].startswith(run.name) for m in run.docs)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 9))
+def test_every_draw_is_well_formed_and_fits(seed: int, budget: int) -> None:
+    batches = _draw(seed, budget)
+    assert sum(len(b) for b in batches) == budget
+    for batch in batches:
+        assert len(batch) <= MAX_BATCH
+        claims = [b["persistentVolumeClaim"]["claimName"] for r in batch for b in r.pipeline_run["spec"]["workspaces"] if "persistentVolumeClaim" in b]
+        assert len(claims) == len(set(claims)), f"two runs of one batch share a claim: {claims}"
+        demands = [run.demand() for run in batch]
+        for run, demand in zip(batch, demands):
+            _check_well_formed(run)
+            assert demand.cpu <= CONTEXT.node_cpu_millis * cpu_share(len(batch))
+            assert demand.memory <= CONTEXT.node_memory_bytes * memory_share(len(batch))
+        # The deadlock argument of the grammar's docstring: the batch's demand plus its largest run's fits the pool,
+        # and its memory fits one node.
+        assert sum(d.cpu for d in demands) + max(d.cpu for d in demands) <= CONTEXT.node_cpu_millis * POOL_NODES
+        assert sum(d.memory for d in demands) <= CONTEXT.node_memory_bytes
+
+
+def test_batches_are_tight() -> None:
+    """Runs fill 60% to 100% of their share: a batch of three asks for 0.9 to 1.5 nodes' CPU of the pool's two."""
+    for seed in range(10):
+        for batch in _draw(seed, 9):
+            for run in batch:
+                if run.demand().cpu:
+                    assert run.demand().cpu >= 0.55 * CONTEXT.node_cpu_millis * cpu_share(len(batch)) or run.demand().memory >= 0.55 * CONTEXT.node_memory_bytes * memory_share(len(batch))
+
+
+def test_volume_claim_templates_stop_at_the_spare_volumes() -> None:
+    for seed in range(20):
+        used = sum(
+            1 for b in _draw(seed, 9, templates=2) for r in b for w in r.pipeline_run["spec"]["workspaces"] if "volumeClaimTemplate" in w
+        )
+        assert used <= 2
+
+
+def test_the_grammar_draws_every_feature_it_names() -> None:
+    """Over a few seeds every feature shows up, so the scenario exercises what its docstring promises."""
+    seen: set[str] = set()
+    for seed in range(40):
+        for batch in _draw(seed):
+            for run in batch:
+                seen |= {word for feature in run.features for word in feature.split()}
+                seen |= {k for b in run.pipeline_run["spec"]["workspaces"] for k in b if k != "name"}
+                groups = expected_groups(run.resolved) or ()
+                seen |= {"several-groups"} if len(groups) > 1 else set()
+    wanted = {
+        "pipelineRef", "taskRef", "taskSpec", "finally", "after", "result", "stepTemplate", "sidecar", "matrix", "include",
+        "params", "retries", "param", "implicitly", "steps", *CO_LOCATING_BINDINGS, "emptyDir", "configMap", "secret", "projected",
+        "several-groups", "decimal", "binary",
+    }
+    assert wanted <= seen, f"never drawn: {sorted(wanted - seen)}"
+
+
+def test_the_resolved_view_substitutes_the_run_s_params() -> None:
+    for seed in range(40):
+        for batch in _draw(seed):
+            for run in batch:
+                resolved = pipeline_spec_of(run.resolved) or {}
+                assert "$(params." not in str(resolved)
+
+
+def test_apply_objects_creates_a_draw_in_the_namespace_and_keeps_its_yaml() -> None:
+    from harness.cluster.node_pools import NodePool
+    from harness.suite.manifests import RenderContext
+    from harness.suite.run import ScenarioRun
+    from harness.suite.scenario import Scenario
+    from harness.timeouts import DEFAULT_TIMEOUTS
+
+    class RecordingKube:
+        def __init__(self) -> None:
+            self.applied: list[tuple[Obj, str | None]] = []
+
+        def apply(self, manifest: Obj, *, namespace: str | None = None) -> None:
+            self.applied.append((manifest, namespace))
+
+    kube = RecordingKube()
+    run = ScenarioRun(
+        Scenario("generative", "d", (), ()), kube, "conf-ns", NodePool("p", ("p-0",), "4800m", "8Gi", 110),  # type: ignore[arg-type]
+        RenderContext("conf-ns", "tkn-scheduler", {}, 4800, 8 << 30), DEFAULT_TIMEOUTS, frozenset(), None,  # type: ignore[arg-type]
+    )
+    drawn = _draw(3, 1)[0][0]
+    placed = run.apply_objects(drawn.name, list(drawn.docs))
+    assert [(m["kind"], m["metadata"]["namespace"], ns) for m, ns in kube.applied] == [(d["kind"], "conf-ns", "conf-ns") for d in drawn.docs]
+    assert run.applied == placed and "namespace" not in drawn.docs[0]["metadata"]
+    assert run.rendered[drawn.name].count("kind: PipelineRun") == 1
+
+
+@pytest.mark.parametrize(
+    "fraction, spelling, cpu, memory",
+    [(0.25, "plain", "1200m", "2147483648"), (0.25, "decimal", "1.2", "2147M"), (0.25, "binary", "1200m", "2048Mi"), (0.01, "decimal", "0.048", "85M")],
+)
+def test_quantities_are_spelt_three_ways_for_the_same_amount(fraction: float, spelling: str, cpu: str, memory: str) -> None:
+    assert (CONTEXT.cpu(fraction, spelling), CONTEXT.memory(fraction, spelling)) == (cpu, memory)
