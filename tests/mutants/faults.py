@@ -1106,6 +1106,63 @@ apply_ignores_sidecars = _predicting_without(task_spec_key="sidecars")
 apply_ignores_step_template = _predicting_without(task_spec_key="stepTemplate")
 apply_ignores_task_compute_resources = _predicting_without(task_run_spec_key="computeResources")
 apply_ignores_limit_range = _predicting_without(limit_range=False)
+apply_ignores_step_specs = _predicting_without(task_run_spec_key="stepSpecs")
+apply_ignores_sidecar_specs = _predicting_without(task_run_spec_key="sidecarSpecs")
+
+
+def without_min(limit_range: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    """without_min: the LimitRange as the faulty prediction reads it, with no item's `min`.
+
+    Tekton gives a step without a request max(defaultRequest / steps, min)
+    (docs/contract.md section 6.1, step 5); without the min the split alone
+    is predicted, below what the step gets whenever the min is larger.
+    """
+    if not limit_range:
+        return limit_range
+    spec = limit_range.get("spec") or {}
+    limits = [{k: v for k, v in item.items() if k != "min"} for item in spec.get("limits") or ()]
+    return {**limit_range, "spec": {**spec, "limits": limits}}
+
+
+def limits_as_requests(task_spec: Mapping[str, Any]) -> dict[str, Any]:
+    """limits_as_requests: the Task as the faulty prediction reads it, each step with only limits requesting its limits.
+
+    That is the API server's defaulting applied before Tekton's LimitRange
+    transformer, which in truth comes first: a limit-only step gets the
+    LimitRange's split (docs/contract.md section 6.1, step 5), not its limit.
+    """
+    steps = []
+    for step in task_spec.get("steps") or ():
+        resources = step.get("computeResources") or {}
+        if resources.get("limits") and not resources.get("requests"):
+            step = {**step, "computeResources": {**resources, "requests": dict(resources["limits"])}}
+        steps.append(step)
+    return {**task_spec, "steps": steps}
+
+
+def _predicting_rewritten(
+    *, task_spec: Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None, limit_range: Callable[[Mapping[str, Any] | None], Mapping[str, Any] | None] | None = None
+) -> Callable[[], None]:
+    """_predicting_rewritten(task_spec=f, limit_range=g): a patch that predicts every pod from f(its Task) and g(the LimitRange)."""
+    rewrite_spec, rewrite_limit_range = task_spec, limit_range
+
+    def apply() -> None:
+        from reference_scheduler.core import pipeline_graph
+
+        original = pipeline_graph.predict_task_pod_request
+
+        def predict(task_spec: Mapping[str, Any], *, limit_range: Mapping[str, Any] | None = None, **kwargs: Any) -> Resources:
+            spec = rewrite_spec(task_spec) if rewrite_spec else task_spec
+            read = rewrite_limit_range(limit_range) if rewrite_limit_range else limit_range
+            return original(spec, limit_range=read, **kwargs)
+
+        pipeline_graph.predict_task_pod_request = predict
+
+    return apply
+
+
+apply_limit_range_min_ignored = _predicting_rewritten(limit_range=without_min)
+apply_limit_only_step_requests_its_limit = _predicting_rewritten(task_spec=limits_as_requests)
 
 
 def single_combination(matrix: Mapping[str, Any] | None, params: Mapping[str, object] | None = None) -> int:
@@ -1121,6 +1178,41 @@ def apply_matrix_counted_once() -> None:
     from reference_scheduler.core import pipeline_graph
 
     pipeline_graph.matrix_fan_out = single_combination
+
+
+def apply_matrix_include_ignored() -> None:
+    """The fault: a matrix counts the product of its params only; `matrix.include` entries that add a combination are not counted.
+
+    Tekton's Matrix.FanOut makes an include entry that agrees with no
+    combination a combination of its own, a TaskRun started with the others
+    (docs/contract.md section 6): `x` in [a, b] with include {x: c} is 3 pods
+    at once; this counts 2.
+    """
+    from reference_scheduler.core import pipeline_graph
+
+    original = pipeline_graph.matrix_fan_out
+
+    def params_only(matrix: Mapping[str, Any] | None, params: Mapping[str, object] | None = None) -> int | None:
+        return original(without_key(matrix, "include"), params)
+
+    pipeline_graph.matrix_fan_out = params_only
+
+
+def no_overhead(runtime_class: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """no_overhead: a RuntimeClass's `overhead.podFixed` is never read, so no pod carries one in the prediction (the fault).
+
+    The API server's RuntimeClass admission plugin sets it as every pod's
+    `spec.overhead` and PodRequests adds it once per pod (docs/contract.md
+    section 6.1, step 7); a prediction without it under-reserves by the
+    overhead once for each pod that runs at the peak.
+    """
+    return None
+
+
+def apply_ignores_runtime_class_overhead() -> None:
+    from reference_scheduler.runtime import planner
+
+    planner.overhead_of = no_overhead
 
 
 # --- skipped_tasks_dropped ------------------------------------------------------
@@ -1713,7 +1805,7 @@ RULES: dict[str, str] = {
     "6.finally": "section 6: finally tasks never add to a DAG task",
     "6.results": "section 6: using a task's results orders two tasks like runAfter",
     "6.memory": "section 6: the memory peak is the most the group's tasks request at once, no more",
-    "6.request": "section 6, request(t): the effective request of Tekton's pod (sidecars, stepTemplate, task-level computeResources, LimitRange)",
+    "6.request": "section 6, request(t): the effective request of Tekton's pod (sidecars, stepTemplate, stepSpecs and sidecarSpecs, task-level computeResources, LimitRange, RuntimeClass overhead)",
     "6.skipped": "section 6: skipped (when-guarded) tasks still count in the peak",
     "6.matrix": "section 6: a matrixed task counts once per combination",
     "7.residual": "section 7, Headroom: a Reserved group holds its residual, each pod and reservation counted once",
@@ -1971,6 +2063,48 @@ MUTANTS: dict[str, Mutant] = {
             "10.only_deletion",
         ),
         Mutant("matrix_counted_once", "a matrixed task counts once, not once per combination", "matrix", apply_matrix_counted_once, "6.matrix"),
+        Mutant(
+            "matrix_include_ignored",
+            "a matrixed task counts the product of its matrix params only: include entries that add a combination are not counted",
+            "matrix_include",
+            apply_matrix_include_ignored,
+            "6.matrix",
+        ),
+        Mutant(
+            "ignores_step_specs",
+            "taskRunSpecs[].stepSpecs are ignored: each step keeps its Task's resources",
+            "step_and_sidecar_specs",
+            apply_ignores_step_specs,
+            "6.request",
+        ),
+        Mutant(
+            "ignores_sidecar_specs",
+            "taskRunSpecs[].sidecarSpecs are ignored: each sidecar keeps its Task's resources",
+            "step_and_sidecar_specs",
+            apply_ignores_sidecar_specs,
+            "6.request",
+        ),
+        Mutant(
+            "limit_range_min_ignored",
+            "the LimitRange's min is ignored: a step without a request is predicted at defaultRequest / steps even when the min is larger",
+            "limit_range_min",
+            apply_limit_range_min_ignored,
+            "6.request",
+        ),
+        Mutant(
+            "limit_only_step_requests_its_limit",
+            "a step with only a limit is predicted to request its limit, as if the API server defaulted it before Tekton's LimitRange split",
+            "limit_range_min",
+            apply_limit_only_step_requests_its_limit,
+            "6.request",
+        ),
+        Mutant(
+            "ignores_runtime_class_overhead",
+            "the RuntimeClass a run's pod template names is not read: its overhead.podFixed is left out of every pod's predicted request",
+            "runtime_class_overhead",
+            apply_ignores_runtime_class_overhead,
+            "6.request",
+        ),
         # --- the pool scenarios: node checks, the pod limit, finished pods, the group's node ---
         Mutant("ignores_cordon", "a cordoned node takes new pods (spec.unschedulable and its taint ignored)", "node_checks", apply_ignores_cordon, "7.node_checks"),
         Mutant("ignores_taints", "NoSchedule/NoExecute taints are not checked against tolerations", "node_checks", apply_ignores_taints, "7.node_checks"),

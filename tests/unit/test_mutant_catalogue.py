@@ -393,6 +393,16 @@ class TestIgnoresResultDependencies:
 SIDECAR = step_spec("1", sidecars=[{"name": "db", "image": "x", "computeResources": {"requests": {"cpu": "500m"}}}])
 TEMPLATE = {"stepTemplate": {"computeResources": {"requests": {"memory": "1Gi"}}}, "steps": [{"name": "run", "image": "x"}]}
 LIMIT_RANGE = {"spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "300m"}}]}}
+#: 600m split over three steps is 200m, below the min of 250m.
+LIMIT_RANGE_MIN = {"spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu": "600m"}, "min": {"cpu": "250m"}}]}}
+#: Steps 500m, no request, and a 300m limit only.
+THREE_STEPS = {
+    "steps": [
+        {"name": "a", "image": "x", "computeResources": {"requests": {"cpu": "500m"}}},
+        {"name": "b", "image": "x"},
+        {"name": "c", "image": "x", "computeResources": {"limits": {"cpu": "300m"}}},
+    ]
+}
 
 
 @pytest.mark.parametrize(
@@ -408,8 +418,26 @@ LIMIT_RANGE = {"spec": {"limits": [{"type": "Container", "defaultRequest": {"cpu
             Resources(cpu=1000),
         ),
         (faults.apply_ignores_limit_range, {"steps": [{"name": "run", "image": "x"}]}, {"limit_range": LIMIT_RANGE}, Resources(cpu=300), Resources()),
+        (
+            faults.apply_ignores_step_specs,
+            {**SIDECAR, "steps": [{**SIDECAR["steps"][0], "computeResources": {"requests": {"cpu": "1", "memory": "64Mi"}}}]},
+            {"task_run_specs": [{"pipelineTaskName": "t", "stepSpecs": [{"name": "run", "computeResources": {"requests": {"cpu": "2"}}}]}]},
+            Resources(cpu=2500, memory=64 * MI),  # the step's cpu overridden, its memory kept
+            Resources(cpu=1500, memory=64 * MI),
+        ),
+        (
+            faults.apply_ignores_sidecar_specs,
+            SIDECAR,
+            {"task_run_specs": [{"pipelineTaskName": "t", "sidecarSpecs": [{"name": "db", "computeResources": {"requests": {"cpu": "1"}}}]}]},
+            Resources(cpu=2000),
+            Resources(cpu=1500),
+        ),
+        # 500 + max(200, 250) + max(200, 250) = 1000m; init containers 600m. Without the min: 500 + 200 + 200 = 900m.
+        (faults.apply_limit_range_min_ignored, THREE_STEPS, {"limit_range": LIMIT_RANGE_MIN}, Resources(cpu=1000), Resources(cpu=900)),
+        # The limit-only step taken at its limit: 500 + 250 + 300 = 1050m.
+        (faults.apply_limit_only_step_requests_its_limit, THREE_STEPS, {"limit_range": LIMIT_RANGE_MIN}, Resources(cpu=1000), Resources(cpu=1050)),
     ],
-    ids=["sidecars", "step-template", "task-compute-resources", "limit-range"],
+    ids=["sidecars", "step-template", "task-compute-resources", "limit-range", "step-specs", "sidecar-specs", "limit-range-min", "limit-only-step"],
 )
 def test_each_prediction_mutant_leaves_out_exactly_its_input(
     keep: Keep, apply: Callable[[], None], task_spec: Any, options: Any, reference: Resources, mutant: Resources
@@ -457,12 +485,52 @@ class TestCordonDropsClaim:
         assert faults.claim_on_cordoned_node(self.CLAIM, {"metadata": {"name": "n1"}, "spec": {}}) == self.CLAIM
 
 
+def test_matrix_include_ignored(keep: Keep) -> None:
+    # x in [a, b]; include {x: a} agrees with a and adds none, {x: c} adds a third combination.
+    matrix = {
+        "params": [{"name": "x", "value": ["a", "b"]}],
+        "include": [{"name": "again-a", "params": [{"name": "x", "value": "a"}]}, {"name": "add-c", "params": [{"name": "x", "value": "c"}]}],
+    }
+    pipeline = {"tasks": [{"name": "t", "taskSpec": step_spec("500m"), "matrix": matrix}]}
+    assert build_pipeline_graph(pipeline, task_specs={}).nodes["t"].concurrent_request == Resources(cpu=1500)
+    keep(pipeline_graph, "matrix_fan_out")
+    faults.apply_matrix_include_ignored()
+    assert build_pipeline_graph(pipeline, task_specs={}).nodes["t"].concurrent_request == Resources(cpu=1000)
+
+
 def test_matrix_counted_once(keep: Keep) -> None:
     pipeline = {"tasks": [{"name": "t", "taskSpec": step_spec("500m"), "matrix": {"params": [{"name": "os", "value": ["a", "b", "c"]}]}}]}
     assert build_pipeline_graph(pipeline, task_specs={}).nodes["t"].concurrent_request == Resources(cpu=1500)
     keep(pipeline_graph, "matrix_fan_out")
     faults.apply_matrix_counted_once()
     assert build_pipeline_graph(pipeline, task_specs={}).nodes["t"].concurrent_request == Resources(cpu=500)
+
+
+
+def test_ignores_runtime_class_overhead(keep: Keep) -> None:
+    from reference_scheduler.runtime import planner
+
+    # One task, step 500m, whose run's pod template names a RuntimeClass with 250m / 64Mi of overhead.
+    pipeline_spec = {"workspaces": [{"name": "source"}], "tasks": [{"name": "t", "workspaces": [{"name": "w", "workspace": "source"}], "taskSpec": step_spec("500m")}]}
+    run = {
+        "metadata": {"name": "r", "namespace": "ci", "uid": "u"},
+        "spec": {
+            "workspaces": [{"name": "source", "persistentVolumeClaim": {"claimName": "c"}}],
+            "taskRunTemplate": {"podTemplate": {"runtimeClassName": "kata"}},
+            "pipelineSpec": pipeline_spec,
+        },
+        "status": {"pipelineSpec": pipeline_spec},
+    }
+    shaping = planner.PodShaping(runtime_class={"kata": {"handler": "kata", "overhead": {"podFixed": {"cpu": "250m", "memory": "64Mi"}}}}.get)
+
+    def peak() -> Resources:
+        [group] = planner.plan_pipeline_run(run, get_task=lambda ns, name: None, limit_range=None, shaping=shaping).groups
+        return group.peak
+
+    assert peak() == Resources(cpu=750, memory=64 * MI)
+    keep(planner, "overhead_of")
+    faults.apply_ignores_runtime_class_overhead()
+    assert peak() == Resources(cpu=500)
 
 
 # --- the catalogue itself ----------------------------------------------------------
