@@ -23,7 +23,7 @@ from harness.monitor.watcher import ContractMonitor
 from harness.suite import manifests
 from harness.suite.features import Feature
 from harness.suite.replicas import Replicas
-from harness.suite.scenario import Scenario
+from harness.suite.scenario import Scenario, names_outside_prefix, object_name_prefix
 from harness.suite.scheduler_under_test import SchedulerUnderTest
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
@@ -79,15 +79,33 @@ class ScenarioRun:
         if self.monitor is not None:
             self.monitor.raise_if_violated()
 
+    def named(self, name: str) -> str:
+        """named('b') is 'task-ref-b' in scenario task_ref: the name a shared helper gives (or finds) its object by.
+
+        Every PipelineRun, TaskRun and pod a scenario creates is named after it
+        (harness.suite.scenario.object_name_prefix), so two scenarios at once never share one.
+        """
+        return f"{object_name_prefix(self.scenario.name)}-{name}"
+
     # --- actions ---
 
     def apply(self, fixture: str, **extra: Any) -> list[Obj]:
-        """apply('peak_blocks_b-a') renders the fixture into this namespace and creates its objects."""
+        """apply('peak_blocks_b-a') renders the fixture into this namespace and creates its objects.
+
+        A PipelineRun, TaskRun or pod not named after the scenario is a setup
+        error: another scenario running at once could create one of the same name.
+        """
         context = self.context if not extra else manifests.RenderContext(
             **{**self.context.__dict__, "extra": {**self.context.extra, **extra}}
         )
         self.rendered[fixture] = manifests.render_text(fixture, context)
         docs = manifests.render(fixture, context)
+        foreign = names_outside_prefix(self.scenario.name, docs)
+        if foreign:
+            raise HarnessError(
+                f"fixture {fixture} of scenario {self.scenario.name} creates {', '.join(foreign)}: "
+                f"name it {object_name_prefix(self.scenario.name)}-..., so that no other scenario can create one of that name"
+            )
         for doc in docs:
             self.kube.apply(doc, namespace=self.namespace)
             self.applied.append(doc)
