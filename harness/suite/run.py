@@ -8,6 +8,7 @@ caches), so a check always sees the state it asserts on.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -62,6 +63,10 @@ class ScenarioRun:
     _not_ready: dict[str, list[Obj]] = field(default_factory=dict, repr=False)
     #: The replicas replicas() ran, kept after they stop so a failed scenario's report carries their logs.
     ran_replicas: Replicas | None = None
+    #: The scenario's other namespaces (Scenario.extra_namespaces) by their declared names: the context fixtures render with there.
+    others: dict[str, manifests.RenderContext] = field(default_factory=dict)
+    #: The declared name of the extra namespace this run is in (in_namespace()); empty in the scenario's own.
+    elsewhere: str = ""
 
     # --- what the implementation claims ---
 
@@ -78,6 +83,21 @@ class ScenarioRun:
         """assert_contract() fails the scenario with the contract monitor's first violation, if there is one."""
         if self.monitor is not None:
             self.monitor.raise_if_violated()
+
+    def in_namespace(self, name: str) -> ScenarioRun:
+        """in_namespace('other') is this run in the namespace the scenario declared as `other` (Scenario.extra_namespaces).
+
+        It applies, acts and reads there, with the same pool, scheduler, contract
+        monitor and cleanup: every check takes it where it takes `run`.
+        """
+        if name not in self.others:
+            raise HarnessError(f"scenario {self.scenario.name} uses namespace {name!r} without declaring it: add it to Scenario.extra_namespaces")
+        context = self.others[name]
+        return dataclasses.replace(self, namespace=context.namespace, context=context, others={}, elsewhere=name)
+
+    def every_namespace(self) -> list[ScenarioRun]:
+        """every_namespace() is this run in its own namespace, then in each extra one."""
+        return [self, *(self.in_namespace(name) for name in self.others)]
 
     def named(self, name: str) -> str:
         """named('b') is 'task-ref-b' in scenario task_ref: the name a shared helper gives (or finds) its object by.
@@ -98,7 +118,7 @@ class ScenarioRun:
         context = self.context if not extra else manifests.RenderContext(
             **{**self.context.__dict__, "extra": {**self.context.extra, **extra}}
         )
-        self.rendered[fixture] = manifests.render_text(fixture, context)
+        self.rendered[f"{fixture} (in {self.elsewhere})" if self.elsewhere else fixture] = manifests.render_text(fixture, context)
         docs = manifests.render(fixture, context)
         foreign = names_outside_prefix(self.scenario.name, docs)
         if foreign:

@@ -56,6 +56,9 @@ class Scenario:
     #: Leader-electing replicas of the scheduler the test runs (`with run.replicas() as replicas:`); 1 is the
     #: session's one process. The runner skips, saying why, where the suite cannot launch replicas (external).
     replicas: int = 1
+    #: Namespaces the scenario gets besides its own, by the names the test knows them by (`run.in_namespace("other")`).
+    #: The runner creates each (with the scenario's volumes), the contract monitor watches them too, and all go at the end.
+    extra_namespaces: tuple[str, ...] = ()
 
 
 #: The kinds a scenario names its objects of after itself (object_name_prefix): a scheduler may match them by

@@ -284,3 +284,26 @@ class TestGracefulStopReleasesAtOnce:
         for pipeline_run in (cancelled_run_finally, running):
             assert decide(["small", "report"], pipeline_run, self.RUNNING) == release_decision(["small", "report"], pipeline_run, self.RUNNING)
         assert decide(["small"], None, {}) == release_decision(["small"], None, {})
+
+
+class TestNamespaceBlindRunPods:
+    """Two runs named `build`, team-a's record made first; `lint` only in team-b."""
+
+    @staticmethod
+    def record(namespace: str, name: str, created: str) -> dict[str, object]:
+        return {"metadata": {"namespace": namespace, "name": name, "creationTimestamp": created}}
+
+    RECORDS = (
+        record("team-b", "build", "2026-12-03T08:00:05Z"),
+        record("team-a", "build", "2026-12-03T08:00:01Z"),
+        record("team-b", "lint", "2026-12-03T08:00:09Z"),
+    )
+
+    def test_a_run_named_like_an_older_one_elsewhere_gets_that_ones_record(self) -> None:
+        found = faults.record_of_run_anywhere(self.RECORDS, "build")
+        assert found is not None and found["metadata"]["namespace"] == "team-a"
+
+    def test_a_name_one_namespace_holds_is_found_as_the_reference_finds_it(self) -> None:
+        found = faults.record_of_run_anywhere(self.RECORDS, "lint")
+        assert found is not None and found["metadata"]["namespace"] == "team-b"
+        assert faults.record_of_run_anywhere(self.RECORDS, "deploy") is None
