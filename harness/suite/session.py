@@ -237,7 +237,7 @@ def _scenario_run(
     extra: dict[str, str] = {}
     try:
         for name in scenario.extra_namespaces:
-            extra[name] = cluster.create_test_namespace(kube, unique_name("conf", f"{scenario.name}-{name}"))
+            extra[name] = cluster.create_test_namespace(kube, unique_name("conf", f"{name}-{scenario.name}"))
         pool = cluster.add_node_pool(
             kube,
             f"{scenario.name.replace('_', '-')[:20]}-{namespace[-6:]}",
