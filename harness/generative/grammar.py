@@ -406,7 +406,7 @@ def draw_run(
     rng: random.Random, index: int, context: DrawContext, *, pvc_names: Sequence[str], templates_left: int, batch: int = MAX_BATCH
 ) -> DrawnRun:
     """draw_run() draws one run and scales its sizes to fill FILL of its share in a batch of `batch` runs."""
-    shape = draw_shape(rng, f"gen-{index:02d}", pvc_names=pvc_names, templates_left=templates_left)
+    shape = draw_shape(rng, f"generative-{index:02d}", pvc_names=pvc_names, templates_left=templates_left)
     cpu_cap = context.node_cpu_millis * cpu_share(batch)
     memory_cap = context.node_memory_bytes * memory_share(batch)
     demand = render(shape, index, 1.0, context).demand()

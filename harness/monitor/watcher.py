@@ -88,9 +88,12 @@ class ContractMonitor:
         scheduler_name: str | None = None,
         clock: Callable[[], float] = time.monotonic,
         keep_going: bool = False,
+        extra_namespaces: tuple[str, ...] = (),
     ) -> None:
         self.kube = kube
         self.namespace = namespace
+        #: Every namespace the scenario uses (its own first): their pods, PipelineRuns and records are watched.
+        self.namespaces = (namespace, *extra_namespaces)
         self.pool_selector = ",".join(f"{k}={v}" for k, v in sorted(pool_selector.items()))
         self.timeouts = timeouts
         self.checks_records = checks_records
@@ -186,11 +189,19 @@ class ContractMonitor:
             data = _raw(core.list_pod_for_all_namespaces(_preload_content=False))
         elif kind == "nodes":
             data = _raw(core.list_node(label_selector=self.pool_selector, _preload_content=False))
-        elif kind == "records":
-            data = json_object(custom.list_namespaced_custom_object(contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL))
         else:
-            data = json_object(custom.list_namespaced_custom_object(*TEKTON, self.namespace, "pipelineruns"))
+            api = (contract.GROUP, contract.VERSION) if kind == "records" else TEKTON
+            plural = contract.PLURAL if kind == "records" else "pipelineruns"
+            if len(self.namespaces) == 1:
+                data = json_object(custom.list_namespaced_custom_object(*api, self.namespace, plural))
+            else:  # one list for every namespace of the scenario, kept to them
+                data = json_object(custom.list_cluster_custom_object(*api, plural))
+                data["items"] = [item for item in data.get("items") or [] if self._in_scope(item)]
         return list(data.get("items") or []), str((data.get("metadata") or {}).get("resourceVersion") or "")
+
+    def _in_scope(self, obj: Mapping[str, Any]) -> bool:
+        """_in_scope() is True for an object in one of the scenario's namespaces."""
+        return (obj.get("metadata") or {}).get("namespace") in self.namespaces
 
     def _stream(self, kind: str, resource_version: str) -> Iterator[dict[str, Any]]:
         watch: Any = kubernetes.watch.Watch()  # type: ignore[no-untyped-call]
@@ -200,9 +211,11 @@ class ContractMonitor:
             return iter(watch.stream(core.list_pod_for_all_namespaces, **common))
         if kind == "nodes":
             return iter(watch.stream(core.list_node, label_selector=self.pool_selector, **common))
-        if kind == "records":
-            return iter(watch.stream(custom.list_namespaced_custom_object, contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL, **common))
-        return iter(watch.stream(custom.list_namespaced_custom_object, *TEKTON, self.namespace, "pipelineruns", **common))
+        api = (contract.GROUP, contract.VERSION) if kind == "records" else TEKTON
+        plural = contract.PLURAL if kind == "records" else "pipelineruns"
+        if len(self.namespaces) == 1:
+            return iter(watch.stream(custom.list_namespaced_custom_object, *api, self.namespace, plural, **common))
+        return iter(watch.stream(custom.list_cluster_custom_object, *api, plural, **common))
 
     def _watch_loop(self, kind: str) -> None:
         resource_version = ""
@@ -222,7 +235,7 @@ class ContractMonitor:
                             resource_version = ""  # too old: list again
                         break
                     resource_version = str((raw.get("metadata") or {}).get("resourceVersion") or resource_version)
-                    if event.get("type") != "BOOKMARK":
+                    if event.get("type") != "BOOKMARK" and (kind in ("pods", "nodes") or self._in_scope(raw)):
                         self._queue.put(_Event(kind, str(event.get("type")), obj=raw))
             except kubernetes.client.ApiException as err:
                 if err.status == 410:
@@ -290,7 +303,7 @@ class ContractMonitor:
             pods.clear()
         for pod in items:
             meta = pod.get("metadata") or {}
-            if meta.get("namespace") != self.namespace and not rules.node_of(pod):
+            if meta.get("namespace") not in self.namespaces and not rules.node_of(pod):
                 continue
             uid = str(meta.get("uid"))
             if event.type == "DELETED":
@@ -476,7 +489,7 @@ class ContractMonitor:
         """_fresh_world() reads pods first, then nodes, PipelineRuns and records (see the module's docstring)."""
         fresh = rules.World()
         pods, _ = self._list("pods")
-        fresh.pods = {str(p["metadata"]["uid"]): p for p in pods if p["metadata"].get("namespace") == self.namespace or rules.node_of(p)}
+        fresh.pods = {str(p["metadata"]["uid"]): p for p in pods if p["metadata"].get("namespace") in self.namespaces or rules.node_of(p)}
         nodes, _ = self._list("nodes")
         fresh.nodes = {str(n["metadata"]["name"]): n for n in nodes}
         runs, _ = self._list("pipelineruns")

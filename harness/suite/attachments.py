@@ -24,13 +24,14 @@ from harness.suite.run import ScenarioRun
 LOG_TAIL_LINES = 300
 
 
-def _final_objects(run: ScenarioRun) -> list[dict[str, Any]]:
+def _final_objects(scenario_run: ScenarioRun) -> list[dict[str, Any]]:
     objects: list[dict[str, Any]] = []
-    custom = run.kube.custom
-    for plural in ("pipelineruns", "taskruns"):
-        objects += json_object(custom.list_namespaced_custom_object("tekton.dev", "v1", run.namespace, plural)).get("items") or []
-    objects += run.records()
-    objects += run.pods()
+    custom = scenario_run.kube.custom
+    for run in scenario_run.every_namespace():
+        for plural in ("pipelineruns", "taskruns"):
+            objects += json_object(custom.list_namespaced_custom_object("tekton.dev", "v1", run.namespace, plural)).get("items") or []
+        objects += run.records()
+        objects += run.pods()
     for obj in objects:
         (obj.get("metadata") or {}).pop("managedFields", None)
     return objects

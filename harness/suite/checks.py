@@ -305,7 +305,7 @@ def binding_must_be_denied(run: ScenarioRun) -> None:
     attempt = [0]
 
     def poll() -> None:
-        name = f"binding-probe-{attempt[0]}"
+        name = run.named(f"binding-probe-{attempt[0]}")
         attempt[0] += 1
         probe_pod(name)
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"apiVersion": "v1", "kind": "Node", "name": PROBE_NODE}}
@@ -470,7 +470,7 @@ def pod_creation_must_be_denied(run: ScenarioRun) -> None:
 
     def poll() -> None:
         attempt[0] += 1
-        refusal = _probe_pod_creation(run, f"creation-probe-{attempt[0]}")
+        refusal = _probe_pod_creation(run, run.named(f"creation-probe-{attempt[0]}"))
         if refusal is None or "exceeded quota" not in refusal:
             raise NotYet(f"a probe pod was {'admitted' if refusal is None else 'refused for another reason: ' + refusal[:200]}")
 
@@ -483,7 +483,7 @@ def pod_creation_must_be_allowed(run: ScenarioRun) -> None:
 
     def poll() -> None:
         attempt[0] += 1
-        refusal = _probe_pod_creation(run, f"creation-probe-lifted-{attempt[0]}")
+        refusal = _probe_pod_creation(run, run.named(f"creation-probe-lifted-{attempt[0]}"))
         if refusal is not None:
             raise NotYet(f"a probe pod was refused: {refusal[:200]}")
 
@@ -495,13 +495,13 @@ def b_must_land_beside_the_filler(run: ScenarioRun, prefix: str, *, a_node: str,
 
     It pins `<prefix>-filler` to the other node, so that a scheduler that
     under-counts A's peak finds A's node the emptier one, applies `<prefix>-b`
-    and asserts that B's pod binds beside the filler; `why` says what B would
-    break on A's node. Returns B's pod.
+    (PipelineRun `run.named("b")`) and asserts that B's pod binds beside the
+    filler; `why` says what B would break on A's node. Returns B's pod.
     """
     other = next(n for n in run.node_names if n != a_node)
     run.apply(f"{prefix}-filler", node=other)
     run.apply(f"{prefix}-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    b_pod = task_pod_must_be_bound(run, run.named("b"), "only")
     assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, {why}: it should be on {other}"
     return b_pod
 
@@ -585,9 +585,9 @@ def claim_must_be_forced_onto_the_last_node(run: ScenarioRun) -> str:
     """
     *others, last = run.node_names
     for node in others:
-        run.apply("filler", name=f"blocker-{node[-1]}", node=node, share=4000 / 4800)
+        run.apply("filler", name=run.named(f"blocker-{node[-1]}"), node=node, share=4000 / 4800)
     for node in others:
-        pod_must_be_running(run, f"blocker-{node[-1]}")
+        pod_must_be_running(run, run.named(f"blocker-{node[-1]}"))
     return last
 
 
@@ -599,8 +599,8 @@ def group_node_must_look_worse(run: ScenarioRun, node: str) -> None:
     scheduler that does not remember the group splits it, instead of keeping it
     together by a random tie-break between two empty nodes.
     """
-    run.apply("filler", name="filler-group-node", node=node, share=0.5)
-    pod_must_be_running(run, "filler-group-node")
+    run.apply("filler", name=run.named("filler-group-node"), node=node, share=0.5)
+    pod_must_be_running(run, run.named("filler-group-node"))
 
 
 def every_other_node_must_look_better(run: ScenarioRun) -> None:
@@ -611,12 +611,12 @@ def every_other_node_must_look_better(run: ScenarioRun) -> None:
     """
     n0, n1, n2 = run.node_names
     for node in (n0, n1):
-        run.delete({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"blocker-{node[-1]}"}})
-    pods_must_be_gone(run, (f"blocker-{n0[-1]}", f"blocker-{n1[-1]}"))
-    run.apply("filler", name="filler-1", node=n1, share=3000 / 4800)
-    run.apply("filler", name="filler-2", node=n2, share=1200 / 4800)
-    pod_must_be_running(run, "filler-1")
-    pod_must_be_running(run, "filler-2")
+        run.delete({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": run.named(f"blocker-{node[-1]}")}})
+    pods_must_be_gone(run, (run.named(f"blocker-{n0[-1]}"), run.named(f"blocker-{n1[-1]}")))
+    run.apply("filler", name=run.named("filler-1"), node=n1, share=3000 / 4800)
+    run.apply("filler", name=run.named("filler-2"), node=n2, share=1200 / 4800)
+    pod_must_be_running(run, run.named("filler-1"))
+    pod_must_be_running(run, run.named("filler-2"))
 
 
 def peak_must_survive_a_restart(run: ScenarioRun, prefix: str, *, component: str, what: str) -> None:
@@ -629,21 +629,22 @@ def peak_must_survive_a_restart(run: ScenarioRun, prefix: str, *, component: str
     = 1000m, beside the filler 4800 - 1000 = 3800m. Then A's big task lands on A's node and both
     runs are Released. `what` names the restart in messages ("the API server restarted").
     """
+    a, b = run.named("a"), run.named("b")
     run.apply(f"{prefix}-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    small, a_node, record = task_must_hold_its_group(run, a, "small")
     generation = claim_generation_of(record, "small")
     other = next(n for n in run.node_names if n != a_node)
     run.apply(f"{prefix}-filler", node=other)
 
     run.restart_component(component)
-    group_must_stay(run, "a", "small", node=a_node, holders=(small,))
-    group_must_be(run, "a", "small", state=contract.State.RESERVED, node=a_node, claim_generation=generation)
+    group_must_stay(run, a, "small", node=a_node, holders=(small,))
+    group_must_be(run, a, "small", state=contract.State.RESERVED, node=a_node, claim_generation=generation)
 
     # The first pod after the restart: the scheduler's watches may first reconnect with a backoff.
     b_must_avoid_the_kept_peak(run, prefix, small, a_node=a_node, other=other, timeout="component_recovery", when=f"before {what}")
     # Nothing leaks: both groups are Released once their runs are done.
-    group_must_be(run, "a", "big", state=contract.State.RELEASED, node=a_node, claim_generation=generation)
-    group_must_be(run, "b", "only", state=contract.State.RELEASED, node=other)
+    group_must_be(run, a, "big", state=contract.State.RELEASED, node=a_node, claim_generation=generation)
+    group_must_be(run, b, "only", state=contract.State.RELEASED, node=other)
 
 
 def b_must_avoid_the_kept_peak(run: ScenarioRun, prefix: str, small: Obj, *, a_node: str, other: str, timeout: str, when: str) -> None:
@@ -654,7 +655,7 @@ def b_must_avoid_the_kept_peak(run: ScenarioRun, prefix: str, small: Obj, *, a_n
     restart"). Then big_task_must_follow_and_both_finish().
     """
     run.apply(f"{prefix}-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only", timeout=timeout)
+    b_pod = task_pod_must_be_bound(run, run.named("b"), "only", timeout=timeout)
     assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, inside the peak A reserved {when}: it should be on {other}"
     big_task_must_follow_and_both_finish(run, small, b_pod, a_node=a_node)
 
@@ -663,29 +664,29 @@ def big_task_must_follow_and_both_finish(run: ScenarioRun, small: Obj, b_pod: Ob
     """big_task_must_follow_and_both_finish() is the end the restart scenarios share.
 
     A's small task is released, A's big task must bind on A's node `a_node`, B's pod is
-    released, and both runs `a` and `b` must succeed.
+    released, and both runs (`run.named("a")` and `run.named("b")`) must succeed.
     """
     run.release_pod(small["metadata"]["name"])
-    big = task_pod_must_be_bound(run, "a", "big")
+    big = task_pod_must_be_bound(run, run.named("a"), "big")
     assert big["spec"]["nodeName"] == a_node, f"A's big task ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "a")
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, run.named("a"))
+    pipelinerun_must_succeed(run, run.named("b"))
 
 
 def group_must_hold_beside_a_filler(run: ScenarioRun, pipeline_run: str, *, filler_cpu_millis: int) -> tuple[Obj, str, int | None, str]:
     """group_must_hold_beside_a_filler() is the opening of taint_keeps_claim and not_ready_keeps_claim.
 
     The task `small` of `pipeline_run` holds its group's claim on one node, and a
-    held filler of `filler_cpu_millis` runs on the other node (fixture `filler`).
+    held filler of `filler_cpu_millis` runs on the other node (fixture `filler`, pod `run.named("filler")`).
     Returns small's pod, the group's node, its claimGeneration and the other node.
     """
     small, node, record = task_must_hold_its_group(run, pipeline_run, "small")
     other = next(n for n in run.node_names if n != node)
     # The scenarios' arithmetic is in millis of a 4800m node (PoolSpec's default); the fixture scales it to
     # the real node, as on kind (a share of the node's real allocatable would ask a kind node for 4200m).
-    run.apply("filler", node=other, share=filler_cpu_millis / 4800)
-    pod_must_be_running(run, "filler")
+    run.apply("filler", name=run.named("filler"), node=other, share=filler_cpu_millis / 4800)
+    pod_must_be_running(run, run.named("filler"))
     return small, node, claim_generation_of(record, "small"), other
 
 

@@ -57,20 +57,22 @@ class GroupBeforeTheStop:
 def group_ready_to_stop(run: ScenarioRun, **a_params: Any) -> GroupBeforeTheStop:
     """group_ready_to_stop() runs A until small holds the group (peak 3800m), then makes B's pod and lays the quota.
 
-    `a_params` go to the `graceful_stop-a` fixture (`tasks_timeout`).
+    A is the PipelineRun `run.named("a")`, B `run.named("b")`; `a_params` go to
+    the `graceful_stop-a` fixture (`tasks_timeout`).
     """
-    run.apply("graceful_stop-a", **a_params)
-    small, node, record = task_must_hold_its_group(run, "a", "small")
+    a, b = run.named("a"), run.named("b")
+    run.apply("graceful_stop-a", name=a, **a_params)
+    small, node, record = task_must_hold_its_group(run, a, "small")
     generation = claim_generation_of(record, "small")
     group_must_have(
         run, record, "small", tasks={"small", "report"}, workspaces={"source"},
         peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
     )
     # Tekton stops only the TaskRuns it lists already: judge the scheduler only once Tekton can act on small.
-    pipelinerun_must_list_task(run, "a", "small")
+    pipelinerun_must_list_task(run, a, "small")
     # B's pod must exist before the quota that holds report's pod back would refuse it too.
-    run.apply("graceful_stop-b")
-    task_pod_must_exist(run, "b", "only")
+    run.apply("graceful_stop-b", name=b)
+    task_pod_must_exist(run, b, "only")
     quota = run.apply("graceful_stop-quota")
     pod_creation_must_be_denied(run)
     return GroupBeforeTheStop(small, node, generation, quota)
@@ -81,19 +83,20 @@ def report_must_land_then_b(run: ScenarioRun, group: GroupBeforeTheStop, *, a_en
 
     `a_ends_with` is the reason Tekton gives A's end (Succeeded False) for this stop.
     """
+    a, b = run.named("a"), run.named("b")
     for doc in group.quota:
         run.delete(doc)
     pod_creation_must_be_allowed(run)
-    run.nudge_task_run("a", "report")
-    report = task_pod_must_be_bound(run, "a", "report")
+    run.nudge_task_run(a, "report")
+    report = task_pod_must_be_bound(run, a, "report")
     assert report["spec"]["nodeName"] == group.node, f"A's finally task report ran on {report['spec']['nodeName']}, not on its group's node {group.node}"
-    group_must_stay(run, "a", "report", node=group.node, holders=(report,))
-    group_must_be(run, "a", "report", state=State.RESERVED, node=group.node, claim_generation=group.generation)
+    group_must_stay(run, a, "report", node=group.node, holders=(report,))
+    group_must_be(run, a, "report", state=State.RESERVED, node=group.node, claim_generation=group.generation)
 
     run.release_pod(report["metadata"]["name"])
-    pipelinerun_must_end_with(run, "a", status="False", reason=a_ends_with)
-    group_must_be(run, "a", "report", state=State.RELEASED, node=group.node, claim_generation=group.generation)
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    pipelinerun_must_end_with(run, a, status="False", reason=a_ends_with)
+    group_must_be(run, a, "report", state=State.RELEASED, node=group.node, claim_generation=group.generation)
+    b_pod = task_pod_must_be_bound(run, b, "only")
     assert b_pod["spec"]["nodeName"] == group.node, f"B is on {b_pod['spec']['nodeName']}, but the pool's only node is {group.node}"
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, b)

@@ -8,6 +8,7 @@ caches), so a check always sees the state it asserts on.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -24,7 +25,7 @@ from harness.monitor.watcher import ContractMonitor
 from harness.suite import manifests
 from harness.suite.features import Feature
 from harness.suite.replicas import Replicas
-from harness.suite.scenario import Scenario
+from harness.suite.scenario import Scenario, names_outside_prefix, object_name_prefix
 from harness.suite.scheduler_under_test import SchedulerUnderTest
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
@@ -63,6 +64,10 @@ class ScenarioRun:
     _not_ready: dict[str, list[Obj]] = field(default_factory=dict, repr=False)
     #: The replicas replicas() ran, kept after they stop so a failed scenario's report carries their logs.
     ran_replicas: Replicas | None = None
+    #: The scenario's other namespaces (Scenario.extra_namespaces) by their declared names: the context fixtures render with there.
+    others: dict[str, manifests.RenderContext] = field(default_factory=dict)
+    #: The declared name of the extra namespace this run is in (in_namespace()); empty in the scenario's own.
+    elsewhere: str = ""
 
     # --- what the implementation claims ---
 
@@ -80,26 +85,62 @@ class ScenarioRun:
         if self.monitor is not None:
             self.monitor.raise_if_violated()
 
+    def in_namespace(self, name: str) -> ScenarioRun:
+        """in_namespace('other') is this run in the namespace the scenario declared as `other` (Scenario.extra_namespaces).
+
+        It applies, acts and reads there, with the same pool, scheduler, contract
+        monitor and cleanup: every check takes it where it takes `run`.
+        """
+        if name not in self.others:
+            raise HarnessError(f"scenario {self.scenario.name} uses namespace {name!r} without declaring it: add it to Scenario.extra_namespaces")
+        context = self.others[name]
+        return dataclasses.replace(self, namespace=context.namespace, context=context, others={}, elsewhere=name)
+
+    def every_namespace(self) -> list[ScenarioRun]:
+        """every_namespace() is this run in its own namespace, then in each extra one."""
+        return [self, *(self.in_namespace(name) for name in self.others)]
+
+    def named(self, name: str) -> str:
+        """named('b') is 'task-ref-b' in scenario task_ref: the name a shared helper gives (or finds) its object by.
+
+        Every PipelineRun, TaskRun and pod a scenario creates is named after it
+        (harness.suite.scenario.object_name_prefix), so two scenarios at once never share one.
+        """
+        return f"{object_name_prefix(self.scenario.name)}-{name}"
+
     # --- actions ---
 
     def apply(self, fixture: str, **extra: Any) -> list[Obj]:
-        """apply('peak_blocks_b-a') renders the fixture into this namespace and creates its objects."""
+        """apply('peak_blocks_b-a') renders the fixture into this namespace and creates its objects.
+
+        A PipelineRun, TaskRun or pod not named after the scenario is a setup
+        error: another scenario running at once could create one of the same name.
+        """
         context = self.context if not extra else manifests.RenderContext(
             **{**self.context.__dict__, "extra": {**self.context.extra, **extra}}
         )
-        self.rendered[fixture] = manifests.render_text(fixture, context)
+        self.rendered[f"{fixture} (in {self.elsewhere})" if self.elsewhere else fixture] = manifests.render_text(fixture, context)
         docs = manifests.render(fixture, context)
+        foreign = names_outside_prefix(self.scenario.name, docs)
+        if foreign:
+            raise HarnessError(
+                f"fixture {fixture} of scenario {self.scenario.name} creates {', '.join(foreign)}: "
+                f"name it {object_name_prefix(self.scenario.name)}-..., so that no other scenario can create one of that name"
+            )
         for doc in docs:
             self.kube.apply(doc, namespace=self.namespace)
             self.applied.append(doc)
         return docs
 
     def apply_objects(self, label: str, docs: list[Obj]) -> list[Obj]:
-        """apply_objects('gen-00', docs) creates objects the test made itself (a drawn run), in this namespace, in order.
+        """apply_objects('generative-00', docs) creates objects the test made itself (a drawn run), in this namespace, in order.
 
         Their YAML is kept under `label` beside the rendered fixtures, so the
         report attaches it as it attaches a fixture's manifests.
         """
+        foreign = names_outside_prefix(self.scenario.name, docs)
+        if foreign:
+            raise HarnessError(f"scenario {self.scenario.name} made {', '.join(foreign)}: name it {object_name_prefix(self.scenario.name)}-...")
         placed = [{**doc, "metadata": {**doc.get("metadata", {}), "namespace": self.namespace}} for doc in docs]
         self.rendered[label] = yaml.safe_dump_all(placed, sort_keys=False)
         for doc in placed:

@@ -14,7 +14,7 @@ up; the test body only asserts. Each fixture is `fixtures/pipelines/<name>.yaml.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Iterable, Mapping
 
 from harness.cluster.node_pools import NodeShape
 from harness.suite.features import Feature
@@ -45,7 +45,7 @@ class Scenario:
     #: PVCs the runner creates, bound, before the test (names as the fixtures refer to them via `pvcs`).
     #: Groups form only around PVC-backed workspaces (docs/contract.md).
     volumes: tuple[str, ...] = ()
-    #: How many PVCs Tekton makes from the fixtures' `volumeClaimTemplate` workspaces (one per run and
+    #: How many PVCs Tekton makes from the fixtures' `volumeClaimTemplate` workspaces in each of its namespaces (one per run and
     #: workspace): the runner makes that many spare PVs of the scenario's own class, which each
     #: template names as `storageClassName: {{ storage_class }}` (harness.cluster.volumes).
     claim_templates: int = 0
@@ -60,6 +60,38 @@ class Scenario:
     #: Leader-electing replicas of the scheduler the test runs (`with run.replicas() as replicas:`); 1 is the
     #: session's one process. The runner skips, saying why, where the suite cannot launch replicas (external).
     replicas: int = 1
+    #: Namespaces the scenario gets besides its own, by the names the test knows them by (`run.in_namespace("other")`).
+    #: The runner creates each (with the scenario's volumes), the contract monitor watches them too, and all go at the end.
+    extra_namespaces: tuple[str, ...] = ()
+
+
+#: The kinds a scenario names its objects of after itself (object_name_prefix): a scheduler may match them by
+#: name across namespaces (a PipelineRun's pods by the `tekton.dev/pipelineRun` label, say), so two scenarios
+#: running at once must never both create one of the same name.
+OWN_NAMED_KINDS = ("PipelineRun", "TaskRun", "Pod")
+
+
+def object_name_prefix(scenario: str) -> str:
+    """object_name_prefix('task_ref') is 'task-ref': the scenario's PipelineRuns, TaskRuns and pods are named it or `task-ref-...`.
+
+    Scenario names are unique, and none is another's followed by `_...`
+    (tests/unit/test_scenario_catalogue.py), so no two scenarios share such a name.
+    """
+    return scenario.replace("_", "-")
+
+
+def names_outside_prefix(scenario: str, manifests: Iterable[Mapping[str, Any]]) -> list[str]:
+    """names_outside_prefix() lists `Kind/name` of each manifest of OWN_NAMED_KINDS not named after the scenario.
+
+    Example: for scenario task_ref, a PipelineRun `a` is listed ("PipelineRun/a"); `task-ref-a` is not.
+    """
+    prefix = object_name_prefix(scenario)
+    found = []
+    for manifest in manifests:
+        name = str((manifest.get("metadata") or {}).get("name") or "")
+        if manifest.get("kind") in OWN_NAMED_KINDS and name != prefix and not name.startswith(f"{prefix}-"):
+            found.append(f"{manifest.get('kind')}/{name}")
+    return found
 
 
 def restart_skip_reason(scenario: Scenario, *, provider: str, restartable: frozenset[str]) -> str | None:

@@ -168,8 +168,9 @@ class _Sampler:
     def sample(self) -> None:
         t = time.monotonic() - self.started
         try:
-            self.recorder.observe_pods(t, self._run.pods())
-            self.recorder.observe_records(t, self._run.records())
+            runs = self._run.every_namespace()
+            self.recorder.observe_pods(t, [pod for run in runs for pod in run.pods()])
+            self.recorder.observe_records(t, [record for run in runs for record in run.records()])
         except Exception:  # noqa: BLE001 - the picture is for humans; never fail a scenario over it
             pass
 
@@ -232,7 +233,11 @@ def _scenario_run(
     pool = None
     run: ScenarioRun | None = None
     unshape: list[Any] = []
+    #: The scenario's extra namespaces (Scenario.extra_namespaces), by their declared names.
+    extra: dict[str, str] = {}
     try:
+        for name in scenario.extra_namespaces:
+            extra[name] = cluster.create_test_namespace(kube, unique_name("conf", f"{name}-{scenario.name}"))
         pool = cluster.add_node_pool(
             kube,
             f"{scenario.name.replace('_', '-')[:20]}-{namespace[-6:]}",
@@ -243,26 +248,28 @@ def _scenario_run(
         )
         unshape = shape_pool_nodes(kube, pool, scenario.pool.shapes)
         # The pool's size, not the node's allocatable: on shared workers it leaves out the daemons' requests.
-        pvcs = {name: make_bound_pvc(kube, namespace, name) for name in scenario.volumes}
-        make_spare_volumes(kube, namespace, scenario.claim_templates)
-        context = manifests.RenderContext(
-            namespace=namespace,
-            scheduler_name=config.scheduler_name,
-            pool_selector=pool.selector,
-            node_cpu_millis=cpu_millis(pool.cpu),
-            node_memory_bytes=memory_bytes(pool.memory),
-            pvcs=pvcs,
-            storage_class=template_storage_class(namespace),
-            extra=dict(scenario.values),
-        )
+        contexts = {}
+        for where in (namespace, *extra.values()):
+            make_spare_volumes(kube, where, scenario.claim_templates)
+            contexts[where] = manifests.RenderContext(
+                namespace=where,
+                scheduler_name=config.scheduler_name,
+                pool_selector=pool.selector,
+                node_cpu_millis=cpu_millis(pool.cpu),
+                node_memory_bytes=memory_bytes(pool.memory),
+                pvcs={name: make_bound_pvc(kube, where, name) for name in scenario.volumes},
+                storage_class=template_storage_class(where),
+                extra=dict(scenario.values),
+            )
         run = ScenarioRun(
-            scenario, kube, namespace, pool, context, config.timeouts, config.supported, scheduler,
+            scenario, kube, namespace, pool, contexts[namespace], config.timeouts, config.supported, scheduler,
             resize_floor_cpu_millis=cpu_millis(config.resize_floor_cpu), cluster=cluster,
+            others={name: contexts[where] for name, where in extra.items()},
         )
         # Started before the test applies its first fixture; asked by every check and once after the test.
         monitor = ContractMonitor(
             kube, namespace, pool.selector, timeouts=config.timeouts, checks_records=run.checks_records, scheduler_name=config.scheduler_name,
-            keep_going=config.contract_keep_going,
+            keep_going=config.contract_keep_going, extra_namespaces=tuple(extra.values()),
         )
         with monitor, _Sampler(run) as sampler:
             run.monitor = monitor
@@ -281,13 +288,15 @@ def _scenario_run(
                 kube.delete(doc)
         # Shapes come off before the pool goes back: on kind its nodes serve the next scenario.
         unshape_pool_nodes(kube, unshape)
-        _cleanup(kube, namespace, pool, cluster, config)
+        _cleanup(kube, (namespace, *extra.values()), pool, cluster, config)
 
 
-def _cleanup(kube: Kube, namespace: str, pool: Any, cluster: Any, config: SuiteConfig) -> None:
-    cluster.delete_test_namespace(kube, namespace)
+def _cleanup(kube: Kube, namespaces: tuple[str, ...], pool: Any, cluster: Any, config: SuiteConfig) -> None:
+    for namespace in namespaces:
+        cluster.delete_test_namespace(kube, namespace)
     # Pods go before their nodes: a node deleted under a pod leaves the pod to garbage collection.
-    wait_pods_gone(kube, namespace, timeouts=config.timeouts)
+    for namespace in namespaces:
+        wait_pods_gone(kube, namespace, timeouts=config.timeouts)
     if pool is not None:
         cluster.remove_node_pool(kube, pool)
 

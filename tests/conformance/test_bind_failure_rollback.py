@@ -35,12 +35,12 @@ def test_bind_failure_rollback(run: ScenarioRun) -> None:
     fault = run.apply("bind_failure_rollback-fault")
     binding_must_be_denied(run)
     run.apply("bind_failure_rollback")
-    task_pod_must_exist(run, "rollback", "first")
+    task_pod_must_exist(run, "bind-failure-rollback", "first")
 
     if run.checks_records:
 
         def rolled_back() -> None:
-            _, group, status = group_status_now(run, "rollback", "first")
+            _, group, status = group_status_now(run, "bind-failure-rollback", "first")
             if status.claim_generation < 1:
                 raise NotYet(f"group {group.name} was never claimed (claimGeneration {status.claim_generation})")
             if status.state != State.PENDING or status.node or status.holders:
@@ -48,16 +48,16 @@ def test_bind_failure_rollback(run: ScenarioRun) -> None:
 
         wait_for(rolled_back, what="a claim made and rolled back after a failed bind", timeout="record_state", timeouts=run.timeouts)
 
-    pod = run.task_pods("rollback", "first")[0]
+    pod = run.task_pods("bind-failure-rollback", "first")[0]
     assert not pod["spec"].get("nodeName"), f"{pod['metadata']['name']} is bound to {pod['spec']['nodeName']} although binding is denied"
 
     for doc in reversed(fault):
         run.delete(doc)
-    bound = task_pod_must_be_bound(run, "rollback", "first")
-    group_must_be(run, "rollback", "first", state=State.RESERVED, node=bound["spec"]["nodeName"])
+    bound = task_pod_must_be_bound(run, "bind-failure-rollback", "first")
+    group_must_be(run, "bind-failure-rollback", "first", state=State.RESERVED, node=bound["spec"]["nodeName"])
     # Room on the group's node for second: filler 0.5 + the group's CPU peak (second's 0.4) = 0.9 of a node.
     group_node_must_look_worse(run, bound["spec"]["nodeName"])
     run.release_pod(bound["metadata"]["name"])
-    second = task_pod_must_be_bound(run, "rollback", "second")
+    second = task_pod_must_be_bound(run, "bind-failure-rollback", "second")
     assert second["spec"]["nodeName"] == bound["spec"]["nodeName"], "the group's second task left the group's node"
-    pipelinerun_must_succeed(run, "rollback")
+    pipelinerun_must_succeed(run, "bind-failure-rollback")

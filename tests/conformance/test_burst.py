@@ -20,7 +20,7 @@ from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
 
-RUNS = tuple(f"r{i}" for i in range(5))
+RUNS = tuple(f"burst-r{i}" for i in range(5))
 
 SCENARIO = Scenario(
     name="burst",

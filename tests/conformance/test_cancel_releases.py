@@ -31,17 +31,17 @@ SCENARIO = Scenario(
 
 def test_cancel_releases(run: ScenarioRun) -> None:
     run.apply("cancel_releases")
-    small = task_pod_must_be_bound(run, "cancelled", "small")
+    small = task_pod_must_be_bound(run, "cancel-releases-cancelled", "small")
     node = small["spec"]["nodeName"]
-    group_must_be(run, "cancelled", "small", state=State.RESERVED, node=node)
+    group_must_be(run, "cancel-releases-cancelled", "small", state=State.RESERVED, node=node)
     # Tekton cancels only the TaskRuns it lists already: judge the scheduler only once Tekton has acted.
-    pipelinerun_must_list_task(run, "cancelled", "small")
+    pipelinerun_must_list_task(run, "cancel-releases-cancelled", "small")
 
-    run.cancel("cancelled")
-    taskrun_must_be_done(run, "cancelled", "small")
-    group_must_be(run, "cancelled", "small", state=State.RELEASED, node=node)
+    run.cancel("cancel-releases-cancelled")
+    taskrun_must_be_done(run, "cancel-releases-cancelled", "small")
+    group_must_be(run, "cancel-releases-cancelled", "small", state=State.RELEASED, node=node)
     run.apply("cancel_releases-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    b_pod = task_pod_must_be_bound(run, "cancel-releases-b", "only")
     assert b_pod["spec"]["nodeName"] == node, f"B is on {b_pod['spec']['nodeName']}, but the pool's only node is {node}"
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, "cancel-releases-b")

@@ -35,19 +35,19 @@ def test_concurrent_bind_rollback(run: ScenarioRun) -> None:
     fault = run.apply("concurrent_bind_rollback-fault")
     binding_must_be_denied(run)
     run.apply("concurrent_bind_rollback")
-    left = task_pod_must_be_bound(run, "pair", "left")
+    left = task_pod_must_be_bound(run, "concurrent-bind-rollback", "left")
     node = left["spec"]["nodeName"]
-    task_pod_must_exist(run, "pair", "right")
+    task_pod_must_exist(run, "concurrent-bind-rollback", "right")
 
-    group_must_stay(run, "pair", "left", node=node, holders=(left,))
-    right = run.task_pods("pair", "right")[0]
+    group_must_stay(run, "concurrent-bind-rollback", "left", node=node, holders=(left,))
+    right = run.task_pods("concurrent-bind-rollback", "right")[0]
     assert not right["spec"].get("nodeName"), f"{right['metadata']['name']} is bound to {right['spec']['nodeName']} although binding it is denied"
 
     for doc in reversed(fault):
         run.delete(doc)
-    right = task_pod_must_be_bound(run, "pair", "right")
+    right = task_pod_must_be_bound(run, "concurrent-bind-rollback", "right")
     assert right["spec"]["nodeName"] == node, f"right ran on {right['spec']['nodeName']}, not on its group's node {node}"
-    group_must_be(run, "pair", "right", state=State.RESERVED, node=node)
+    group_must_be(run, "concurrent-bind-rollback", "right", state=State.RESERVED, node=node)
     run.release_pod(left["metadata"]["name"])
     run.release_pod(right["metadata"]["name"])
-    pipelinerun_must_succeed(run, "pair")
+    pipelinerun_must_succeed(run, "concurrent-bind-rollback")

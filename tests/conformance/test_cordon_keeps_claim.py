@@ -30,19 +30,19 @@ SCENARIO = Scenario(
 
 def test_cordon_keeps_claim(run: ScenarioRun) -> None:
     run.apply("cordon_keeps_claim")
-    small, node, _ = task_must_hold_its_group(run, "cordoned", "small")
+    small, node, _ = task_must_hold_its_group(run, "cordon-keeps-claim", "small")
 
     run.cordon(node, taint=True)
-    group_must_stay(run, "cordoned", "small", node=node, holders=(small,))
+    group_must_stay(run, "cordon-keeps-claim", "small", node=node, holders=(small,))
     run.uncordon(node)
 
     # 900m on the group's node: 200m (small) + 3600m (the residual) + 900m = 4700m of 4800m, so the
     # claim still fits; a scheduler that dropped it would find the other, empty node the better choice.
     run.apply("cordon_keeps_claim-filler", node=node)
     run.release_pod(small["metadata"]["name"])
-    big = task_pod_must_be_bound(run, "cordoned", "big")
+    big = task_pod_must_be_bound(run, "cordon-keeps-claim", "big")
     assert big["spec"]["nodeName"] == node, f"big ran on {big['spec']['nodeName']}, not on its group's node {node}: the cordon cost the group its claim"
-    group_must_be(run, "cordoned", "big", state=State.RESERVED, node=node)
+    group_must_be(run, "cordon-keeps-claim", "big", state=State.RESERVED, node=node)
     run.release_pod(big["metadata"]["name"])
-    pipelinerun_must_succeed(run, "cordoned")
-    group_must_be(run, "cordoned", "big", state=State.RELEASED, node=node)
+    pipelinerun_must_succeed(run, "cordon-keeps-claim")
+    group_must_be(run, "cordon-keeps-claim", "big", state=State.RELEASED, node=node)

@@ -32,14 +32,14 @@ SCENARIO = Scenario(
 
 def test_delete_releases(run: ScenarioRun) -> None:
     run.apply("delete_releases")
-    small = task_pod_must_be_bound(run, "deleted", "small")
+    small = task_pod_must_be_bound(run, "delete-releases-deleted", "small")
     node = small["spec"]["nodeName"]
-    group_must_be(run, "deleted", "small", state=State.RESERVED, node=node)
+    group_must_be(run, "delete-releases-deleted", "small", state=State.RESERVED, node=node)
 
-    run.delete_pipeline_run("deleted")
-    group_must_be_released_or_gone(run, "deleted", "small")
+    run.delete_pipeline_run("delete-releases-deleted")
+    group_must_be_released_or_gone(run, "delete-releases-deleted", "small")
     run.apply("delete_releases-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    b_pod = task_pod_must_be_bound(run, "delete-releases-b", "only")
     assert b_pod["spec"]["nodeName"] == node, f"B is on {b_pod['spec']['nodeName']}, but the pool's only node is {node}"
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, "delete-releases-b")

@@ -44,23 +44,23 @@ SCENARIO = Scenario(
 def test_emptydir_scratch(run: ScenarioRun) -> None:
     run.apply("emptydir_scratch")
 
-    fetch = task_pod_must_be_bound(run, "scratch", "fetch")
+    fetch = task_pod_must_be_bound(run, "emptydir-scratch", "fetch")
     fetch_node = fetch["spec"]["nodeName"]
     other = next(n for n in run.node_names if n != fetch_node)
-    run.apply("filler", name="filler-fetch-node", node=fetch_node, share=0.8)
-    pod_must_be_running(run, "filler-fetch-node")
+    run.apply("filler", name="emptydir-scratch-filler", node=fetch_node, share=0.8)
+    pod_must_be_running(run, "emptydir-scratch-filler")
     run.release_pod(fetch["metadata"]["name"])
     assert pod_must_be_finished(run, fetch["metadata"]["name"]) == "Succeeded"
 
-    build = task_pod_must_be_bound(run, "scratch", "build")
+    build = task_pod_must_be_bound(run, "emptydir-scratch", "build")
     assert build["spec"]["nodeName"] == other, (
         f"build ran on {build['spec']['nodeName']} beside the filler, not on the empty {other}: "
         "tasks sharing only emptyDir, ConfigMap, Secret or projected workspaces form no group (docs/contract.md section 4)"
     )
-    pipelinerun_must_succeed(run, "scratch")
+    pipelinerun_must_succeed(run, "emptydir-scratch")
     if run.checks_records:
-        record = run.record("scratch")
+        record = run.record("emptydir-scratch")
         assert record is None or not record.groups, (
-            f"record {run.namespace}/scratch has groups {[sorted(g.tasks) for g in record.groups]}: "
+            f"record {run.namespace}/emptydir-scratch has groups {[sorted(g.tasks) for g in record.groups]}: "
             "a run with no persistentVolumeClaim or volumeClaimTemplate workspace has none (docs/contract.md section 4)"
         )

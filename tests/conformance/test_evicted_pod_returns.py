@@ -42,27 +42,27 @@ SCENARIO = Scenario(
 
 def test_evicted_pod_returns(run: ScenarioRun) -> None:
     run.apply("evicted_pod_returns")
-    small, node, record = task_must_hold_its_group(run, "evicted", "small")
+    small, node, record = task_must_hold_its_group(run, "evicted-pod-returns", "small")
     generation = claim_generation_of(record, "small")
     # 900m on the group's node: 200m (small) + 3600m (the residual: 3800m peak - 200m) + 900m = 4700m of 4800m.
     # Once small's pod is gone the node holds 900m and the other node nothing, so a scheduler that let the
     # claim go with the pod finds the other node the better choice.
     run.apply("evicted_pod_returns-filler", node=node)
-    pod_must_be_running(run, "filler")
+    pod_must_be_running(run, "evicted-pod-returns-filler")
 
     run.evict_pod(small["metadata"]["name"])
     # The new pod of small (200m) fits on the claim's node: 4800m - 900m (filler) = 3900m for the group's pods.
-    again = task_pod_must_be_replaced(run, "evicted", "small", gone=small)
+    again = task_pod_must_be_replaced(run, "evicted-pod-returns", "small", gone=small)
     assert again["spec"]["nodeName"] == node, (
         f"{again['metadata']['name']} (the evicted pod's replacement) is on {again['spec']['nodeName']}, not on its group's node {node}"
     )
-    group_must_be(run, "evicted", "small", state=State.RESERVED, node=node, claim_generation=generation)
+    group_must_be(run, "evicted-pod-returns", "small", state=State.RESERVED, node=node, claim_generation=generation)
 
     run.release_pod(again["metadata"]["name"])
     # big (3800m) fits beside the filler: 3800m <= 4800m - 900m.
-    big = task_pod_must_be_bound(run, "evicted", "big")
+    big = task_pod_must_be_bound(run, "evicted-pod-returns", "big")
     assert big["spec"]["nodeName"] == node, f"big ran on {big['spec']['nodeName']}, not on its group's node {node}"
-    group_must_be(run, "evicted", "big", state=State.RESERVED, node=node, claim_generation=generation)
+    group_must_be(run, "evicted-pod-returns", "big", state=State.RESERVED, node=node, claim_generation=generation)
     run.release_pod(big["metadata"]["name"])
-    pipelinerun_must_succeed(run, "evicted")
-    group_must_be(run, "evicted", "big", state=State.RELEASED, node=node)
+    pipelinerun_must_succeed(run, "evicted-pod-returns")
+    group_must_be(run, "evicted-pod-returns", "big", state=State.RELEASED, node=node)

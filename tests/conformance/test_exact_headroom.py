@@ -34,17 +34,17 @@ SCENARIO = Scenario(
 
 def test_exact_headroom(run: ScenarioRun) -> None:
     run.apply("exact_headroom-a")
-    small, node, record = task_must_hold_its_group(run, "a", "small")
+    small, node, record = task_must_hold_its_group(run, "exact-headroom-a", "small")
     group_must_have(run, record, "small", tasks={"small", "big"}, workspaces={"source"}, peak_cpu_millis=run.node_cpu_millis() * 3800 // 4800, peak_memory_bytes=0)
 
     run.apply("exact_headroom-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    b_pod = task_pod_must_be_bound(run, "exact-headroom-b", "only")
     assert b_pod["spec"]["nodeName"] == node, f"B is on {b_pod['spec']['nodeName']}, but the pool's only node is {node}"
-    group_must_be(run, "b", "only", state=State.RESERVED, node=node)
+    group_must_be(run, "exact-headroom-b", "only", state=State.RESERVED, node=node)
 
     run.release_pod(small["metadata"]["name"])
-    big = task_pod_must_be_bound(run, "a", "big")
+    big = task_pod_must_be_bound(run, "exact-headroom-a", "big")
     assert big["spec"]["nodeName"] == node, f"A's big task ran on {big['spec']['nodeName']}, not on its group's node {node}"
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "a")
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, "exact-headroom-a")
+    pipelinerun_must_succeed(run, "exact-headroom-b")

@@ -26,14 +26,14 @@ SCENARIO = Scenario(
 
 def test_finally_in_group(run: ScenarioRun) -> None:
     run.apply("finally_in_group")
-    build = task_pod_must_be_bound(run, "fin", "build")
+    build = task_pod_must_be_bound(run, "finally-in-group", "build")
     node = build["spec"]["nodeName"]
-    record = group_must_be(run, "fin", "build", state=State.RESERVED, node=node)
+    record = group_must_be(run, "finally-in-group", "build", state=State.RESERVED, node=node)
     group_must_have(run, record, "build", tasks={"build", "report"}, workspaces={"source"}, peak_cpu_millis=int(run.node_cpu_millis() * 0.3), peak_memory_bytes=int(run.node_memory_bytes() * 0.2))
 
     run.apply("finally_in_group-filler", node=node)
     run.release_pod(build["metadata"]["name"])
-    report = task_pod_must_be_bound(run, "fin", "report")
+    report = task_pod_must_be_bound(run, "finally-in-group", "report")
     assert report["spec"]["nodeName"] == node, f"the finally task ran on {report['spec']['nodeName']}, not on its group's node {node}"
-    pipelinerun_must_succeed(run, "fin")
-    group_must_be(run, "fin", "report", state=State.RELEASED, node=node)
+    pipelinerun_must_succeed(run, "finally-in-group")
+    group_must_be(run, "finally-in-group", "report", state=State.RELEASED, node=node)

@@ -44,24 +44,24 @@ PEAK_CPU = 2400
 
 def test_finished_pods_free_room(run: ScenarioRun) -> None:
     n0, n1 = run.node_names
-    finished = (("done-0", "0"), ("done-1", "0"), ("failed-2", "1"))
+    finished = (("finished-pods-free-room-done-0", "0"), ("finished-pods-free-room-done-1", "0"), ("finished-pods-free-room-failed-2", "1"))
     for name, exit_code in finished:
         run.apply("filler", name=name, node=n0, share=1600 / 4800, ends=exit_code)
-    run.apply("filler", name="full", node=n1, share=4000 / 4800)
+    run.apply("filler", name="finished-pods-free-room-full", node=n1, share=4000 / 4800)
     pods_must_be_finished(run, tuple(name for name, _ in finished))
     phases = {name: (run.pod(name).get("status") or {}).get("phase") for name, _ in finished}
-    assert phases == {"done-0": "Succeeded", "done-1": "Succeeded", "failed-2": "Failed"}, f"the fillers on {n0} ended {phases}"
-    pod_must_be_running(run, "full")
+    assert list(phases.values()) == ["Succeeded", "Succeeded", "Failed"], f"the fillers on {n0} ended {phases}"
+    pod_must_be_running(run, "finished-pods-free-room-full")
 
-    run.apply("plain", share=1200 / 4800)
-    plain = pod_must_be_bound(run, "plain")
+    run.apply("plain", name="finished-pods-free-room-plain", share=1200 / 4800)
+    plain = pod_must_be_bound(run, "finished-pods-free-room-plain")
     assert plain["spec"]["nodeName"] == n0, f"the plain pod landed on {plain['spec']['nodeName']}, where only 800m is free: only {n0} fits"
 
     run.apply("finished_pods_free_room")
-    _, node, record = task_must_hold_its_group(run, "g", "only")
+    _, node, record = task_must_hold_its_group(run, "finished-pods-free-room", "only")
     assert node == n0, f"g's claim went to {node}, where only 800m is free for its 2400m peak: only {n0} fits"
     group_must_have(
         run, record, "only", tasks={"only"}, workspaces={"source"},
         peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
     )
-    group_must_be(run, "g", "only", state=State.RESERVED, node=n0)
+    group_must_be(run, "finished-pods-free-room", "only", state=State.RESERVED, node=n0)

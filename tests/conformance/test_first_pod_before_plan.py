@@ -48,7 +48,7 @@ SCENARIO = Scenario(
     volumes=("source",),
 )
 
-POD = "early-clone-by-hand"
+POD = "first-pod-before-plan-clone-by-hand"
 
 # The group's peak, by hand from the fixture (on a 4800m node): clone 600m and lint 300m have no
 # runAfter between them, so they may run at once: 600 + 300 = 900m; build (720m) runs after both,
@@ -61,15 +61,15 @@ def test_first_pod_before_plan(run: ScenarioRun) -> None:
     run.apply("first_pod_before_plan-pod")
     run.apply("first_pod_before_plan-quota")
     pod_creation_must_be_denied(run)
-    pod_must_wait_for_plan(run, POD, pipeline_run="early", task="clone")
+    pod_must_wait_for_plan(run, POD, pipeline_run="first-pod-before-plan", task="clone")
 
-    run.start_pending("early")
-    pipelinerun_must_be_resolved(run, "early")
+    run.start_pending("first-pod-before-plan")
+    pipelinerun_must_be_resolved(run, "first-pod-before-plan")
     pod = pod_must_be_bound(run, POD, timeout="parked_pod_scheduled")
     node = pod["spec"]["nodeName"]
 
-    record = group_must_be(run, "early", "clone", state=State.RESERVED, node=node)
-    group_must_stay(run, "early", "clone", node=node, holders=(pod,))
+    record = group_must_be(run, "first-pod-before-plan", "clone", state=State.RESERVED, node=node)
+    group_must_stay(run, "first-pod-before-plan", "clone", node=node, holders=(pod,))
     cpu = run.node_cpu_millis()
     group_must_have(
         run, record, "clone", tasks={"clone", "lint", "build"}, workspaces={"source"},

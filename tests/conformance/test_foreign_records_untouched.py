@@ -66,23 +66,23 @@ def _foreign_record(run: ScenarioRun, pipeline_run: dict[str, Any], pod: dict[st
 
 def test_foreign_records_untouched(run: ScenarioRun) -> None:
     run.apply("foreign_records_untouched-other")
-    pod = task_pod_must_exist(run, "other", "only")
-    pipelinerun_must_list_task(run, "other", "only")
-    written = run.create_foreign_record(_foreign_record(run, run.pipeline_run("other"), pod, run.node_names[0]))
+    pod = task_pod_must_exist(run, "foreign-records-untouched-other", "only")
+    pipelinerun_must_list_task(run, "foreign-records-untouched-other", "only")
+    written = run.create_foreign_record(_foreign_record(run, run.pipeline_run("foreign-records-untouched-other"), pod, run.node_names[0]))
 
     run.apply("foreign_records_untouched-mine")
-    mine = task_pod_must_be_bound(run, "mine", "only")
-    group_must_be(run, "mine", "only", state=State.RESERVED, node=mine["spec"]["nodeName"])
+    mine = task_pod_must_be_bound(run, "foreign-records-untouched-mine", "only")
+    group_must_be(run, "foreign-records-untouched-mine", "only", state=State.RESERVED, node=mine["spec"]["nodeName"])
     # Cancelled while the scheduler under test is busy in this namespace: a releaser that releases
     # every record whose run is over meets the other scheduler's record now, not at a resync.
-    run.cancel("other")
-    taskrun_must_be_done(run, "other", "only")
+    run.cancel("foreign-records-untouched-other")
+    taskrun_must_be_done(run, "foreign-records-untouched-other", "only")
     run.release_pod(mine["metadata"]["name"])
-    pipelinerun_must_succeed(run, "mine")
-    group_must_be(run, "mine", "only", state=State.RELEASED, node=mine["spec"]["nodeName"])
+    pipelinerun_must_succeed(run, "foreign-records-untouched-mine")
+    group_must_be(run, "foreign-records-untouched-mine", "only", state=State.RELEASED, node=mine["spec"]["nodeName"])
 
-    group_must_stay(run, "other", "only", node=run.node_names[0], holders=(pod,))
-    now = run.record_json("other")
+    group_must_stay(run, "foreign-records-untouched-other", "only", node=run.node_names[0], holders=(pod,))
+    now = run.record_json("foreign-records-untouched-other")
     assert now is not None, "another scheduler's record was deleted by the scheduler under test"
     assert now["metadata"]["resourceVersion"] == written["metadata"]["resourceVersion"], (
         f"another scheduler's record was written by the scheduler under test: {now.get('metadata', {}).get('managedFields', [{}])[-1].get('manager')} "

@@ -47,23 +47,23 @@ PEAK_CPU = 2400
 
 def test_full_group_node_waits(run: ScenarioRun) -> None:
     run.apply("full_group_node_waits")
-    first, node, record = task_must_hold_its_group(run, "g", "first")
+    first, node, record = task_must_hold_its_group(run, "full-group-node-waits", "first")
     group_must_have(
         run, record, "first", tasks={"first", "second"}, workspaces={"source"},
         peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
     )
-    run.apply("filler", name="filler", node=node, share=3000 / 4800)
-    pod_must_be_running(run, "filler")
+    run.apply("filler", name="full-group-node-waits-filler", node=node, share=3000 / 4800)
+    pod_must_be_running(run, "full-group-node-waits-filler")
 
     run.release_pod(first["metadata"]["name"])
     assert pod_must_be_finished(run, first["metadata"]["name"]) == "Succeeded"
-    task_pod_must_stay_pending(run, "g", "second")
-    group_must_be(run, "g", "second", state=State.RESERVED, node=node)
+    task_pod_must_stay_pending(run, "full-group-node-waits", "second")
+    group_must_be(run, "full-group-node-waits", "second", state=State.RESERVED, node=node)
 
-    run.delete({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "filler"}})
-    pods_must_be_gone(run, ("filler",))
-    second = task_pod_must_be_bound(run, "g", "second")
+    run.delete({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "full-group-node-waits-filler"}})
+    pods_must_be_gone(run, ("full-group-node-waits-filler",))
+    second = task_pod_must_be_bound(run, "full-group-node-waits", "second")
     assert second["spec"]["nodeName"] == node, f"g's second pod landed on {second['spec']['nodeName']}, not on its group's node {node}"
     run.release_pod(second["metadata"]["name"])
-    pipelinerun_must_succeed(run, "g")
-    group_must_be(run, "g", "second", state=State.RELEASED, node=node)
+    pipelinerun_must_succeed(run, "full-group-node-waits")
+    group_must_be(run, "full-group-node-waits", "second", state=State.RELEASED, node=node)

@@ -53,10 +53,10 @@ def test_graceful_cancel_keeps_finally(run: ScenarioRun) -> None:
     group = group_ready_to_stop(run)
 
     # The stop: small is cancelled, report is still to run but has no pod while the quota lasts.
-    run.cancel("a", status="CancelledRunFinally")
-    taskrun_must_be_done(run, "a", "small")
-    task_pod_must_stay_pending(run, "b", "only")
-    group_must_be(run, "a", "small", state=State.RESERVED, node=group.node, claim_generation=group.generation)
-    task_pod_must_not_exist(run, "a", "report", attempt=0)
+    run.cancel("graceful-cancel-keeps-finally-a", status="CancelledRunFinally")
+    taskrun_must_be_done(run, "graceful-cancel-keeps-finally-a", "small")
+    task_pod_must_stay_pending(run, "graceful-cancel-keeps-finally-b", "only")
+    group_must_be(run, "graceful-cancel-keeps-finally-a", "small", state=State.RESERVED, node=group.node, claim_generation=group.generation)
+    task_pod_must_not_exist(run, "graceful-cancel-keeps-finally-a", "report", attempt=0)
 
     report_must_land_then_b(run, group, a_ends_with="Cancelled")

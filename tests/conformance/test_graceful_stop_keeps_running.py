@@ -68,20 +68,20 @@ def test_graceful_stop_keeps_running(run: ScenarioRun) -> None:
     small = group.small
 
     # The stop: small runs on, report is still to come.
-    run.cancel("a", status="StoppedRunFinally")
-    group_must_stay(run, "a", "small", node=group.node, holders=(small,))
-    task_pod_must_stay_pending(run, "b", "only")
+    run.cancel("graceful-stop-keeps-running-a", status="StoppedRunFinally")
+    group_must_stay(run, "graceful-stop-keeps-running-a", "small", node=group.node, holders=(small,))
+    task_pod_must_stay_pending(run, "graceful-stop-keeps-running-b", "only")
     pod_must_be_running(run, small["metadata"]["name"])
-    group_must_be(run, "a", "small", state=State.RESERVED, node=group.node, claim_generation=group.generation)
+    group_must_be(run, "graceful-stop-keeps-running-a", "small", state=State.RESERVED, node=group.node, claim_generation=group.generation)
 
     # small ends on its own; report has no pod while the quota lasts.
     run.release_pod(small["metadata"]["name"])
-    small_run = taskrun_must_be_done(run, "a", "small")
+    small_run = taskrun_must_be_done(run, "graceful-stop-keeps-running-a", "small")
     ended = next(c for c in small_run["status"]["conditions"] if c.get("type") == "Succeeded")
     assert ended.get("status") == "True", f"A's DAG task small ended {ended.get('status')} ({ended.get('reason')}): StoppedRunFinally should have let it run to its end"
-    task_pod_must_stay_pending(run, "b", "only")
-    group_must_be(run, "a", "report", state=State.RESERVED, node=group.node, claim_generation=group.generation)
-    task_pod_must_not_exist(run, "a", "report", attempt=0)
+    task_pod_must_stay_pending(run, "graceful-stop-keeps-running-b", "only")
+    group_must_be(run, "graceful-stop-keeps-running-a", "report", state=State.RESERVED, node=group.node, claim_generation=group.generation)
+    task_pod_must_not_exist(run, "graceful-stop-keeps-running-a", "report", attempt=0)
 
     # Tekton ends a StoppedRunFinally run False, reason Cancelled, even when every task succeeded.
     report_must_land_then_b(run, group, a_ends_with="Cancelled")

@@ -35,21 +35,21 @@ SCENARIO = Scenario(
 
 def test_group_done_frees_room(run: ScenarioRun) -> None:
     run.apply("group_done_frees_room-a")
-    build = task_pod_must_be_bound(run, "a", "build")
+    build = task_pod_must_be_bound(run, "group-done-frees-room-a", "build")
     node = build["spec"]["nodeName"]
-    notify = task_pod_must_be_bound(run, "a", "notify")
+    notify = task_pod_must_be_bound(run, "group-done-frees-room-a", "notify")
     pod_must_be_running(run, notify["metadata"]["name"])
-    record = group_must_be(run, "a", "build", state=State.RELEASED, node=node)
+    record = group_must_be(run, "group-done-frees-room-a", "build", state=State.RELEASED, node=node)
     group_must_have(
         run, record, "build", tasks={"build"}, workspaces={"source"},
         peak_cpu_millis=run.node_cpu_millis() * 3800 // 4800, peak_memory_bytes=0,
     )
 
     run.apply("group_done_frees_room-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    b_pod = task_pod_must_be_bound(run, "group-done-frees-room-b", "only")
     assert b_pod["spec"]["nodeName"] == node, f"B is on {b_pod['spec']['nodeName']}, but the pool's only node is {node}"
     assert run.pod(notify["metadata"]["name"])["status"]["phase"] == "Running", "A's notify task ended early: the scenario needs A still running"
     run.release_pod(notify["metadata"]["name"])
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "a")
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, "group-done-frees-room-a")
+    pipelinerun_must_succeed(run, "group-done-frees-room-b")

@@ -63,7 +63,7 @@ def test_group_node_not_the_obvious_choice(run: ScenarioRun) -> None:
     n2 = claim_must_be_forced_onto_the_last_node(run)
 
     run.apply("group_node_not_the_obvious_choice")
-    first, node, record = task_must_hold_its_group(run, "g", "first")
+    first, node, record = task_must_hold_its_group(run, "group-node-not-the-obvious-choice", "first")
     assert node == n2, f"g's first pod opened its claim on {node}, where only 800m is free for its 1200m peak: only {n2} fits"
     group_must_have(
         run, record, "first", tasks={"first", "second"}, workspaces={"source"},
@@ -74,12 +74,12 @@ def test_group_node_not_the_obvious_choice(run: ScenarioRun) -> None:
 
     run.release_pod(first["metadata"]["name"])
     assert pod_must_be_finished(run, first["metadata"]["name"]) == "Succeeded"
-    second = task_pod_must_be_bound(run, "g", "second")
+    second = task_pod_must_be_bound(run, "group-node-not-the-obvious-choice", "second")
     assert second["spec"]["nodeName"] == n2, (
         f"g's second pod landed on {second['spec']['nodeName']}, not on its group's node {n2}: "
         "the claim outlives the group's finished pods, whatever scoring says"
     )
-    group_must_stay(run, "g", "second", node=n2, holders=(first, second))
+    group_must_stay(run, "group-node-not-the-obvious-choice", "second", node=n2, holders=(first, second))
     run.release_pod(second["metadata"]["name"])
-    pipelinerun_must_succeed(run, "g")
-    group_must_be(run, "g", "second", state=State.RELEASED, node=n2)
+    pipelinerun_must_succeed(run, "group-node-not-the-obvious-choice")
+    group_must_be(run, "group-node-not-the-obvious-choice", "second", state=State.RELEASED, node=n2)

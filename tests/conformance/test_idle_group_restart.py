@@ -4,9 +4,9 @@ The faults it exists to catch: a reservation that expires on a timer (held for
 so many seconds after its claim, or after its last pod), and a restarted
 scheduler that counts only the groups it sees pods of. Real pipelines leave a
 group idle for minutes, behind a long task elsewhere or a quota; every other
-scenario's gap is a few seconds. Here idle-a's group has no pod alive from
+scenario's gap is a few seconds. Here idle-group-restart-a's group has no pod alive from
 checkout's end to release's start, `group_idle` (25 s) before a scheduler
-restart and as long after it, while idle-b waits for exactly the room the
+restart and as long after it, while idle-group-restart-b waits for exactly the room the
 group holds, on the pool's only node.
 """
 
@@ -32,7 +32,7 @@ SCENARIO = Scenario(
     features=(Feature.RESTART,),
     fixtures=("idle_group_restart-a", "idle_group_restart-b"),
     pool=PoolSpec(count=1),
-    volumes=("idle-source", "idle-b-source"),
+    volumes=("idle-source", "idle-group-restart-b-source"),
 )
 
 
@@ -43,22 +43,22 @@ SCENARIO = Scenario(
 
 def test_idle_group_restart(run: ScenarioRun) -> None:
     run.apply("idle_group_restart-a")
-    checkout, node, record = task_must_hold_its_group(run, "idle-a", "checkout")
+    checkout, node, record = task_must_hold_its_group(run, "idle-group-restart-a", "checkout")
     generation = claim_generation_of(record, "checkout")
     run.release_pod(checkout["metadata"]["name"])
     assert pod_must_be_finished(run, checkout["metadata"]["name"]) == "Succeeded"
-    integration = task_pod_must_be_bound(run, "idle-a", "integration")
+    integration = task_pod_must_be_bound(run, "idle-group-restart-a", "integration")
 
     run.apply("idle_group_restart-b")
-    task_pod_must_stay_pending(run, "idle-b", "only", duration="group_idle")
+    task_pod_must_stay_pending(run, "idle-group-restart-b", "only", duration="group_idle")
     run.restart_scheduler()
-    task_pod_must_stay_pending(run, "idle-b", "only", duration="group_idle")
-    group_must_be(run, "idle-a", "release", state=State.RESERVED, node=node, claim_generation=generation)
+    task_pod_must_stay_pending(run, "idle-group-restart-b", "only", duration="group_idle")
+    group_must_be(run, "idle-group-restart-a", "release", state=State.RESERVED, node=node, claim_generation=generation)
 
     run.release_pod(integration["metadata"]["name"])
-    release = task_pod_must_be_bound(run, "idle-a", "release", timeout="scheduler_failover")
+    release = task_pod_must_be_bound(run, "idle-group-restart-a", "release", timeout="scheduler_failover")
     assert release["spec"]["nodeName"] == node, f"release ran on {release['spec']['nodeName']}, not on its group's node {node}"
-    pipelinerun_must_succeed(run, "idle-a")
-    b_pod = task_pod_must_be_bound(run, "idle-b", "only")
+    pipelinerun_must_succeed(run, "idle-group-restart-a")
+    b_pod = task_pod_must_be_bound(run, "idle-group-restart-b", "only")
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "idle-b")
+    pipelinerun_must_succeed(run, "idle-group-restart-b")

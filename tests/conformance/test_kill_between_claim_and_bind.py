@@ -46,12 +46,12 @@ def test_kill_between_claim_and_bind(run: ScenarioRun) -> None:
     fault = run.apply("kill_between_claim_and_bind-fault")
     binding_must_be_denied(run)
     run.apply("kill_between_claim_and_bind")
-    pod = task_pod_must_exist(run, "killbind", "first")
+    pod = task_pod_must_exist(run, "kill-between-claim-and-bind", "first")
     uid, name = pod["metadata"]["uid"], pod["metadata"]["name"]
 
     def claimed_not_bound() -> tuple[str, int]:
         run.assert_contract()
-        _, group, status = group_status_now(run, "killbind", "first")
+        _, group, status = group_status_now(run, "kill-between-claim-and-bind", "first")
         if status.state != State.RESERVED or uid not in status.holders:
             raise NotYet(f"group {group.name} is {status.state.value} on {status.node or 'no node'} with holders {list(status.holders)}, {name} ({uid}) not among them")
         bound_to = (run.pod(name).get("spec") or {}).get("nodeName")
@@ -78,17 +78,17 @@ def test_kill_between_claim_and_bind(run: ScenarioRun) -> None:
 
     run.restart_scheduler(while_down=lift_the_faults)
     # The first binding after the kill: the successor may first wait out a leader-election lease.
-    bound = task_pod_must_be_bound(run, "killbind", "first", timeout="scheduler_failover")
+    bound = task_pod_must_be_bound(run, "kill-between-claim-and-bind", "first", timeout="scheduler_failover")
     assert bound["metadata"]["uid"] == uid, f"{name} was replaced (uid {bound['metadata']['uid']}, was {uid})"
     assert bound["spec"]["nodeName"] == node, (
         f"{name} was bound to {bound['spec']['nodeName']}, not to {node}, where it held the group's claim (generation {generation}) when the scheduler was killed"
     )
-    group_must_be(run, "killbind", "first", state=State.RESERVED, node=node, claim_generation=generation)
-    _, _, status = group_status_now(run, "killbind", "first")
+    group_must_be(run, "kill-between-claim-and-bind", "first", state=State.RESERVED, node=node, claim_generation=generation)
+    _, _, status = group_status_now(run, "kill-between-claim-and-bind", "first")
     assert uid in status.holders, f"{name} is bound on {node} but not a holder of its group's claim"
 
     run.release_pod(name)
-    second = task_pod_must_be_bound(run, "killbind", "second")
+    second = task_pod_must_be_bound(run, "kill-between-claim-and-bind", "second")
     assert second["spec"]["nodeName"] == node, f"the group's second task went to {second['spec']['nodeName']}, not to the claim's node {node}"
-    pipelinerun_must_succeed(run, "killbind")
-    group_must_be(run, "killbind", "second", state=State.RELEASED, node=node, claim_generation=generation)
+    pipelinerun_must_succeed(run, "kill-between-claim-and-bind")
+    group_must_be(run, "kill-between-claim-and-bind", "second", state=State.RELEASED, node=node, claim_generation=generation)

@@ -46,14 +46,14 @@ SCENARIO = Scenario(
 def test_leader_failover(run: ScenarioRun) -> None:
     with run.replicas() as replicas:
         run.apply("leader_failover-a")
-        small, a_node, _ = task_must_hold_its_group(run, "a", "small")
+        small, a_node, _ = task_must_hold_its_group(run, "leader-failover-a", "small")
         other = next(n for n in run.node_names if n != a_node)
         run.apply("leader_failover-filler", node=other)
 
         replicas.kill_leader()
         # Bounded by scheduler_failover: the killed leader's lease (6 s for the reference) must expire first.
         replicas.wait_failover()
-        group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
+        group_must_be(run, "leader-failover-a", "small", state=State.RESERVED, node=a_node)
         # The first binding after the kill: the successor has just taken the Lease and syncs its caches.
         b_must_avoid_the_kept_peak(run, "leader_failover", small, a_node=a_node, other=other, timeout="scheduler_failover", when="under the killed leader")
-        group_must_be(run, "a", "big", state=State.RELEASED, node=a_node)
+        group_must_be(run, "leader-failover-a", "big", state=State.RELEASED, node=a_node)

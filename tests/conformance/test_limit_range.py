@@ -94,7 +94,7 @@ def test_limit_range(run: ScenarioRun) -> None:
     run.apply("limit_range-limits")
     limit_range_must_be_in_force(run, cpu=int(run.node_cpu_millis() * 0.2))
     run.apply("limit_range-a")
-    small, node, record = task_must_hold_its_group(run, "a", "small")
+    small, node, record = task_must_hold_its_group(run, "limit-range-a", "small")
     cpu = run.node_cpu_millis()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
@@ -102,13 +102,13 @@ def test_limit_range(run: ScenarioRun) -> None:
     )
 
     run.apply("limit_range-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    b_pod = task_pod_must_be_bound(run, "limit-range-b", "only")
     assert b_pod["spec"]["nodeName"] == node, f"B is on {b_pod['spec']['nodeName']}, but the pool's only node is {node}"
-    group_must_be(run, "b", "only", state=State.RESERVED, node=node)
+    group_must_be(run, "limit-range-b", "only", state=State.RESERVED, node=node)
 
     run.release_pod(small["metadata"]["name"])
-    big = task_pod_must_be_bound(run, "a", "big")
+    big = task_pod_must_be_bound(run, "limit-range-a", "big")
     assert big["spec"]["nodeName"] == node, f"A's big task ran on {big['spec']['nodeName']}, not on its group's node {node}"
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "a")
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, "limit-range-a")
+    pipelinerun_must_succeed(run, "limit-range-b")

@@ -16,7 +16,7 @@ from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
 
-RUNS = tuple(f"l{i:02d}" for i in range(50))
+RUNS = tuple(f"load-l{i:02d}" for i in range(50))
 
 SCENARIO = Scenario(
     name="load",

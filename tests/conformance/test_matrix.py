@@ -4,8 +4,8 @@ The fault it exists to catch: counting a matrixed pipeline task once. A matrix
 over three values makes three TaskRuns, three pods, running at the same time.
 
 What Tekton v1.15 built on the local cluster (read once while writing this
-scenario): three pods `a-big-0-pod`, `a-big-1-pod`,
-`a-big-2-pod`, each with container `step-work` (1200m, no memory) and init
+scenario): three pods `matrix-a-big-0-pod`, `matrix-a-big-1-pod`,
+`matrix-a-big-2-pod`, each with container `step-work` (1200m, no memory) and init
 containers `prepare` and `place-scripts` with no resources. Matrix is a beta
 field, enabled on the local cluster (`enable-api-fields: beta`).
 """
@@ -45,7 +45,7 @@ SCENARIO = Scenario(
 
 def test_matrix(run: ScenarioRun) -> None:
     run.apply("matrix-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    small, a_node, record = task_must_hold_its_group(run, "matrix-a", "small")
     cpu = run.node_cpu_millis()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
@@ -55,19 +55,19 @@ def test_matrix(run: ScenarioRun) -> None:
     other = next(n for n in run.node_names if n != a_node)
     run.apply("matrix-filler", node=other)
     run.apply("matrix-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    b_pod = task_pod_must_be_bound(run, "matrix-b", "only")
     assert b_pod["spec"]["nodeName"] == other, (
         f"B landed on {b_pod['spec']['nodeName']}, inside the room A's three matrixed pods need there: it should be on {other}"
     )
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
+    group_must_be(run, "matrix-a", "small", state=State.RESERVED, node=a_node)
 
     run.release_pod(small["metadata"]["name"])
     # task_pods() sorts a task's pods by attempt, then name: with no retries, index i is combination i's pod.
     for combination in range(3):
-        big = task_pod_must_be_bound(run, "a", "big", attempt=combination)
+        big = task_pod_must_be_bound(run, "matrix-a", "big", attempt=combination)
         assert big["spec"]["nodeName"] == a_node, (
             f"{big['metadata']['name']}, one of A's matrixed pods, ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
         )
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "a")
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, "matrix-a")
+    pipelinerun_must_succeed(run, "matrix-b")

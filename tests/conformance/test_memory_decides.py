@@ -38,12 +38,12 @@ SCENARIO = Scenario(
 
 def test_memory_decides(run: ScenarioRun) -> None:
     run.apply("memory_decides-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    small, a_node, record = task_must_hold_its_group(run, "memory-decides-a", "small")
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
         peak_cpu_millis=int(run.node_cpu_millis() * 0.05), peak_memory_bytes=int(run.node_memory_bytes() * 0.7),
     )
 
     b_pod = b_must_land_beside_the_filler(run, "memory_decides", a_node=a_node, why="inside the memory A reserved there")
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
-    group_must_end_on_its_node(run, "a", held=small, next_task="big", node=a_node, others=(b_pod,))
+    group_must_be(run, "memory-decides-a", "small", state=State.RESERVED, node=a_node)
+    group_must_end_on_its_node(run, "memory-decides-a", held=small, next_task="big", node=a_node, others=(b_pod,))

@@ -77,19 +77,19 @@ def test_node_checks(run: ScenarioRun) -> None:
     nodes = run.node_names
     good = nodes[6]
     for index, share in ((3, 3000 / 4800), (4, 3000 / 4800), (5, 3000 / 4800), (6, 1200 / 4800)):
-        run.apply("filler", name=f"filler-{index}", node=nodes[index], share=share)
+        run.apply("filler", name=f"node-checks-filler-{index}", node=nodes[index], share=share)
     for index in (3, 4, 5, 6):
-        pod_must_be_running(run, f"filler-{index}")
+        pod_must_be_running(run, f"node-checks-filler-{index}")
 
-    run.apply("plain", share=1200 / 4800, lane="open")
-    plain = pod_must_be_bound(run, "plain")
+    run.apply("plain", name="node-checks-plain", share=1200 / 4800, lane="open")
+    plain = pod_must_be_bound(run, "node-checks-plain")
     assert plain["spec"]["nodeName"] == good, (
         f"the plain pod landed on {plain['spec']['nodeName']}, which is cordoned, tainted or fails its nodeSelector: "
         f"only {good} passes every node check"
     )
 
     run.apply("node_checks")
-    _, node, record = task_must_hold_its_group(run, "g", "first")
+    _, node, record = task_must_hold_its_group(run, "node-checks", "first")
     assert node == good, (
         f"g's first pod opened its claim on {node}, which is cordoned, tainted or fails its required node affinity: "
         f"only {good} passes every node check"
@@ -98,9 +98,9 @@ def test_node_checks(run: ScenarioRun) -> None:
         run, record, "first", tasks={"first", "second"}, workspaces={"source"},
         peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
     )
-    first = run.task_pods("g", "first")[0]
+    first = run.task_pods("node-checks", "first")[0]
     run.release_pod(first["metadata"]["name"])
-    second = task_pod_must_be_bound(run, "g", "second")
+    second = task_pod_must_be_bound(run, "node-checks", "second")
     assert second["spec"]["nodeName"] == good, f"g's second pod landed on {second['spec']['nodeName']}, not on its group's node {good}"
-    pipelinerun_must_succeed(run, "g")
-    group_must_be(run, "g", "second", state=State.RELEASED, node=good)
+    pipelinerun_must_succeed(run, "node-checks")
+    group_must_be(run, "node-checks", "second", state=State.RELEASED, node=good)

@@ -34,25 +34,25 @@ SCENARIO = Scenario(
 
 def test_node_loss(run: ScenarioRun) -> None:
     run.apply("node_loss")
-    first = task_pod_must_be_bound(run, "lost", "work")
+    first = task_pod_must_be_bound(run, "node-loss", "work")
     lost = first["spec"]["nodeName"]
-    record = group_must_be(run, "lost", "work", state=State.RESERVED, node=lost)
+    record = group_must_be(run, "node-loss", "work", state=State.RESERVED, node=lost)
     generation = claim_generation_of(record, "work")
     quota = run.apply("node_loss-quota")
     pod_creation_must_be_denied(run)
 
     run.lose_node(lost)
-    group_must_be(run, "lost", "work", state=State.PENDING, claim_generation=generation)
+    group_must_be(run, "node-loss", "work", state=State.PENDING, claim_generation=generation)
 
     for doc in quota:
         run.delete(doc)
     pod_creation_must_be_allowed(run)
-    run.nudge_task_run("lost", "work")
-    replacement = task_pod_must_be_bound(run, "lost", "work")
+    run.nudge_task_run("node-loss", "work")
+    replacement = task_pod_must_be_bound(run, "node-loss", "work")
     other = next(n for n in run.node_names if n != lost)
     assert replacement["spec"]["nodeName"] == other, f"the replacement pod is on {replacement['spec']['nodeName']}, expected {other}"
     group_must_be(
-        run, "lost", "work", state=State.RESERVED, node=other, claim_generation=None if generation is None else generation + 1
+        run, "node-loss", "work", state=State.RESERVED, node=other, claim_generation=None if generation is None else generation + 1
     )
     run.release_pod(replacement["metadata"]["name"])
-    pipelinerun_must_succeed(run, "lost")
+    pipelinerun_must_succeed(run, "node-loss")

@@ -43,29 +43,29 @@ SCENARIO = Scenario(
 
 def test_not_ready_keeps_claim(run: ScenarioRun) -> None:
     run.apply("not_ready_keeps_claim")
-    small, node, generation, other = group_must_hold_beside_a_filler(run, "unready", filler_cpu_millis=4200)
+    small, node, generation, other = group_must_hold_beside_a_filler(run, "not-ready-keeps-claim-unready", filler_cpu_millis=4200)
 
     run.hold_not_ready(node)
-    group_must_stay(run, "unready", "small", node=node, holders=(small,))
+    group_must_stay(run, "not-ready-keeps-claim-unready", "small", node=node, holders=(small,))
 
     # big (3800m) fits nowhere but on its group's node once small is done (4800m there; 4800m - 4200m = 600m beside
     # the filler), and the not-ready taint, which it does not tolerate, keeps it off that node while it is NotReady.
     run.release_pod(small["metadata"]["name"])
-    task_pod_must_stay_pending(run, "unready", "big")
-    group_must_be(run, "unready", "big", state=State.RESERVED, node=node, claim_generation=generation)
+    task_pod_must_stay_pending(run, "not-ready-keeps-claim-unready", "big")
+    group_must_be(run, "not-ready-keeps-claim-unready", "big", state=State.RESERVED, node=node, claim_generation=generation)
 
     # B (500m) fits on the NotReady node: 4800m - 3800m (the group's residual, its pods done) = 1000m, leaving 500m
     # (least-allocated: 10 of 100); beside the 4200m filler it leaves 100m (2 of 100). Only the taint keeps it off.
     run.apply("not_ready_keeps_claim-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    b_pod = task_pod_must_be_bound(run, "not-ready-keeps-claim-b", "only")
     assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, which is NotReady (tainted not-ready): it should be on {other}"
 
     run.let_ready(node)
-    big = task_pod_must_be_bound(run, "unready", "big")
+    big = task_pod_must_be_bound(run, "not-ready-keeps-claim-unready", "big")
     assert big["spec"]["nodeName"] == node, f"big ran on {big['spec']['nodeName']}, not on its group's node {node}, which is Ready again"
-    group_must_be(run, "unready", "big", state=State.RESERVED, node=node, claim_generation=generation)
+    group_must_be(run, "not-ready-keeps-claim-unready", "big", state=State.RESERVED, node=node, claim_generation=generation)
     run.release_pod(big["metadata"]["name"])
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "unready")
-    pipelinerun_must_succeed(run, "b")
-    group_must_be(run, "unready", "big", state=State.RELEASED, node=node)
+    pipelinerun_must_succeed(run, "not-ready-keeps-claim-unready")
+    pipelinerun_must_succeed(run, "not-ready-keeps-claim-b")
+    group_must_be(run, "not-ready-keeps-claim-unready", "big", state=State.RELEASED, node=node)

@@ -26,26 +26,26 @@ SCENARIO = Scenario(
 
 def test_parallel_peak(run: ScenarioRun) -> None:
     run.apply("parallel_peak-a")
-    prep = task_pod_must_be_bound(run, "a", "prep")
+    prep = task_pod_must_be_bound(run, "parallel-peak-a", "prep")
     a_node = prep["spec"]["nodeName"]
     pod_must_be_running(run, prep["metadata"]["name"])
-    record = group_must_be(run, "a", "prep", state=State.RESERVED, node=a_node)
+    record = group_must_be(run, "parallel-peak-a", "prep", state=State.RESERVED, node=a_node)
     group_must_have(run, record, "prep", tasks={"prep", "left", "right"}, workspaces={"source"}, peak_cpu_millis=2 * (run.node_cpu_millis() * 1500 // 4800), peak_memory_bytes=0)
 
     other = next(n for n in run.node_names if n != a_node)
     run.apply("parallel_peak-filler", node=other)
     run.apply("parallel_peak-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    b_pod = task_pod_must_be_bound(run, "parallel-peak-b", "only")
     assert b_pod["spec"]["nodeName"] == other, (
         f"B landed on {b_pod['spec']['nodeName']}, inside the room A's two parallel tasks need: it should be on {other}"
     )
 
     run.release_pod(prep["metadata"]["name"])
-    left = task_pod_must_be_bound(run, "a", "left")
-    right = task_pod_must_be_bound(run, "a", "right")
+    left = task_pod_must_be_bound(run, "parallel-peak-a", "left")
+    right = task_pod_must_be_bound(run, "parallel-peak-a", "right")
     for pod in (left, right):
         assert pod["spec"]["nodeName"] == a_node, f"{pod['metadata']['name']} ran on {pod['spec']['nodeName']}, not on its group's node {a_node}"
         run.release_pod(pod["metadata"]["name"])
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "a")
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, "parallel-peak-a")
+    pipelinerun_must_succeed(run, "parallel-peak-b")

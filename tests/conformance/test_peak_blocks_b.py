@@ -27,11 +27,11 @@ SCENARIO = Scenario(
 
 def test_peak_blocks_b(run: ScenarioRun) -> None:
     run.apply("peak_blocks_b-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    small, a_node, record = task_must_hold_its_group(run, "peak-blocks-b-a", "small")
     group_must_have(run, record, "small", tasks={"small", "big"}, workspaces={"source"}, peak_cpu_millis=run.node_cpu_millis() * 3800 // 4800, peak_memory_bytes=0)
 
     b_pod = b_must_land_beside_the_filler(run, "peak_blocks_b", a_node=a_node, why="inside the peak A reserved there")
     # A is still only running its small task, and still holds its whole peak.
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
-    group_must_end_on_its_node(run, "a", held=small, next_task="big", node=a_node, others=(b_pod,))
-    group_must_be(run, "a", "big", state=State.RELEASED, node=a_node)
+    group_must_be(run, "peak-blocks-b-a", "small", state=State.RESERVED, node=a_node)
+    group_must_end_on_its_node(run, "peak-blocks-b-a", held=small, next_task="big", node=a_node, others=(b_pod,))
+    group_must_be(run, "peak-blocks-b-a", "big", state=State.RELEASED, node=a_node)

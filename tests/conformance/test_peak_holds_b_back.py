@@ -30,15 +30,15 @@ SCENARIO = Scenario(
 
 def test_peak_holds_b_back(run: ScenarioRun) -> None:
     run.apply("peak_holds_b_back-a")
-    small, node, _ = task_must_hold_its_group(run, "a", "small")
+    small, node, _ = task_must_hold_its_group(run, "peak-holds-b-back-a", "small")
 
     run.apply("peak_holds_b_back-b")
-    task_pod_must_stay_pending(run, "b", "only")
+    task_pod_must_stay_pending(run, "peak-holds-b-back-b", "only")
 
     run.release_pod(small["metadata"]["name"])
-    big = task_pod_must_be_bound(run, "a", "big")
+    big = task_pod_must_be_bound(run, "peak-holds-b-back-a", "big")
     assert big["spec"]["nodeName"] == node
-    pipelinerun_must_succeed(run, "a")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    pipelinerun_must_succeed(run, "peak-holds-b-back-a")
+    b_pod = task_pod_must_be_bound(run, "peak-holds-b-back-b", "only")
     assert b_pod["spec"]["nodeName"] == node
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, "peak-holds-b-back-b")

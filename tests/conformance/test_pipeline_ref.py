@@ -36,7 +36,7 @@ SCENARIO = Scenario(
     features=(Feature.PEAK_RESERVATION,),
     fixtures=("pipeline_ref-a", "filler", "pipeline_ref-b"),
     volumes=("build-cache",),
-    # One volumeClaimTemplate claim per run: app-build's `source`, app-deploy's `manifests`.
+    # One volumeClaimTemplate claim per run: pipeline-ref-build's `source`, pipeline-ref-deploy's `manifests`.
     claim_templates=2,
 )
 
@@ -57,7 +57,7 @@ SCENARIO = Scenario(
 
 def test_pipeline_ref(run: ScenarioRun) -> None:
     run.apply("pipeline_ref-a")
-    fetch, a_node, record = task_must_hold_its_group(run, "app-build", "fetch")
+    fetch, a_node, record = task_must_hold_its_group(run, "pipeline-ref-build", "fetch")
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "fetch", tasks={"fetch", "compile", "publish"}, workspaces={"source", "cache"},
@@ -65,26 +65,26 @@ def test_pipeline_ref(run: ScenarioRun) -> None:
     )
 
     other = next(n for n in run.node_names if n != a_node)
-    run.apply("filler", name="filler-other-node", node=other, share=0.45)
-    pod_must_be_running(run, "filler-other-node")
+    run.apply("filler", name="pipeline-ref-filler", node=other, share=0.45)
+    pod_must_be_running(run, "pipeline-ref-filler")
     run.apply("pipeline_ref-b")
-    deploy = task_pod_must_be_bound(run, "app-deploy", "only")
+    deploy = task_pod_must_be_bound(run, "pipeline-ref-deploy", "only")
     assert deploy["spec"]["nodeName"] == other, (
-        f"app-deploy landed on {deploy['spec']['nodeName']}, inside the room app-build's three compile pods need there: "
+        f"pipeline-ref-deploy landed on {deploy['spec']['nodeName']}, inside the room pipeline-ref-build's three compile pods need there: "
         f"it should be on {other}"
     )
-    group_must_be(run, "app-build", "fetch", state=State.RESERVED, node=a_node)
+    group_must_be(run, "pipeline-ref-build", "fetch", state=State.RESERVED, node=a_node)
 
     run.release_pod(fetch["metadata"]["name"])
     # task_pods() sorts a task's pods by attempt, then name: with no retries, index i is combination i's pod.
     for combination in range(3):
-        compile_pod = task_pod_must_be_bound(run, "app-build", "compile", attempt=combination)
+        compile_pod = task_pod_must_be_bound(run, "pipeline-ref-build", "compile", attempt=combination)
         assert compile_pod["spec"]["nodeName"] == a_node, (
-            f"{compile_pod['metadata']['name']}, one of app-build's matrixed compile pods, ran on "
+            f"{compile_pod['metadata']['name']}, one of pipeline-ref-build's matrixed compile pods, ran on "
             f"{compile_pod['spec']['nodeName']}, not on its group's node {a_node}"
         )
-    publish = task_pod_must_be_bound(run, "app-build", "publish")
+    publish = task_pod_must_be_bound(run, "pipeline-ref-build", "publish")
     assert publish["spec"]["nodeName"] == a_node, f"publish ran on {publish['spec']['nodeName']}, not on its group's node {a_node}"
     run.release_pod(deploy["metadata"]["name"])
-    pipelinerun_must_succeed(run, "app-build")
-    pipelinerun_must_succeed(run, "app-deploy")
+    pipelinerun_must_succeed(run, "pipeline-ref-build")
+    pipelinerun_must_succeed(run, "pipeline-ref-deploy")

@@ -44,19 +44,19 @@ SCENARIO = Scenario(
 #   Blind to the reservation, X looks 4800 - 600 = 4200m free: room for 3 + 2 = 5, and >= 2 on X: 600 + 2 x 1200 + 3000 = 6000m > 4800m.
 # Once a's group is released (big done), X holds one plain pod: 4800 - 1200 = 3600m free, and the fourth lands there.
 PEAK_CPU = 3600
-PLAIN = tuple(f"plain-{i}" for i in range(4))
+PLAIN = tuple(f"plain-pods-beside-plain-{i}" for i in range(4))
 
 
 def test_plain_pods_beside(run: ScenarioRun) -> None:
     run.apply("plain_pods_beside")
-    small, x, record = task_must_hold_its_group(run, "a", "small")
+    small, x, record = task_must_hold_its_group(run, "plain-pods-beside", "small")
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
         peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
     )
     y = next(n for n in run.node_names if n != x)
-    run.apply("filler", name="foreign", node=y, share=2400 / 4800)
-    pod_must_be_running(run, "foreign")
+    run.apply("filler", name="plain-pods-beside-foreign", node=y, share=2400 / 4800)
+    pod_must_be_running(run, "plain-pods-beside-foreign")
 
     for name in PLAIN:
         run.apply("plain", name=name, share=1200 / 4800)
@@ -66,9 +66,9 @@ def test_plain_pods_beside(run: ScenarioRun) -> None:
     unbound = [name for name in PLAIN if name not in {p["metadata"]["name"] for p in bound}]
     assert len(unbound) == 1, f"only three of the plain pods fit, yet {len(PLAIN) - len(unbound)} are bound: {on_nodes}"
     waiting = unbound[0]
-    group_must_be(run, "a", "small", state=State.RESERVED, node=x)
+    group_must_be(run, "plain-pods-beside", "small", state=State.RESERVED, node=x)
 
-    group_must_end_on_its_node(run, "a", held=small, next_task="big", node=x)
-    group_must_be(run, "a", "big", state=State.RELEASED, node=x)
+    group_must_end_on_its_node(run, "plain-pods-beside", held=small, next_task="big", node=x)
+    group_must_be(run, "plain-pods-beside", "big", state=State.RELEASED, node=x)
     fourth = pod_must_be_bound(run, waiting)
     assert fourth["spec"]["nodeName"] == x, f"{waiting} landed on {fourth['spec']['nodeName']}: only {x} has room once a's group is released"

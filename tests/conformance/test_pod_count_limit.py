@@ -47,23 +47,27 @@ PEAK_CPU = 1200
 
 def test_pod_count_limit(run: ScenarioRun) -> None:
     n0, n1, n2 = run.node_names
-    fillers = [(n0, f"tiny-{i}", 10 / 4800) for i in range(3)] + [(n1, f"big-{i}", 1100 / 4800) for i in range(3)] + [(n2, "one", 1200 / 4800)]
+    fillers = (
+        [(n0, f"pod-count-limit-tiny-{i}", 10 / 4800) for i in range(3)]
+        + [(n1, f"pod-count-limit-big-{i}", 1100 / 4800) for i in range(3)]
+        + [(n2, "pod-count-limit-one", 1200 / 4800)]
+    )
     for node, name, share in fillers:
         run.apply("filler", name=name, node=node, share=share)
     for _, name, _ in fillers:
         pod_must_be_running(run, name)
 
-    run.apply("plain", share=1200 / 4800)
-    plain = pod_must_be_bound(run, "plain")
+    run.apply("plain", name="pod-count-limit-plain", share=1200 / 4800)
+    plain = pod_must_be_bound(run, "pod-count-limit-plain")
     assert plain["spec"]["nodeName"] == n2, (
         f"the plain pod landed on {plain['spec']['nodeName']}, which already runs its 3 allowed pods: only {n2} has a slot"
     )
 
     run.apply("pod_count_limit")
-    _, node, record = task_must_hold_its_group(run, "g", "only")
+    _, node, record = task_must_hold_its_group(run, "pod-count-limit", "only")
     assert node == n2, f"g's claim went to {node}, which already runs its 3 allowed pods: only {n2} has a slot"
     group_must_have(
         run, record, "only", tasks={"only"}, workspaces={"source"},
         peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
     )
-    group_must_be(run, "g", "only", state=State.RESERVED, node=n2)
+    group_must_be(run, "pod-count-limit", "only", state=State.RESERVED, node=n2)

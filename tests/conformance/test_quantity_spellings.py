@@ -38,7 +38,7 @@ SCENARIO = Scenario(
     pool=PoolSpec(count=1),
     volumes=("qty-source",),
     # The spellings on the local cluster's 4800m / 8Gi node; the test computes them anew for the pool's node.
-    values={"package_cpu": "2.45", "package_memory": "4294M", "name": "qty-b", "cpu_request": "250m", "memory_request": "4096Mi"},
+    values={"package_cpu": "2.45", "package_memory": "4294M", "name": "quantity-spellings-b", "cpu_request": "250m", "memory_request": "4096Mi"},
 )
 
 MI = 2**20
@@ -64,26 +64,26 @@ def test_quantity_spellings(run: ScenarioRun) -> None:
         package_cpu=str(Decimal(package_millis) / 1000),
         package_memory=f"{package_bytes // MEGA}M",
     )
-    prepare, node, record = task_must_hold_its_group(run, "qty-a", "prepare")
+    prepare, node, record = task_must_hold_its_group(run, "quantity-spellings-a", "prepare")
     group_must_have(
         run, record, "prepare", tasks={"prepare", "package"}, workspaces={"source"},
         peak_cpu_millis=package_millis, peak_memory_bytes=package_bytes,
     )
 
     b_mebibytes = (memory - package_bytes) // MI
-    run.apply("quantity_spellings-b", name="qty-b", cpu_request="250m", memory_request=f"{b_mebibytes}Mi")
-    b_pod = task_pod_must_be_bound(run, "qty-b", "only")
+    run.apply("quantity_spellings-b", name="quantity-spellings-b", cpu_request="250m", memory_request=f"{b_mebibytes}Mi")
+    b_pod = task_pod_must_be_bound(run, "quantity-spellings-b", "only")
     assert b_pod["spec"]["nodeName"] == node
 
     left = cpu - package_millis - 250
-    run.apply("quantity_spellings-b", name="qty-squeeze", cpu_request=f"{left + 100}m", memory_request="", run_for="1s")
-    task_pod_must_stay_pending(run, "qty-squeeze", "only")
-    group_must_be(run, "qty-a", "prepare", state=State.RESERVED, node=node)
+    run.apply("quantity_spellings-b", name="quantity-spellings-squeeze", cpu_request=f"{left + 100}m", memory_request="", run_for="1s")
+    task_pod_must_stay_pending(run, "quantity-spellings-squeeze", "only")
+    group_must_be(run, "quantity-spellings-a", "prepare", state=State.RESERVED, node=node)
 
     run.release_pod(prepare["metadata"]["name"])
-    package = task_pod_must_be_bound(run, "qty-a", "package")
+    package = task_pod_must_be_bound(run, "quantity-spellings-a", "package")
     assert package["spec"]["nodeName"] == node
-    pipelinerun_must_succeed(run, "qty-a")
+    pipelinerun_must_succeed(run, "quantity-spellings-a")
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "qty-b")
-    pipelinerun_must_succeed(run, "qty-squeeze")
+    pipelinerun_must_succeed(run, "quantity-spellings-b")
+    pipelinerun_must_succeed(run, "quantity-spellings-squeeze")

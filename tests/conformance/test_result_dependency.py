@@ -7,7 +7,7 @@ implementation that misses the edge thinks the two can overlap, reserves
 their sum, and turns B away from the only node although there is room.
 
 What Tekton v1.15 did on the local cluster (read once while writing this
-scenario): produce's pod `a-produce-pod` has container `step-work` (480m) and
+scenario): produce's pod `result-dependency-a-produce-pod` has container `step-work` (480m) and
 init containers `prepare` and `place-scripts` with no resources. consume got
 no TaskRun while produce ran; once produce was done, consume was skipped
 ("Results were missing", its onError is continue: KWOK's simulated step writes
@@ -47,19 +47,19 @@ SCENARIO = Scenario(
 
 def test_result_dependency(run: ScenarioRun) -> None:
     run.apply("result_dependency-a")
-    produce, node, record = task_must_hold_its_group(run, "a", "produce")
+    produce, node, record = task_must_hold_its_group(run, "result-dependency-a", "produce")
     group_must_have(
         run, record, "produce", tasks={"produce", "consume"}, workspaces={"source"},
         peak_cpu_millis=int(run.node_cpu_millis() * 0.5), peak_memory_bytes=0,
     )
 
     run.apply("result_dependency-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    b_pod = task_pod_must_be_bound(run, "result-dependency-b", "only")
     assert b_pod["spec"]["nodeName"] == node, f"B is on {b_pod['spec']['nodeName']}, but the pool's only node is {node}"
-    group_must_be(run, "b", "only", state=State.RESERVED, node=node)
-    group_must_be(run, "a", "produce", state=State.RESERVED, node=node)
+    group_must_be(run, "result-dependency-b", "only", state=State.RESERVED, node=node)
+    group_must_be(run, "result-dependency-a", "produce", state=State.RESERVED, node=node)
 
     run.release_pod(produce["metadata"]["name"])
-    pipelinerun_must_succeed(run, "a")
+    pipelinerun_must_succeed(run, "result-dependency-a")
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, "result-dependency-b")

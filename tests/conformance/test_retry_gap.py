@@ -36,26 +36,26 @@ SCENARIO = Scenario(
 
 def test_retry_gap(run: ScenarioRun) -> None:
     run.apply("retry_gap")
-    first = task_pod_must_be_bound(run, "gap", "flaky", attempt=0)
+    first = task_pod_must_be_bound(run, "retry-gap", "flaky", attempt=0)
     node = first["spec"]["nodeName"]
     pod_must_be_running(run, first["metadata"]["name"])
-    group_must_be(run, "gap", "flaky", state=State.RESERVED, node=node)
+    group_must_be(run, "retry-gap", "flaky", state=State.RESERVED, node=node)
     run.apply("retry_gap-filler", node=node)
     quota = run.apply("retry_gap-quota")
     pod_creation_must_be_denied(run)
 
     run.release_pod(first["metadata"]["name"])
     assert pod_must_be_finished(run, first["metadata"]["name"]) == "Failed"
-    group_must_stay(run, "gap", "flaky", node=node)
-    task_pod_must_not_exist(run, "gap", "flaky", attempt=1)
+    group_must_stay(run, "retry-gap", "flaky", node=node)
+    task_pod_must_not_exist(run, "retry-gap", "flaky", attempt=1)
 
     for doc in quota:
         run.delete(doc)
     pod_creation_must_be_allowed(run)
-    run.nudge_task_run("gap", "flaky")
-    retry = task_pod_must_be_bound(run, "gap", "flaky", attempt=1)
+    run.nudge_task_run("retry-gap", "flaky")
+    retry = task_pod_must_be_bound(run, "retry-gap", "flaky", attempt=1)
     assert retry["spec"]["nodeName"] == node, f"the retry ran on {retry['spec']['nodeName']}, not on its group's node {node}"
-    group_must_be(run, "gap", "flaky", state=State.RESERVED, node=node)
+    group_must_be(run, "retry-gap", "flaky", state=State.RESERVED, node=node)
     run.release_pod(retry["metadata"]["name"])
-    pipelinerun_must_succeed(run, "gap")
-    group_must_be(run, "gap", "flaky", state=State.RELEASED, node=node)
+    pipelinerun_must_succeed(run, "retry-gap")
+    group_must_be(run, "retry-gap", "flaky", state=State.RELEASED, node=node)

@@ -31,24 +31,24 @@ SCENARIO = Scenario(
 
 def test_retry_hold(run: ScenarioRun) -> None:
     run.apply("retry_hold")
-    prep = task_pod_must_be_bound(run, "retry", "prep")
+    prep = task_pod_must_be_bound(run, "retry-hold", "prep")
     node = prep["spec"]["nodeName"]
     # Room on prep's node for flaky: filler 0.5 + the group's CPU peak (flaky's 0.3) = 0.8 of a node.
     group_node_must_look_worse(run, node)
     run.release_pod(prep["metadata"]["name"])
     assert pod_must_be_finished(run, prep["metadata"]["name"]) == "Succeeded"
 
-    first = task_pod_must_be_bound(run, "retry", "flaky", attempt=0)
+    first = task_pod_must_be_bound(run, "retry-hold", "flaky", attempt=0)
     assert first["spec"]["nodeName"] == node, f"flaky ran on {first['spec']['nodeName']}, not on its group's node {node}"
     pod_must_be_running(run, first["metadata"]["name"])
     run.release_pod(first["metadata"]["name"])
     assert pod_must_be_finished(run, first["metadata"]["name"]) == "Failed"
 
-    retry = task_pod_must_be_bound(run, "retry", "flaky", attempt=1)
+    retry = task_pod_must_be_bound(run, "retry-hold", "flaky", attempt=1)
     assert retry["metadata"]["name"].endswith("-retry1"), f"unexpected retry pod name {retry['metadata']['name']}"
     assert retry["spec"]["nodeName"] == node, f"the retry ran on {retry['spec']['nodeName']}, not on its group's node {node}"
-    group_must_be(run, "retry", "flaky", state=State.RESERVED, node=node)
+    group_must_be(run, "retry-hold", "flaky", state=State.RESERVED, node=node)
 
     run.release_pod(retry["metadata"]["name"])
-    pipelinerun_must_succeed(run, "retry")
-    group_must_be(run, "retry", "flaky", state=State.RELEASED, node=node)
+    pipelinerun_must_succeed(run, "retry-hold")
+    group_must_be(run, "retry-hold", "flaky", state=State.RELEASED, node=node)

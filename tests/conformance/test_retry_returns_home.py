@@ -57,7 +57,7 @@ def test_retry_returns_home(run: ScenarioRun) -> None:
     n2 = claim_must_be_forced_onto_the_last_node(run)
 
     run.apply("retry_returns_home")
-    first, node, record = task_must_hold_its_group(run, "retry", "flaky")
+    first, node, record = task_must_hold_its_group(run, "retry-returns-home", "flaky")
     assert node == n2, f"the first attempt opened its claim on {node}, where only 800m is free for the 1200m peak: only {n2} fits"
     group_must_have(
         run, record, "flaky", tasks={"flaky"}, workspaces={"source"},
@@ -68,12 +68,12 @@ def test_retry_returns_home(run: ScenarioRun) -> None:
 
     run.release_pod(first["metadata"]["name"])
     assert pod_must_be_finished(run, first["metadata"]["name"]) == "Failed"
-    retry = task_pod_must_be_bound(run, "retry", "flaky", attempt=1)
+    retry = task_pod_must_be_bound(run, "retry-returns-home", "flaky", attempt=1)
     assert retry["spec"]["nodeName"] == n2, (
         f"the retry landed on {retry['spec']['nodeName']}, not on its group's node {n2}: "
         "the claim outlives the group's failed pod, whatever scoring says"
     )
-    group_must_stay(run, "retry", "flaky", node=n2, holders=(first, retry))
+    group_must_stay(run, "retry-returns-home", "flaky", node=n2, holders=(first, retry))
     run.release_pod(retry["metadata"]["name"])
-    pipelinerun_must_succeed(run, "retry")
-    group_must_be(run, "retry", "flaky", state=State.RELEASED, node=n2)
+    pipelinerun_must_succeed(run, "retry-returns-home")
+    group_must_be(run, "retry-returns-home", "flaky", state=State.RELEASED, node=n2)

@@ -58,7 +58,7 @@ def runtime_class_must_be_in_force(run: ScenarioRun, *, cpu: int) -> None:
 
     def poll() -> None:
         attempt[0] += 1
-        name = f"runtime-class-probe-{attempt[0]}"
+        name = run.named(f"probe-{attempt[0]}")
         body: Any = {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -98,12 +98,12 @@ def test_runtime_class_overhead(run: ScenarioRun) -> None:
     run.apply("runtime_class_overhead-class")
     runtime_class_must_be_in_force(run, cpu=int(cpu * 0.3125))
     run.apply("runtime_class_overhead-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    small, a_node, record = task_must_hold_its_group(run, run.named("a"), "small")
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
         peak_cpu_millis=2 * int(cpu * 0.3125), peak_memory_bytes=int(memory / 32),
     )
 
     b_pod = b_must_land_beside_the_filler(run, "runtime_class_overhead", a_node=a_node, why="inside the room A's task and its pod overhead need there")
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
-    group_must_end_on_its_node(run, "a", held=small, next_task="big", node=a_node, others=(b_pod,))
+    group_must_be(run, run.named("a"), "small", state=State.RESERVED, node=a_node)
+    group_must_end_on_its_node(run, run.named("a"), held=small, next_task="big", node=a_node, others=(b_pod,))

@@ -30,12 +30,12 @@ SCENARIO = Scenario(
 
 def test_scheduler_restart(run: ScenarioRun) -> None:
     run.apply("scheduler_restart-a")
-    small, a_node, _ = task_must_hold_its_group(run, "a", "small")
+    small, a_node, _ = task_must_hold_its_group(run, "scheduler-restart-a", "small")
     other = next(n for n in run.node_names if n != a_node)
     run.apply("scheduler_restart-filler", node=other)
 
     run.restart_scheduler()
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
+    group_must_be(run, "scheduler-restart-a", "small", state=State.RESERVED, node=a_node)
     # The first binding after the kill: the successor may first wait out a leader-election lease.
     b_must_avoid_the_kept_peak(run, "scheduler_restart", small, a_node=a_node, other=other, timeout="scheduler_failover", when="before the restart")
-    group_must_be(run, "a", "big", state=State.RELEASED, node=a_node)
+    group_must_be(run, "scheduler-restart-a", "big", state=State.RELEASED, node=a_node)

@@ -57,6 +57,6 @@ def _run_to_the_end(run: ScenarioRun, name: str) -> str:
 def test_sequential_reuse(run: ScenarioRun) -> None:
     (only,) = run.node_names
     run.apply("sequential_reuse-a")
-    assert _run_to_the_end(run, "a") == only
+    assert _run_to_the_end(run, "sequential-reuse-a") == only
     run.apply("sequential_reuse-b")
-    assert _run_to_the_end(run, "b") == only
+    assert _run_to_the_end(run, "sequential-reuse-b") == only

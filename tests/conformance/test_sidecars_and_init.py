@@ -50,7 +50,7 @@ SCENARIO = Scenario(
 
 def test_sidecars_and_init(run: ScenarioRun) -> None:
     run.apply("sidecars_and_init-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    small, a_node, record = task_must_hold_its_group(run, "sidecars-and-init-a", "small")
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
@@ -58,5 +58,5 @@ def test_sidecars_and_init(run: ScenarioRun) -> None:
     )
 
     b_pod = b_must_land_beside_the_filler(run, "sidecars_and_init", a_node=a_node, why="inside the room A's step and sidecar need there")
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
-    group_must_end_on_its_node(run, "a", held=small, next_task="big", node=a_node, others=(b_pod,))
+    group_must_be(run, "sidecars-and-init-a", "small", state=State.RESERVED, node=a_node)
+    group_must_end_on_its_node(run, "sidecars-and-init-a", held=small, next_task="big", node=a_node, others=(b_pod,))

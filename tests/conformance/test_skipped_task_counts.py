@@ -34,7 +34,7 @@ SCENARIO = Scenario(
 
 def test_skipped_task_counts(run: ScenarioRun) -> None:
     run.apply("skipped_task_counts-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    small, a_node, record = task_must_hold_its_group(run, "skipped-task-counts-a", "small")
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
         peak_cpu_millis=run.node_cpu_millis() * 3800 // 4800, peak_memory_bytes=0,
@@ -43,9 +43,9 @@ def test_skipped_task_counts(run: ScenarioRun) -> None:
     b_pod = b_must_land_beside_the_filler(run, "skipped_task_counts", a_node=a_node, why="inside the room A's skippable task may still need")
 
     run.release_pod(small["metadata"]["name"])
-    finished = pipelinerun_must_succeed(run, "a")
+    finished = pipelinerun_must_succeed(run, "skipped-task-counts-a")
     skipped = [s.get("name") for s in (finished.get("status") or {}).get("skippedTasks") or []]
     assert skipped == ["big"], f"Tekton skipped {skipped}, expected ['big']: the fixture's when expression did not work"
-    group_must_be(run, "a", "small", state=State.RELEASED, node=a_node)
+    group_must_be(run, "skipped-task-counts-a", "small", state=State.RELEASED, node=a_node)
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, "skipped-task-counts-b")

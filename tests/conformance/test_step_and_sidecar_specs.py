@@ -57,7 +57,7 @@ SCENARIO = Scenario(
 
 def test_step_and_sidecar_specs(run: ScenarioRun) -> None:
     run.apply("step_and_sidecar_specs-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    small, a_node, record = task_must_hold_its_group(run, run.named("a"), "small")
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
@@ -65,5 +65,5 @@ def test_step_and_sidecar_specs(run: ScenarioRun) -> None:
     )
 
     b_pod = b_must_land_beside_the_filler(run, "step_and_sidecar_specs", a_node=a_node, why="inside the room A's overridden step and sidecar need there")
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
-    group_must_end_on_its_node(run, "a", held=small, next_task="big", node=a_node, others=(b_pod,))
+    group_must_be(run, run.named("a"), "small", state=State.RESERVED, node=a_node)
+    group_must_end_on_its_node(run, run.named("a"), held=small, next_task="big", node=a_node, others=(b_pod,))

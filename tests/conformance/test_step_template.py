@@ -56,7 +56,7 @@ SCENARIO = Scenario(
 
 def test_step_template(run: ScenarioRun) -> None:
     run.apply("step_template-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    small, a_node, record = task_must_hold_its_group(run, "step-template-a", "small")
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
@@ -64,5 +64,5 @@ def test_step_template(run: ScenarioRun) -> None:
     )
 
     b_pod = b_must_land_beside_the_filler(run, "step_template", a_node=a_node, why="inside the room A's merged steps need there")
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
-    group_must_end_on_its_node(run, "a", held=small, next_task="big", node=a_node, others=(b_pod,))
+    group_must_be(run, "step-template-a", "small", state=State.RESERVED, node=a_node)
+    group_must_end_on_its_node(run, "step-template-a", held=small, next_task="big", node=a_node, others=(b_pod,))

@@ -36,27 +36,27 @@ SCENARIO = Scenario(
 
 def test_taint_keeps_claim(run: ScenarioRun) -> None:
     run.apply("taint_keeps_claim")
-    small, node, generation, other = group_must_hold_beside_a_filler(run, "tainted", filler_cpu_millis=4200)
+    small, node, generation, other = group_must_hold_beside_a_filler(run, "taint-keeps-claim-tainted", filler_cpu_millis=4200)
 
     run.taint(node, MAINTENANCE)
     try:
-        group_must_stay(run, "tainted", "small", node=node, holders=(small,))
+        group_must_stay(run, "taint-keeps-claim-tainted", "small", node=node, holders=(small,))
 
         # B (500m) fits on the tainted node: 4800m - 200m (small) - 3600m (the residual) = 1000m, leaving 500m
         # (least-allocated: 10 of 100); beside the 4200m filler it leaves 100m (2 of 100). Only the taint sends it there.
         run.apply("taint_keeps_claim-b")
-        b_pod = task_pod_must_be_bound(run, "b", "only")
+        b_pod = task_pod_must_be_bound(run, "taint-keeps-claim-b", "only")
         assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, whose NoSchedule taint it does not tolerate: it should be on {other}"
 
         # big (3800m) tolerates the taint and fits on its group's node once small is done: 3800m <= 4800m.
         run.release_pod(small["metadata"]["name"])
-        big = task_pod_must_be_bound(run, "tainted", "big")
+        big = task_pod_must_be_bound(run, "taint-keeps-claim-tainted", "big")
         assert big["spec"]["nodeName"] == node, f"big ran on {big['spec']['nodeName']}, not on its tainted group's node {node}, whose taint it tolerates"
-        group_must_be(run, "tainted", "big", state=State.RESERVED, node=node, claim_generation=generation)
+        group_must_be(run, "taint-keeps-claim-tainted", "big", state=State.RESERVED, node=node, claim_generation=generation)
     finally:
         run.untaint(node, MAINTENANCE)
     run.release_pod(big["metadata"]["name"])
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "tainted")
-    pipelinerun_must_succeed(run, "b")
-    group_must_be(run, "tainted", "big", state=State.RELEASED, node=node)
+    pipelinerun_must_succeed(run, "taint-keeps-claim-tainted")
+    pipelinerun_must_succeed(run, "taint-keeps-claim-b")
+    group_must_be(run, "taint-keeps-claim-tainted", "big", state=State.RELEASED, node=node)

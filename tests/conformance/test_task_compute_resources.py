@@ -51,7 +51,7 @@ SCENARIO = Scenario(
 
 def test_task_compute_resources(run: ScenarioRun) -> None:
     run.apply("task_compute_resources-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    small, a_node, record = task_must_hold_its_group(run, "task-compute-resources-a", "small")
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
@@ -59,5 +59,5 @@ def test_task_compute_resources(run: ScenarioRun) -> None:
     )
 
     b_pod = b_must_land_beside_the_filler(run, "task_compute_resources", a_node=a_node, why="inside the room A's task-level request needs there")
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
-    group_must_end_on_its_node(run, "a", held=small, next_task="big", node=a_node, others=(b_pod,))
+    group_must_be(run, "task-compute-resources-a", "small", state=State.RESERVED, node=a_node)
+    group_must_end_on_its_node(run, "task-compute-resources-a", held=small, next_task="big", node=a_node, others=(b_pod,))

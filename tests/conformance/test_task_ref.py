@@ -47,7 +47,7 @@ SCENARIO = Scenario(
 
 def test_task_ref(run: ScenarioRun) -> None:
     run.apply("task_ref-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    small, a_node, record = task_must_hold_its_group(run, "task-ref-a", "small")
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
@@ -55,5 +55,5 @@ def test_task_ref(run: ScenarioRun) -> None:
     )
 
     b_pod = b_must_land_beside_the_filler(run, "task_ref", a_node=a_node, why="inside the room A's taskRef task needs there")
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
-    group_must_end_on_its_node(run, "a", held=small, next_task="big", node=a_node, others=(b_pod,))
+    group_must_be(run, "task-ref-a", "small", state=State.RESERVED, node=a_node)
+    group_must_end_on_its_node(run, "task-ref-a", held=small, next_task="big", node=a_node, others=(b_pod,))

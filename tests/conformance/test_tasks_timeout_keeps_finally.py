@@ -53,19 +53,19 @@ TASKS_TIMEOUT = "20s"
 
 def test_tasks_timeout_keeps_finally(run: ScenarioRun) -> None:
     group = group_ready_to_stop(run, tasks_timeout=TASKS_TIMEOUT)
-    if run.task_pods("a", "report") or _task_run_ended(run, "a", "small"):
+    if run.task_pods("tasks-timeout-keeps-finally-a", "report") or _task_run_ended(run, "tasks-timeout-keeps-finally-a", "small"):
         raise HarnessError(
             f"A's timeouts.tasks ({TASKS_TIMEOUT}) elapsed before the quota holding report's pod back was in force: "
             "this cluster is too slow for the scenario's setup; raise TASKS_TIMEOUT"
         )
 
     # The stop: the tasks timeout cancels small; report is still to run but has no pod while the quota lasts.
-    small = taskrun_must_be_done(run, "a", "small")
+    small = taskrun_must_be_done(run, "tasks-timeout-keeps-finally-a", "small")
     if (small.get("spec") or {}).get("status") != "TaskRunCancelled":
         raise HarnessError(f"TaskRun {small['metadata']['name']} ended without Tekton cancelling it at timeouts.tasks: the scenario's stop did not happen")
-    task_pod_must_stay_pending(run, "b", "only")
-    group_must_be(run, "a", "small", state=State.RESERVED, node=group.node, claim_generation=group.generation)
-    task_pod_must_not_exist(run, "a", "report", attempt=0)
+    task_pod_must_stay_pending(run, "tasks-timeout-keeps-finally-b", "only")
+    group_must_be(run, "tasks-timeout-keeps-finally-a", "small", state=State.RESERVED, node=group.node, claim_generation=group.generation)
+    task_pod_must_not_exist(run, "tasks-timeout-keeps-finally-a", "report", attempt=0)
 
     report_must_land_then_b(run, group, a_ends_with="PipelineRunTimeout")
 

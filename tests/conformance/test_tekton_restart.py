@@ -39,25 +39,25 @@ SCENARIO = Scenario(
 
 def test_tekton_restart(run: ScenarioRun) -> None:
     run.apply("tekton_restart")
-    first, node, record = task_must_hold_its_group(run, "outage", "flaky")
+    first, node, record = task_must_hold_its_group(run, "tekton-restart", "flaky")
     generation = claim_generation_of(record, "flaky")
     # 3000m on the group's node: 1200m (the first attempt) + 3000m = 4200m of 4800m. In the gap the node
     # holds 3000m + 1200m (the residual: 1200m peak - nothing running), and the retry (1200m) fits in
     # 4800m - 3000m = 1800m; a scheduler that let the group go finds the empty node the better one.
-    run.apply("filler", node=node, share=3000 / 4800)
-    pod_must_be_running(run, "filler")
+    run.apply("filler", name="tekton-restart-filler", node=node, share=3000 / 4800)
+    pod_must_be_running(run, "tekton-restart-filler")
 
     def outage() -> None:
         run.release_pod(first["metadata"]["name"])
         assert pod_must_be_finished(run, first["metadata"]["name"]) == "Failed"
-        group_must_stay(run, "outage", "flaky", node=node, holders=(first,))
-        task_pod_must_not_exist(run, "outage", "flaky", attempt=1)
+        group_must_stay(run, "tekton-restart", "flaky", node=node, holders=(first,))
+        task_pod_must_not_exist(run, "tekton-restart", "flaky", attempt=1)
 
     run.restart_component("tekton-controller", while_down=outage)
     # The first pod after the restart: Tekton first reconciles the TaskRun it missed.
-    retry = task_pod_must_be_bound(run, "outage", "flaky", attempt=1, timeout="component_recovery")
+    retry = task_pod_must_be_bound(run, "tekton-restart", "flaky", attempt=1, timeout="component_recovery")
     assert retry["spec"]["nodeName"] == node, f"the retry ran on {retry['spec']['nodeName']}, not on its group's node {node}"
-    group_must_be(run, "outage", "flaky", state=State.RESERVED, node=node, claim_generation=generation)
+    group_must_be(run, "tekton-restart", "flaky", state=State.RESERVED, node=node, claim_generation=generation)
     run.release_pod(retry["metadata"]["name"])
-    pipelinerun_must_succeed(run, "outage")
-    group_must_be(run, "outage", "flaky", state=State.RELEASED, node=node)
+    pipelinerun_must_succeed(run, "tekton-restart")
+    group_must_be(run, "tekton-restart", "flaky", state=State.RELEASED, node=node)

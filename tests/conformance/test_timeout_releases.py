@@ -28,15 +28,15 @@ SCENARIO = Scenario(
 
 def test_timeout_releases(run: ScenarioRun) -> None:
     run.apply("timeout_releases")
-    small = task_pod_must_be_bound(run, "slow", "small")
+    small = task_pod_must_be_bound(run, "timeout-releases-slow", "small")
     node = small["spec"]["nodeName"]
-    group_must_be(run, "slow", "small", state=State.RESERVED, node=node)
+    group_must_be(run, "timeout-releases-slow", "small", state=State.RESERVED, node=node)
 
     # Tekton's work first: the run must have timed out before the scheduler is judged on it.
-    pipelinerun_must_end_with(run, "slow", status="False", reason="PipelineRunTimeout")
-    group_must_be(run, "slow", "small", state=State.RELEASED, node=node)
+    pipelinerun_must_end_with(run, "timeout-releases-slow", status="False", reason="PipelineRunTimeout")
+    group_must_be(run, "timeout-releases-slow", "small", state=State.RELEASED, node=node)
     run.apply("timeout_releases-b")
-    b_pod = task_pod_must_be_bound(run, "b", "only")
+    b_pod = task_pod_must_be_bound(run, "timeout-releases-b", "only")
     assert b_pod["spec"]["nodeName"] == node, f"B is on {b_pod['spec']['nodeName']}, but the pool's only node is {node}"
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, "timeout-releases-b")

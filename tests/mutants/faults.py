@@ -2066,7 +2066,7 @@ MUTANTS: dict[str, Mutant] = {
         Mutant(
             "matrix_include_ignored",
             "a matrixed task counts the product of its matrix params only: include entries that add a combination are not counted",
-            "matrix_include",
+            "fan_out_include",
             apply_matrix_include_ignored,
             "6.matrix",
         ),
@@ -2087,14 +2087,14 @@ MUTANTS: dict[str, Mutant] = {
         Mutant(
             "limit_range_min_ignored",
             "the LimitRange's min is ignored: a step without a request is predicted at defaultRequest / steps even when the min is larger",
-            "limit_range_min",
+            "step_request_floor",
             apply_limit_range_min_ignored,
             "6.request",
         ),
         Mutant(
             "limit_only_step_requests_its_limit",
             "a step with only a limit is predicted to request its limit, as if the API server defaulted it before Tekton's LimitRange split",
-            "limit_range_min",
+            "step_request_floor",
             apply_limit_only_step_requests_its_limit,
             "6.request",
         ),
@@ -2633,4 +2633,50 @@ MUTANTS["old_claims_dropped"] = Mutant(
     "idle_group_restart",
     apply_old_claims_dropped,
     "5.record_is_state",
+)
+
+
+# --- namespace_blind_run_pods ------------------------------------------------------------
+
+
+def record_of_run_anywhere(records: Iterable[Obj], pipeline_run: str) -> Obj | None:
+    """record_of_run_anywhere(records, 'build'): the record of a PipelineRun named `build`, looked up by that name alone.
+
+    The fault of a scheduler that matches a run's pods by their
+    `tekton.dev/pipelineRun` label across every namespace: of two runs named
+    `build` in `team-a` and `team-b`, a pod of team-b's finds the record made
+    first, team-a's, and is placed as one of team-a's group (docs/contract.md
+    section 7: a group's pods are in the PipelineRun's namespace). Where one
+    namespace alone holds a run of that name it is the reference's lookup.
+    """
+    found = [r for r in records if (r.get("metadata") or {}).get("name") == pipeline_run]
+    if not found:
+        return None
+    return min(found, key=lambda r: (str(r["metadata"].get("creationTimestamp") or ""), str(r["metadata"].get("namespace") or "")))
+
+
+def apply_namespace_blind_run_pods() -> None:
+    """A pod's group comes from the record of its run's name in any namespace: the pod is taken for a pod of that namespace."""
+    from reference_scheduler.runtime.cluster_view import pipeline_task_of
+    from reference_scheduler.runtime.cycle import Cycle
+
+    original = Cycle._group_state
+
+    def group_state(self: Cycle, pod: Obj) -> Any:
+        found = pipeline_task_of(pod)
+        record = record_of_run_anywhere(self._view._records.list(), found[0]) if found is not None else None
+        if record is not None:
+            pod = {**pod, "metadata": {**pod["metadata"], "namespace": record["metadata"].get("namespace")}}
+        return original(self, pod)
+
+    Cycle._group_state = group_state  # type: ignore[method-assign]
+
+
+RULES["7.run_namespace"] = "section 7, Headroom: a group's pods are those of the PipelineRun's own namespace with its labels, never a same-named run's elsewhere"
+MUTANTS["namespace_blind_run_pods"] = Mutant(
+    "namespace_blind_run_pods",
+    "a pod's run is found by its tekton.dev/pipelineRun label alone, in every namespace: a pod of a run named like an older run elsewhere joins that run's group and claim",
+    "same_name_two_namespaces",
+    apply_namespace_blind_run_pods,
+    "7.run_namespace",
 )

@@ -159,3 +159,38 @@ def test_a_record_marked_with_the_scheduler_under_test_passes() -> None:
     monitor._apply(_Event("pipelineruns", "ADDED", obj=run))
     monitor._apply(_Event("records", "ADDED", obj=marked))
     assert monitor.violations == []
+
+
+def _unbound_pod(uid: str, namespace: str) -> dict[str, Any]:
+    return {"metadata": {"uid": uid, "name": uid, "namespace": namespace}, "spec": {"schedulerName": "tkn"}, "status": {"phase": "Pending"}}
+
+
+class _FakeCustom:
+    """A custom-objects API that lists one record in each of three namespaces, and remembers how it was asked."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def list_cluster_custom_object(self, group: str, version: str, plural: str) -> dict[str, Any]:
+        self.calls.append(f"cluster {plural}")
+        items = [{**copy.deepcopy(RECORD), "metadata": {**RECORD["metadata"], "namespace": ns}} for ns in ("ns", "ns-other", "elsewhere")]
+        return {"metadata": {"resourceVersion": "7"}, "items": items}
+
+    def list_namespaced_custom_object(self, group: str, version: str, namespace: str, plural: str) -> dict[str, Any]:
+        self.calls.append(f"{namespace} {plural}")
+        return {"metadata": {"resourceVersion": "7"}, "items": [copy.deepcopy(RECORD)]}
+
+
+def test_a_monitor_of_two_namespaces_keeps_their_pods_and_records_and_no_others() -> None:
+    custom = _FakeCustom()
+    kube: Any = type("FakeKube", (), {"custom": custom, "core": None})()
+    monitor = ContractMonitor(kube, "ns", {"pool": "p"}, timeouts=DEFAULT_TIMEOUTS, checks_records=True, extra_namespaces=("ns-other",))
+    items, version = monitor._list("records")
+    assert sorted(i["metadata"]["namespace"] for i in items) == ["ns", "ns-other"] and version == "7"
+    assert custom.calls == ["cluster reservationrecords"]
+    monitor._apply(_Event("pods", "SYNC", items=[_unbound_pod(uid, ns) for uid, ns in (("a", "ns"), ("b", "ns-other"), ("c", "elsewhere"))]))
+    assert sorted(monitor.world.pods) == ["a", "b"]
+
+    alone = ContractMonitor(kube, "ns", {"pool": "p"}, timeouts=DEFAULT_TIMEOUTS, checks_records=True)
+    alone._list("records")
+    assert custom.calls[-1] == "ns reservationrecords"

@@ -353,3 +353,26 @@ def test_young_reservations_drop_only_claims_older_than_the_mutants_limit() -> N
     at = datetime.fromisoformat("2026-12-03T08:00:25+00:00")
     assert faults.young_reservations(reservations, record, at) == reservations[1:]
     assert faults.young_reservations(reservations, record, at - timedelta(seconds=10)) == reservations
+
+
+class TestNamespaceBlindRunPods:
+    """Two runs named `build`, team-a's record made first; `lint` only in team-b."""
+
+    @staticmethod
+    def record(namespace: str, name: str, created: str) -> dict[str, object]:
+        return {"metadata": {"namespace": namespace, "name": name, "creationTimestamp": created}}
+
+    RECORDS = (
+        record("team-b", "build", "2026-12-03T08:00:05Z"),
+        record("team-a", "build", "2026-12-03T08:00:01Z"),
+        record("team-b", "lint", "2026-12-03T08:00:09Z"),
+    )
+
+    def test_a_run_named_like_an_older_one_elsewhere_gets_that_ones_record(self) -> None:
+        found = faults.record_of_run_anywhere(self.RECORDS, "build")
+        assert found is not None and found["metadata"]["namespace"] == "team-a"
+
+    def test_a_name_one_namespace_holds_is_found_as_the_reference_finds_it(self) -> None:
+        found = faults.record_of_run_anywhere(self.RECORDS, "lint")
+        assert found is not None and found["metadata"]["namespace"] == "team-b"
+        assert faults.record_of_run_anywhere(self.RECORDS, "deploy") is None

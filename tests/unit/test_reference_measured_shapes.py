@@ -57,7 +57,7 @@ def test_a_limit_range_default_is_split_no_lower_than_min_and_a_limit_only_step_
     assert predict_task_pod_request(spec, limit_range=limit_range) == Resources(1000, 300 * Mi)
 
 
-def test_matrix_include_that_matches_adds_none_and_a_new_value_adds_one() -> None:
+def test_fan_out_include_that_matches_adds_none_and_a_new_value_adds_one() -> None:
     matrix = {
         "params": [{"name": "x", "value": "$(params.xs[*])"}],
         "include": [{"name": "again-a", "params": [{"name": "x", "value": "a"}]}, {"name": "add-c", "params": [{"name": "x", "value": "c"}]}],

@@ -10,7 +10,7 @@ import pytest
 from harness.cluster.paths import REPO_ROOT
 from harness.suite.features import ALL_FEATURES
 from harness.suite.manifests import RenderContext, fixture_path, render
-from harness.suite.scenario import Scenario
+from harness.suite.scenario import OWN_NAMED_KINDS, Scenario, names_outside_prefix, object_name_prefix
 
 pytestmark = pytest.mark.unit
 
@@ -44,19 +44,24 @@ def test_scenario_names_are_unique_and_match_their_file() -> None:
         assert path.stem == f"test_{scenario.name}", f"{path.name} declares scenario {scenario.name!r}"
 
 
-@pytest.mark.parametrize("path, scenario", SCENARIOS, ids=[s.name for _, s in SCENARIOS])
-def test_every_fixture_exists_and_renders(path: Path, scenario: Scenario) -> None:
-    assert scenario.features and set(scenario.features) <= ALL_FEATURES
-    assert scenario.description
-    context = RenderContext(
+def _context(scenario: Scenario) -> RenderContext:
+    """_context() is a dummy RenderContext; a shared fixture named by its caller (`name`) gets a name of the scenario's."""
+    return RenderContext(
         namespace="ns",
         scheduler_name="tkn-scheduler",
         pool_selector={"rescon.dev/pool": "p"},
         node_cpu_millis=4800,
         node_memory_bytes=8 << 30,
         pvcs={name: name for name in scenario.volumes},
-        extra={"node": "p-1", **scenario.values},
+        extra={"node": "p-1", "name": f"{object_name_prefix(scenario.name)}-named-by-the-test", **scenario.values},
     )
+
+
+@pytest.mark.parametrize("path, scenario", SCENARIOS, ids=[s.name for _, s in SCENARIOS])
+def test_every_fixture_exists_and_renders(path: Path, scenario: Scenario) -> None:
+    assert scenario.features and set(scenario.features) <= ALL_FEATURES
+    assert scenario.description
+    context = _context(scenario)
     for fixture in scenario.fixtures:
         assert fixture_path(fixture).is_file(), f"{scenario.name}: missing {fixture_path(fixture)}"
         docs = render(fixture, context)
@@ -73,3 +78,50 @@ def test_every_fixture_file_belongs_to_a_scenario() -> None:
     used = {f for _, s in SCENARIOS for f in s.fixtures}
     for path in (REPO_ROOT / "fixtures" / "pipelines").glob("*.yaml.j2"):
         assert path.name.removesuffix(".yaml.j2") in used, f"{path.name} is used by no scenario"
+
+
+# --- names: no two scenarios create a PipelineRun, TaskRun or pod of one name ---------------
+# A scheduler may find a run's pods by the tekton.dev/pipelineRun label across namespaces; two scenarios
+# running at once (pytest -n 2) with a PipelineRun of one name would then fail together, by chance.
+
+
+def test_no_scenario_prefix_begins_another() -> None:
+    """Names `<prefix>` or `<prefix>-...` are a scenario's alone only if no prefix is another's followed by `-...`."""
+    prefixes = sorted(object_name_prefix(s.name) for _, s in SCENARIOS)
+    for prefix in prefixes:
+        nested = [other for other in prefixes if other.startswith(f"{prefix}-")]
+        assert not nested, f"scenario prefix {prefix!r} begins {nested}: their objects' names could meet"
+
+
+@pytest.mark.parametrize("path, scenario", SCENARIOS, ids=[s.name for _, s in SCENARIOS])
+def test_every_scenario_names_its_objects_after_itself(path: Path, scenario: Scenario) -> None:
+    docs = [doc for fixture in scenario.fixtures for doc in render(fixture, _context(scenario))]
+    assert not names_outside_prefix(scenario.name, docs), (
+        f"{scenario.name}: name these after the scenario ({object_name_prefix(scenario.name)}-...): {names_outside_prefix(scenario.name, docs)}"
+    )
+
+
+def test_no_two_scenarios_create_objects_of_one_name() -> None:
+    owners: dict[tuple[str, str], set[str]] = {}
+    for _, scenario in SCENARIOS:
+        for fixture in scenario.fixtures:
+            for doc in render(fixture, _context(scenario)):
+                if doc["kind"] in OWN_NAMED_KINDS:
+                    owners.setdefault((doc["kind"], doc["metadata"]["name"]), set()).add(scenario.name)
+    shared = {f"{kind}/{name}": sorted(names) for (kind, name), names in owners.items() if len(names) > 1}
+    assert not shared, f"scenarios that create objects of one name: {shared}"
+    assert any(kind == "PipelineRun" for kind, _ in owners), "no PipelineRun rendered: the check checked nothing"
+
+
+def test_names_outside_prefix() -> None:
+    docs = [
+        {"kind": "PipelineRun", "metadata": {"name": "a"}},
+        {"kind": "PipelineRun", "metadata": {"name": "task-ref-a"}},
+        {"kind": "Pod", "metadata": {"name": "task-ref"}},
+        {"kind": "Pod", "metadata": {"name": "task-refa"}},
+        {"kind": "TaskRun", "metadata": {"name": "filler"}},
+        {"kind": "Task", "metadata": {"name": "big-task"}},
+        {"kind": "ResourceQuota", "metadata": {"name": "hold-new-pods"}},
+    ]
+    assert names_outside_prefix("task_ref", docs) == ["PipelineRun/a", "Pod/task-refa", "TaskRun/filler"]
+    assert object_name_prefix("peak_blocks_b") == "peak-blocks-b"

@@ -1,4 +1,4 @@
-"""matrix_include: a matrix's include entries make combinations as Tekton's Matrix.FanOut makes them.
+"""fan_out_include: a matrix's include entries make combinations as Tekton's Matrix.FanOut makes them.
 
 The fault it exists to catch: counting only the product of `matrix.params`
 and ignoring `matrix.include`. An include entry that agrees with no
@@ -31,10 +31,10 @@ from harness.suite.run import ScenarioRun
 from harness.suite.scenario import Scenario
 
 SCENARIO = Scenario(
-    name="matrix_include",
+    name="fan_out_include",
     description="A's later task is matrixed over two values plus an include entry that adds a third: three 0.2 CPU pods at once, a peak of 0.6, so B (0.5) goes to the other node",
     features=(Feature.PEAK_RESERVATION,),
-    fixtures=("matrix_include-a", "matrix_include-filler", "matrix_include-b"),
+    fixtures=("fan_out_include-a", "fan_out_include-filler", "fan_out_include-b"),
     volumes=("a-source", "b-source"),
 )
 
@@ -53,25 +53,25 @@ SCENARIO = Scenario(
 #   the filler's node (5 + (8192 - 1224) * 100 // 8192) // 2 = (5 + 85) // 2 = 45.
 
 
-def test_matrix_include(run: ScenarioRun) -> None:
-    run.apply("matrix_include-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+def test_fan_out_include(run: ScenarioRun) -> None:
+    run.apply("fan_out_include-a")
+    small, a_node, record = task_must_hold_its_group(run, run.named("a"), "small")
     cpu = run.node_cpu_millis()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
         peak_cpu_millis=3 * int(cpu * 0.2), peak_memory_bytes=0,
     )
 
-    b_pod = b_must_land_beside_the_filler(run, "matrix_include", a_node=a_node, why="inside the room A's three matrixed pods need there")
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
+    b_pod = b_must_land_beside_the_filler(run, "fan_out_include", a_node=a_node, why="inside the room A's three matrixed pods need there")
+    group_must_be(run, run.named("a"), "small", state=State.RESERVED, node=a_node)
 
     run.release_pod(small["metadata"]["name"])
     # task_pods() sorts a task's pods by attempt, then name: with no retries, index i is combination i's pod.
     for combination in range(3):
-        big = task_pod_must_be_bound(run, "a", "big", attempt=combination)
+        big = task_pod_must_be_bound(run, run.named("a"), "big", attempt=combination)
         assert big["spec"]["nodeName"] == a_node, (
             f"{big['metadata']['name']}, one of A's matrixed pods, ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
         )
     run.release_pod(b_pod["metadata"]["name"])
-    pipelinerun_must_succeed(run, "a")
-    pipelinerun_must_succeed(run, "b")
+    pipelinerun_must_succeed(run, run.named("a"))
+    pipelinerun_must_succeed(run, run.named("b"))

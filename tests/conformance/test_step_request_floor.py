@@ -1,4 +1,4 @@
-"""limit_range_min: Tekton splits a LimitRange's default across the steps no lower than its min, and a limit is not a request.
+"""step_request_floor: Tekton splits a LimitRange's default across the steps no lower than its min, and a limit is not a request.
 
 The fault it exists to catch: splitting the LimitRange's defaultRequest
 across the steps without its `min`, so that steps without a request are
@@ -37,10 +37,10 @@ from harness.suite.scenario import Scenario
 from harness.waits import NotYet, wait_for
 
 SCENARIO = Scenario(
-    name="limit_range_min",
+    name="step_request_floor",
     description="With a LimitRange defaultRequest of 0.2 CPU and a min of 0.15, A's later task (a 0.25 step, a step without a request, a step with only a limit) asks 0.55: Tekton gives the last two the min, not a third of the default nor the limit; so B (0.5) goes to the other node",
     features=(Feature.PEAK_RESERVATION,),
-    fixtures=("limit_range_min-limits", "limit_range_min-a", "limit_range_min-filler", "limit_range_min-b"),
+    fixtures=("step_request_floor-limits", "step_request_floor-a", "step_request_floor-filler", "step_request_floor-b"),
     volumes=("a-source", "b-source"),
 )
 
@@ -59,7 +59,7 @@ def limit_range_must_be_in_force(run: ScenarioRun, *, cpu: int) -> None:
 
     def poll() -> None:
         attempt[0] += 1
-        name = f"limit-range-probe-{attempt[0]}"
+        name = run.named(f"probe-{attempt[0]}")
         body: Any = {
             "apiVersion": "v1",
             "kind": "Pod",
@@ -94,17 +94,17 @@ def limit_range_must_be_in_force(run: ScenarioRun, *, cpu: int) -> None:
 #   = (11 + 95) // 2 = 53, the filler's node (5 + (8192 - 1224) * 100 // 8192) // 2 = (5 + 85) // 2 = 45.
 #   Taking work-3's limit for its request, A would reserve 1200 + 720 + 1200 = 3120m.
 
-def test_limit_range_min(run: ScenarioRun) -> None:
+def test_step_request_floor(run: ScenarioRun) -> None:
     cpu = run.node_cpu_millis()
-    run.apply("limit_range_min-limits")
+    run.apply("step_request_floor-limits")
     limit_range_must_be_in_force(run, cpu=int(cpu * 0.2))
-    run.apply("limit_range_min-a")
-    small, a_node, record = task_must_hold_its_group(run, "a", "small")
+    run.apply("step_request_floor-a")
+    small, a_node, record = task_must_hold_its_group(run, run.named("a"), "small")
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
         peak_cpu_millis=int(cpu * 0.25) + 2 * max(int(cpu * 0.2) // 3, int(cpu * 0.15)), peak_memory_bytes=0,
     )
 
-    b_pod = b_must_land_beside_the_filler(run, "limit_range_min", a_node=a_node, why="inside the room A's steps need there at the LimitRange's min")
-    group_must_be(run, "a", "small", state=State.RESERVED, node=a_node)
-    group_must_end_on_its_node(run, "a", held=small, next_task="big", node=a_node, others=(b_pod,))
+    b_pod = b_must_land_beside_the_filler(run, "step_request_floor", a_node=a_node, why="inside the room A's steps need there at the LimitRange's min")
+    group_must_be(run, run.named("a"), "small", state=State.RESERVED, node=a_node)
+    group_must_end_on_its_node(run, run.named("a"), held=small, next_task="big", node=a_node, others=(b_pod,))
