@@ -5,7 +5,7 @@
     rescon cluster up            bring the local cluster up (building what is missing)
     rescon cluster down          stop it and remove its processes and files
     rescon cluster status        one line per component
-    rescon cluster nodes         the nodes and their allocatable resources
+    rescon cluster nodes         the nodes, their allocatable resources and their capacity
     rescon kind node-image       build the offline kind node image (cached; prints its name)
     rescon kind deploy-reference a kept kind cluster running the reference from reference_scheduler/deploy/
 

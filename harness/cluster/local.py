@@ -232,8 +232,12 @@ class LocalCluster:
         for node in kube.core.list_node().items:
             meta = present(node.metadata)
             alloc = present(node.status).allocatable or {}
+            capacity = present(node.status).capacity or {}
             pool = (meta.labels or {}).get("rescon.dev/pool", "-")
-            lines.append(f"{meta.name:<32} pool {pool:<16} cpu {alloc.get('cpu', '?'):<8} memory {alloc.get('memory', '?'):<10} pods {alloc.get('pods', '?')}")
+            lines.append(
+                f"{meta.name:<32} pool {pool:<16} cpu {alloc.get('cpu', '?'):<8} memory {alloc.get('memory', '?'):<10} pods {alloc.get('pods', '?'):<4} "
+                f"(capacity cpu {capacity.get('cpu', '?')} memory {capacity.get('memory', '?')})"
+            )
         return lines or ["no nodes (scenarios add their own pools)"]
 
     # --- faults: one component restarted ---

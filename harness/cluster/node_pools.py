@@ -3,6 +3,11 @@
 On the local cluster a pool is made of KWOK nodes created for it; removing the
 pool deletes them. Sizes are exact, so a scenario can say "B fits next to A's
 running pod but not next to A's reserved peak" and mean it to the millicore.
+
+The size is the nodes' `allocatable`. Their `capacity` is larger, as a real
+kubelet reports it (capacity less system-reserved, kube-reserved and the
+eviction threshold is allocatable): a scheduler that sizes nodes by capacity
+finds room that is not there.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import kubernetes
 
 from harness.errors import HarnessError
 from harness.kube import Kube, present
+from harness.quantities import cpu_millis, memory_bytes
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -38,11 +44,36 @@ class NodePool:
         return {POOL_LABEL: self.name}
 
 
+#: What a pool node keeps back from its pods, as a kubelet's system-reserved and kube-reserved (with the
+#: memory eviction threshold) do on a small real node: capacity is allocatable plus this.
+RESERVED_CPU_MILLIS = 200
+RESERVED_MEMORY_BYTES = 512 * 2**20
+
+
+def kubelet_capacity(cpu: str, memory: str, pods: int) -> dict[str, str]:
+    """kubelet_capacity('4800m', '8Gi', 110) is {'cpu': '5000m', 'memory': '9126805504', 'pods': '110'}.
+
+    It is the capacity a kubelet reports beside an allocatable of cpu/memory/pods:
+    200m CPU and 512Mi of memory more (RESERVED_*); the pod count is the same, as
+    a kubelet's maxPods is both.
+    """
+    return {
+        "cpu": f"{cpu_millis(cpu) + RESERVED_CPU_MILLIS}m",
+        "memory": str(memory_bytes(memory) + RESERVED_MEMORY_BYTES),
+        "pods": str(pods),
+    }
+
+
 def node_manifest(
     name: str, *, pool: str, cpu: str, memory: str, pods: int, labels: Mapping[str, str], taints: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
-    """node_manifest() is a KWOK node whose capacity and allocatable are exactly cpu/memory/pods."""
-    resources = {"cpu": cpu, "memory": memory, "pods": str(pods)}
+    """node_manifest() is a KWOK node whose allocatable is exactly cpu/memory/pods and whose capacity is larger.
+
+    Example: cpu='4800m', memory='8Gi' gives allocatable 4800m / 8Gi and capacity
+    5000m / 8704Mi (kubelet_capacity()), so only a scheduler that reads
+    allocatable, as kube-scheduler does, sees the room the scenario means.
+    """
+    allocatable = {"cpu": cpu, "memory": memory, "pods": str(pods)}
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -59,7 +90,7 @@ def node_manifest(
             "annotations": {KWOK_NODE_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
         },
         "spec": {"taints": [dict(t) for t in taints]} if taints else {},
-        "status": {"capacity": resources, "allocatable": resources},
+        "status": {"capacity": kubelet_capacity(cpu, memory, pods), "allocatable": allocatable},
     }
 
 

@@ -27,7 +27,7 @@ from reference_scheduler.core.reasons import (
     TooManyPods,
     UntoleratedTaint,
 )
-from reference_scheduler.core.resources import InvalidQuantity, memory_bytes
+from reference_scheduler.core.resources import InvalidQuantity, Resources, memory_bytes
 
 Json: TypeAlias = Mapping[str, Any]
 """Json is a raw Kubernetes object as the API returns it (a pod or a node)."""
@@ -273,6 +273,28 @@ def node_affinity_mismatch(pod: Json, node: Json) -> NodeAffinityMismatch | None
     if any(node_selector_term_matches(term, node) for term in terms):
         return None
     return NodeAffinityMismatch(terms=len(terms))
+
+
+# --- the node's room ----------------------------------------------------------
+
+
+def node_allocatable(node: Json) -> Resources:
+    """node_allocatable reads ``status.allocatable`` CPU and memory: the room a node offers its pods.
+
+    Never ``status.capacity``: a kubelet reports capacity before it keeps back
+    system-reserved, kube-reserved and the eviction threshold, and what is left,
+    allocatable, is all kube-scheduler's NodeResourcesFit lets pods use.
+    Absent or unparsable means no room, so such a node admits no pod that asks
+    for CPU or memory.
+
+    Example: a node with capacity ``cpu: 5000m`` and allocatable ``cpu: 4800m,
+    memory: 8Gi`` gives ``Resources(cpu=4800, memory=8589934592)``.
+    """
+    allocatable = _get(node, "status", "allocatable")
+    try:
+        return Resources.from_mapping(allocatable if isinstance(allocatable, Mapping) else None)
+    except InvalidQuantity:
+        return Resources()
 
 
 # --- pod count ---------------------------------------------------------------

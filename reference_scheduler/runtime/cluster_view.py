@@ -28,7 +28,7 @@ from typing import Any
 
 from reference_scheduler.core.headroom import ActiveReservation, NodeView, PodUsage
 from reference_scheduler.core.keys import GroupKey
-from reference_scheduler.core.node_checks import allocatable_pods
+from reference_scheduler.core.node_checks import allocatable_pods, node_allocatable
 from reference_scheduler.core.pod_requests import pod_admitted_request
 from reference_scheduler.core.resources import InvalidQuantity, Resources
 from reference_scheduler.runtime.informer import Informer
@@ -306,12 +306,7 @@ class ClusterView:
             version = node["metadata"].get("resourceVersion") or ""
             cached = self._node_cache.get(name)
             if cached is None or not version or cached[0] != version:
-                alloc = (node.get("status") or {}).get("allocatable") or {}
-                try:
-                    allocatable = Resources.from_mapping(alloc)
-                except InvalidQuantity:
-                    allocatable = Resources()
-                cached = self._node_cache[name] = (version, allocatable, allocatable_pods(node))
+                cached = self._node_cache[name] = (version, node_allocatable(node), allocatable_pods(node))
             if version:
                 self._untrusted.discard(name)
             else:

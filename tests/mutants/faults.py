@@ -2680,3 +2680,71 @@ MUTANTS["namespace_blind_run_pods"] = Mutant(
     apply_namespace_blind_run_pods,
     "7.run_namespace",
 )
+
+
+# --- sizes_nodes_by_capacity ---------------------------------------------------------
+
+
+def capacity_as_allocatable(node: Mapping[str, Any]) -> Resources:
+    """capacity_as_allocatable: a node's room read from ``status.capacity`` instead of ``status.allocatable``.
+
+    The fault: a kubelet's capacity includes what it keeps back for the system
+    (system-reserved, kube-reserved, the eviction threshold). On a local pool
+    node of allocatable 4800m / 8Gi this is 5000m / 8704Mi, so beside A's 200m
+    pod and 3600m residual the scheduler finds 1200m where there are 1000m.
+    """
+    from reference_scheduler.core.node_checks import node_allocatable
+
+    return node_allocatable({"status": {"allocatable": (node.get("status") or {}).get("capacity")}})
+
+
+def apply_sizes_nodes_by_capacity() -> None:
+    from reference_scheduler.runtime import cluster_view
+
+    cluster_view.node_allocatable = capacity_as_allocatable
+
+
+RULES["7.allocatable"] = "section 7, Headroom: a node's room is its status.allocatable, never its capacity"
+MUTANTS["sizes_nodes_by_capacity"] = Mutant(
+    "sizes_nodes_by_capacity",
+    "nodes are sized by status.capacity, not status.allocatable: the room a kubelet keeps back for the system is handed to pods",
+    "allocatable_not_capacity",
+    apply_sizes_nodes_by_capacity,
+    "7.allocatable",
+)
+
+
+# --- ignores_tolerations -------------------------------------------------------------
+
+
+def taint_check_without_tolerations(check: Callable[[Obj, Obj], Any]) -> Callable[[Obj, Obj], Any]:
+    """taint_check_without_tolerations(untolerated_taint): the taint check with the pod's tolerations left out.
+
+    The fault: every NoSchedule or NoExecute taint keeps every pod off its node,
+    as if no pod could tolerate one (a scheduler that takes only untainted nodes).
+    On pod_template_placement's pool the group's tasks, which tolerate the
+    dedicated node's taint through their podTemplate and select that node, find
+    no node at all.
+    """
+
+    def check_taints(pod: Obj, node: Obj) -> Any:
+        return check({**pod, "spec": {**(pod.get("spec") or {}), "tolerations": []}}, node)
+
+    return check_taints
+
+
+def apply_ignores_tolerations() -> None:
+    from reference_scheduler.core import node_checks
+
+    node_checks.NODE_CHECKS = tuple(
+        taint_check_without_tolerations(c) if c is node_checks.untolerated_taint else c for c in node_checks.NODE_CHECKS
+    )
+
+
+MUTANTS["ignores_tolerations"] = Mutant(
+    "ignores_tolerations",
+    "a pod's tolerations are not read: no pod goes to a node with a NoSchedule or NoExecute taint",
+    "pod_template_placement",
+    apply_ignores_tolerations,
+    "7.node_checks",
+)

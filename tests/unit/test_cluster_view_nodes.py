@@ -389,3 +389,24 @@ class NodeViewsAfterEvents(RuleBasedStateMachine):
 
 NodeViewsAfterEvents.TestCase.settings = settings(max_examples=200, stateful_step_count=40, deadline=None)
 TestNodeViewsAfterEvents = NodeViewsAfterEvents.TestCase
+
+
+def _kubelet_node(name: str) -> Obj:
+    """A node as a kubelet reports it: capacity 5000m / 8704Mi, of which 4800m / 8Gi allocatable."""
+    node = _node(name, cpu="4800m")
+    node["status"]["capacity"] = {"cpu": "5000m", "memory": "8704Mi", "pods": "110"}
+    return node
+
+
+def test_a_view_is_sized_by_allocatable_not_capacity() -> None:
+    view, _, _ = _view([_kubelet_node("n0")])
+    assert view.node_views()["n0"].allocatable == Resources(cpu=4800, memory=8 * 2**30)
+
+
+def test_the_capacity_mutant_sizes_views_by_capacity(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.mutants import faults
+
+    monkeypatch.setattr(cluster_view, "node_allocatable", cluster_view.node_allocatable)
+    faults.apply_sizes_nodes_by_capacity()
+    view, _, _ = _view([_kubelet_node("n0")])
+    assert view.node_views()["n0"].allocatable == Resources(cpu=5000, memory=8704 * 2**20)

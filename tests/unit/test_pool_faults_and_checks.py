@@ -122,3 +122,22 @@ def test_a_shape_for_a_node_the_pool_lacks_fails() -> None:
 
     with pytest.raises(HarnessError, match="node 3 of pool p"):
         shape_pool_nodes(FakeKube(), NodePool("p", ("p-0",), "4800m", "8Gi", 110), (NodeShape(3, cordoned=True),))  # type: ignore[arg-type]
+
+
+class TestToleration:
+    TOLERATING: dict[str, Any] = {"spec": {"tolerations": [{"key": "dedicated", "operator": "Equal", "value": "other", "effect": "NoSchedule"}]}}
+
+    def test_the_reference_lets_a_tolerating_pod_onto_a_tainted_node(self) -> None:
+        assert node_checks.untolerated_taint(self.TOLERATING, node(taints=(OTHER_TAINT,))) is None
+
+    def test_the_toleration_blind_check_keeps_it_off(self) -> None:
+        check = faults.taint_check_without_tolerations(node_checks.untolerated_taint)
+        assert check(self.TOLERATING, node(taints=(OTHER_TAINT,))) is not None
+        assert check(self.TOLERATING, node()) is None  # an untainted node still passes
+
+    def test_the_mutant_replaces_only_the_taint_check(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch.setattr(node_checks, "NODE_CHECKS", node_checks.NODE_CHECKS)
+        faults.apply_ignores_tolerations()
+        assert node_checks.untolerated_taint not in node_checks.NODE_CHECKS
+        assert len(node_checks.NODE_CHECKS) == 5 and node_checks.node_selector_mismatch in node_checks.NODE_CHECKS
+        assert node_checks.node_check_failures(self.TOLERATING, node(taints=(OTHER_TAINT,))) != []
