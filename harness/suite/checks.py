@@ -736,3 +736,61 @@ def pod_must_wait_for_plan(run: ScenarioRun, pod_name: str, *, pipeline_run: str
             )
 
     _hold_for(run, check, what=f"{pod_name} waiting for the plan of {pipeline_run}", duration="pod_stays_pending", timeouts=run.timeouts)
+
+
+#: The label of the plain pods that probe whether an admission plugin applies an object the scenario made.
+PROBE_LABEL = "rescon.dev/probe"
+
+
+def _admission_must_apply(run: ScenarioRun, *, kind: str, spec: Obj, read_cpu: Callable[[Any], Any], cpu: int, what: str) -> None:
+    """_admission_must_apply() creates and deletes probe pods until the API server's admission gives one `cpu` millicores.
+
+    The LimitRanger and the RuntimeClass admission plugin read their objects
+    through the API server's own caches, so a scenario that has just created a
+    LimitRange or a RuntimeClass waits until it applies before its runs exist.
+    `read_cpu(pod)` is the amount (a quantity or None) the plugin set on the probe.
+    """
+    attempt = [0]
+
+    def poll() -> None:
+        attempt[0] += 1
+        name = run.named(f"probe-{attempt[0]}")
+        body: Any = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "labels": {PROBE_LABEL: kind}},
+            "spec": {"schedulerName": "rescon-nobody", "containers": [{"name": "c", "image": "busybox:1.37"}], **spec},
+        }
+        pod = run.kube.core.create_namespaced_pod(run.namespace, body)
+        run.kube.core.delete_namespaced_pod(name, run.namespace, grace_period_seconds=0)
+        amount = read_cpu(pod)
+        got = parse_cpu(amount) if amount is not None else 0
+        if got != cpu:
+            raise NotYet(f"a probe pod got {got}m CPU from the {kind}, not its {cpu}m")
+
+    wait_for(poll, what=what, timeout="fault_active", timeouts=run.timeouts)
+
+
+def limit_range_must_be_in_force(run: ScenarioRun, *, cpu: int) -> None:
+    """limit_range_must_be_in_force() waits until a new pod's container without requests gets `cpu` millicores (the defaultRequest)."""
+
+    def default_request(pod: Any) -> Any:
+        resources = pod.spec.containers[0].resources if pod.spec else None
+        return ((resources.requests if resources else None) or {}).get("cpu")
+
+    _admission_must_apply(
+        run, kind="limit-range", spec={}, read_cpu=default_request, cpu=cpu,
+        what="the LimitRange to give containers their default request",
+    )
+
+
+def runtime_class_must_be_in_force(run: ScenarioRun, runtime_class: str, *, cpu: int) -> None:
+    """runtime_class_must_be_in_force() waits until a new pod naming `runtime_class` gets `cpu` millicores of overhead."""
+
+    def overhead(pod: Any) -> Any:
+        return ((pod.spec.overhead if pod.spec else None) or {}).get("cpu")
+
+    _admission_must_apply(
+        run, kind="runtime-class", spec={"runtimeClassName": runtime_class}, read_cpu=overhead, cpu=cpu,
+        what="the RuntimeClass to give pods their overhead",
+    )

@@ -20,13 +20,11 @@ resources.
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.contract.record import State
-from harness.quantities import cpu_millis
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
+    limit_range_must_be_in_force,
     pipelinerun_must_succeed,
     task_must_hold_its_group,
     task_pod_must_be_bound,
@@ -34,7 +32,6 @@ from harness.suite.checks import (
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
-from harness.waits import NotYet, wait_for
 
 SCENARIO = Scenario(
     name="limit_range",
@@ -44,37 +41,6 @@ SCENARIO = Scenario(
     pool=PoolSpec(count=1),
     volumes=("a-source", "b-source"),
 )
-
-#: The label of the plain pods that probe whether the LimitRange is in force.
-PROBE_LABEL = "rescon.dev/probe"
-
-
-def limit_range_must_be_in_force(run: ScenarioRun, *, cpu: int) -> None:
-    """limit_range_must_be_in_force() waits until a new pod's container without requests gets `cpu` millicores.
-
-    A scenario-local check (harness.suite.checks is not this scenario's to
-    change): the API server's LimitRanger reads LimitRanges through its own
-    cache, so the scenario makes sure the default is applied before A exists.
-    """
-    attempt = [0]
-
-    def poll() -> None:
-        attempt[0] += 1
-        name = f"limit-range-probe-{attempt[0]}"
-        body: Any = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "labels": {PROBE_LABEL: "limit-range"}},
-            "spec": {"schedulerName": "rescon-nobody", "containers": [{"name": "c", "image": "busybox:1.37"}]},
-        }
-        pod = run.kube.core.create_namespaced_pod(run.namespace, body)
-        run.kube.core.delete_namespaced_pod(name, run.namespace, grace_period_seconds=0)
-        requests = (pod.spec.containers[0].resources.requests or {}) if pod.spec and pod.spec.containers[0].resources else {}
-        got = cpu_millis(requests["cpu"]) if "cpu" in requests else 0
-        if got != cpu:
-            raise NotYet(f"a probe pod's container without requests got {got}m CPU, not the LimitRange's {cpu}m")
-
-    wait_for(poll, what="the LimitRange to give containers their default request", timeout="fault_active", timeouts=run.timeouts)
 
 
 # Peak, by hand (fractions of one node, as cpu() renders them; the LimitRange has no memory

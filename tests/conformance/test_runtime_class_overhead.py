@@ -19,21 +19,18 @@ and init containers `prepare` and `place-scripts` with no resources.
 
 from __future__ import annotations
 
-from typing import Any
-
 from harness.contract.record import State
-from harness.quantities import cpu_millis
 from harness.suite.checks import (
     b_must_land_beside_the_filler,
     group_must_be,
     group_must_end_on_its_node,
     group_must_have,
+    runtime_class_must_be_in_force,
     task_must_hold_its_group,
 )
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import Scenario
-from harness.waits import NotYet, wait_for
 
 SCENARIO = Scenario(
     name="runtime_class_overhead",
@@ -42,41 +39,6 @@ SCENARIO = Scenario(
     fixtures=("runtime_class_overhead-class", "runtime_class_overhead-a", "runtime_class_overhead-filler", "runtime_class_overhead-b"),
     volumes=("a-source", "b-source"),
 )
-
-#: The label of the plain pods that probe whether the RuntimeClass is in force.
-PROBE_LABEL = "rescon.dev/probe"
-
-
-def runtime_class_must_be_in_force(run: ScenarioRun, *, cpu: int) -> None:
-    """runtime_class_must_be_in_force() waits until a new pod naming the scenario's RuntimeClass gets `cpu` millicores of overhead.
-
-    A scenario-local check, as limit_range has one: the API server's
-    RuntimeClass admission plugin reads RuntimeClasses through its own cache,
-    so the scenario makes sure the overhead is applied before A exists.
-    """
-    attempt = [0]
-
-    def poll() -> None:
-        attempt[0] += 1
-        name = run.named(f"probe-{attempt[0]}")
-        body: Any = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "labels": {PROBE_LABEL: "runtime-class"}},
-            "spec": {
-                "schedulerName": "rescon-nobody",
-                "runtimeClassName": f"rescon-overhead-{run.namespace}",
-                "containers": [{"name": "c", "image": "busybox:1.37"}],
-            },
-        }
-        pod = run.kube.core.create_namespaced_pod(run.namespace, body)
-        run.kube.core.delete_namespaced_pod(name, run.namespace, grace_period_seconds=0)
-        overhead = (pod.spec.overhead or {}) if pod.spec else {}
-        got = cpu_millis(overhead["cpu"]) if "cpu" in overhead else 0
-        if got != cpu:
-            raise NotYet(f"a probe pod naming the RuntimeClass got {got}m CPU of overhead, not the RuntimeClass's {cpu}m")
-
-    wait_for(poll, what="the RuntimeClass to give pods their overhead", timeout="fault_active", timeouts=run.timeouts)
 
 
 # Peak, by hand (fractions of one node, as cpu()/memory() render them):
@@ -96,7 +58,7 @@ def runtime_class_must_be_in_force(run: ScenarioRun, *, cpu: int) -> None:
 def test_runtime_class_overhead(run: ScenarioRun) -> None:
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     run.apply("runtime_class_overhead-class")
-    runtime_class_must_be_in_force(run, cpu=int(cpu * 0.3125))
+    runtime_class_must_be_in_force(run, f"rescon-overhead-{run.namespace}", cpu=int(cpu * 0.3125))
     run.apply("runtime_class_overhead-a")
     small, a_node, record = task_must_hold_its_group(run, run.named("a"), "small")
     group_must_have(
