@@ -60,6 +60,9 @@ class Scenario:
     #: Leader-electing replicas of the scheduler the test runs (`with run.replicas() as replicas:`); 1 is the
     #: session's one process. The runner skips, saying why, where the suite cannot launch replicas (external).
     replicas: int = 1
+    #: Why the scenario runs on the local cluster only (empty: on every cluster). The runner skips it elsewhere,
+    #: saying this reason: for a known gap of the scenario on real kubelets, never to hide a verdict.
+    local_only: str = ""
     #: Namespaces the scenario gets besides its own, by the names the test knows them by (`run.in_namespace("other")`).
     #: The runner creates each (with the scenario's volumes), the contract monitor watches them too, and all go at the end.
     extra_namespaces: tuple[str, ...] = ()
@@ -100,6 +103,8 @@ def restart_skip_reason(scenario: Scenario, *, provider: str, restartable: froze
     Example: a scenario with restarts=('etcd',) on kind gets
     "the kind cluster cannot restart etcd (only the local cluster restarts its components)".
     """
+    if scenario.local_only and provider != "local":
+        return f"it runs on the local cluster only, not on {provider}: {scenario.local_only}"
     missing = [name for name in scenario.restarts if name not in restartable]
     if not missing:
         return None

@@ -33,7 +33,7 @@ from harness.suite.scenario import Scenario
 
 SCENARIO = Scenario(
     name="step_and_sidecar_specs",
-    description="A's later task asks 0.1 + 0.1 CPU in its Task, but the run's stepSpecs raise its step to 0.3 and sidecarSpecs its sidecar to 0.25: the group reserves 0.55, so B (0.5) goes to the other node",
+    description="A's later task asks 0.1 + 0.1 CPU in its Task, but the run's stepSpecs raise its step to 0.3 and sidecarSpecs its sidecar to 0.25: the group reserves 0.55, so B (0.55) goes to the other node",
     features=(Feature.PEAK_RESERVATION,),
     fixtures=("step_and_sidecar_specs-a", "step_and_sidecar_specs-filler", "step_and_sidecar_specs-b"),
     volumes=("a-source", "b-source"),
@@ -46,13 +46,15 @@ SCENARIO = Scenario(
 #          sidecar helper 0.1 CPU, sidecarSpecs helper {cpu: 0.25}: 1200m. Containers add up:
 #          1440 + 1200 = 2640m, 134217728 bytes; init containers ask nothing.
 #   small then big is a chain, so the peak is big's: 2640m, 134217728 bytes.
-# Placement: A's node has 4800 - 96 - (2640 - 96) = 2160m left; B asks 2400m, so it goes to the
-#   other node (4800 - 2160 filler = 2640m left). Leaving out stepSpecs, big is 480 + 1200 = 1680m
-#   and A's node keeps 3120m; leaving out sidecarSpecs, 1440 + 480 = 1920m and 2880m: either way
-#   A's node is the emptier one. Least-allocated with B's 2400m and the 200Mi scoring counts for a
-#   pod without memory, in Mi: A's node scores ((4800 - 4080) * 100 // 4800 + (8192 - 528) * 100 // 8192) // 2
-#   = (15 + 93) // 2 = 54 (without stepSpecs) or (10 + 93) // 2 = 51 (without sidecarSpecs); the
-#   filler's node (5 + (8192 - 1224) * 100 // 8192) // 2 = (5 + 85) // 2 = 45.
+# Placement: A's node has 4800 - 96 - (2640 - 96) = 2160m left; B asks 2640m (0.55), so it goes to the
+#   other node (4800 - 1920 filler = 2880m left). The margin, 480m (0.1 of a node), is wider than the
+#   ~100m by which two kind workers' daemons can differ (a slot pool is sized by its smallest node).
+#   Leaving out stepSpecs, big is 480 + 1200 = 1680m and A's node keeps 3120m; leaving out
+#   sidecarSpecs, 1440 + 480 = 1920m and 2880m: either way B fits there. Least-allocated with B's
+#   2640m and the 200Mi scoring counts for a pod without memory, in Mi: A's node scores
+#   ((4800 - 4320) * 100 // 4800 + (8192 - 528) * 100 // 8192) // 2 = (10 + 93) // 2 = 51 (without
+#   stepSpecs) or ((4800 - 4560) * 100 // 4800 + 93) // 2 = (5 + 93) // 2 = 49 (without sidecarSpecs);
+#   the filler's node ((4800 - 4560) * 100 // 4800 + (8192 - 1224) * 100 // 8192) // 2 = (5 + 85) // 2 = 45.
 
 
 def test_step_and_sidecar_specs(run: ScenarioRun) -> None:

@@ -35,7 +35,7 @@ from harness.suite.scenario import Scenario
 
 SCENARIO = Scenario(
     name="step_request_floor",
-    description="With a LimitRange defaultRequest of 0.2 CPU and a min of 0.15, A's later task (a 0.25 step, a step without a request, a step with only a limit) asks 0.55: Tekton gives the last two the min, not a third of the default nor the limit; so B (0.5) goes to the other node",
+    description="With a LimitRange defaultRequest of 0.2 CPU and a min of 0.15, A's later task (a 0.25 step, a step without a request, a step with only a limit) asks 0.55: Tekton gives the last two the min, not a third of the default nor the limit; so B (0.55) goes to the other node",
     features=(Feature.PEAK_RESERVATION,),
     fixtures=("step_request_floor-limits", "step_request_floor-a", "step_request_floor-filler", "step_request_floor-b"),
     volumes=("a-source", "b-source"),
@@ -53,11 +53,14 @@ SCENARIO = Scenario(
 #          containers 960m each. Pod: max(2640, 960) = 2640m.
 #   small then big is a chain: the peak is max(960, 2640) = 2640m.
 # Placement: A's node has 4800 - 960 (small's pod) - (2640 - 960) (A's residual) = 2160m left; B's pod
-#   asks max(2400, 960) = 2400m, so it goes to the other node (4800 - 2160 filler = 2640m left).
+#   asks max(2640, 960) = 2640m (0.55), so it goes to the other node (4800 - 1920 filler = 2880m
+#   left). The margin, 480m (0.1 of a node), is wider than the ~100m by which two kind workers'
+#   daemons can differ (a slot pool is sized by its smallest node).
 #   Splitting without the min (320m each) A would reserve 1840m and leave 4800 - 960 - 880 = 2960m
-#   on its node, the emptier one: least-allocated with B's 2400m and the 200Mi scoring counts for a
-#   pod without memory, in Mi: A's node ((4800 - 4240) * 100 // 4800 + (8192 - 400) * 100 // 8192) // 2
-#   = (11 + 95) // 2 = 53, the filler's node (5 + (8192 - 1224) * 100 // 8192) // 2 = (5 + 85) // 2 = 45.
+#   on its node, the emptier one: least-allocated with B's 2640m and the 200Mi scoring counts for a
+#   pod without memory, in Mi: A's node ((4800 - 4480) * 100 // 4800 + (8192 - 400) * 100 // 8192) // 2
+#   = (6 + 95) // 2 = 50, the filler's node ((4800 - 4560) * 100 // 4800 + (8192 - 1224) * 100 // 8192) // 2
+#   = (5 + 85) // 2 = 45.
 #   Taking work-3's limit for its request, A would reserve 1200 + 720 + 1200 = 3120m.
 
 def test_step_request_floor(run: ScenarioRun) -> None:

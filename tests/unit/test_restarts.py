@@ -105,3 +105,11 @@ def test_resilience_is_an_extended_feature() -> None:
     from harness.suite.features import CORE_FEATURES, EXTENDED_FEATURES
 
     assert Feature.RESILIENCE in EXTENDED_FEATURES and Feature.RESILIENCE not in CORE_FEATURES
+
+
+def test_a_local_only_scenario_is_skipped_elsewhere_with_its_reason() -> None:
+    scenario = Scenario(name="x", description="d", features=(), fixtures=(), local_only="the kubelet counts a just-finished pod")
+    assert restart_skip_reason(scenario, provider="local", restartable=frozenset()) is None
+    assert restart_skip_reason(scenario, provider="kind", restartable=frozenset()) == (
+        "it runs on the local cluster only, not on kind: the kubelet counts a just-finished pod"
+    )
