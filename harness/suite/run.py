@@ -119,18 +119,8 @@ class ScenarioRun:
         context = self.context if not extra else manifests.RenderContext(
             **{**self.context.__dict__, "extra": {**self.context.extra, **extra}}
         )
-        self.rendered[f"{fixture} (in {self.elsewhere})" if self.elsewhere else fixture] = manifests.render_text(fixture, context)
-        docs = manifests.render(fixture, context)
-        foreign = names_outside_prefix(self.scenario.name, docs)
-        if foreign:
-            raise HarnessError(
-                f"fixture {fixture} of scenario {self.scenario.name} creates {', '.join(foreign)}: "
-                f"name it {object_name_prefix(self.scenario.name)}-..., so that no other scenario can create one of that name"
-            )
-        for doc in docs:
-            self.kube.apply(doc, namespace=self.namespace)
-            self.applied.append(doc)
-        return docs
+        label = f"{fixture} (in {self.elsewhere})" if self.elsewhere else fixture
+        return self._create(label, manifests.render(fixture, context), text=manifests.render_text(fixture, context))
 
     def apply_objects(self, label: str, docs: list[Obj]) -> list[Obj]:
         """apply_objects('generative-00', docs) creates objects the test made itself (a drawn run), in this namespace, in order.
@@ -138,15 +128,22 @@ class ScenarioRun:
         Their YAML is kept under `label` beside the rendered fixtures, so the
         report attaches it as it attaches a fixture's manifests.
         """
+        placed = [{**doc, "metadata": {**doc.get("metadata", {}), "namespace": self.namespace}} for doc in docs]
+        return self._create(label, placed, text=yaml.safe_dump_all(placed, sort_keys=False))
+
+    def _create(self, label: str, docs: list[Obj], *, text: str) -> list[Obj]:
+        """_create() refuses objects not named after the scenario, keeps `text` under `label` for the report, and creates `docs` in order."""
         foreign = names_outside_prefix(self.scenario.name, docs)
         if foreign:
-            raise HarnessError(f"scenario {self.scenario.name} made {', '.join(foreign)}: name it {object_name_prefix(self.scenario.name)}-...")
-        placed = [{**doc, "metadata": {**doc.get("metadata", {}), "namespace": self.namespace}} for doc in docs]
-        self.rendered[label] = yaml.safe_dump_all(placed, sort_keys=False)
-        for doc in placed:
+            raise HarnessError(
+                f"{label} of scenario {self.scenario.name} creates {', '.join(foreign)}: "
+                f"name it {object_name_prefix(self.scenario.name)}-..., so that no other scenario can create one of that name"
+            )
+        self.rendered[label] = text
+        for doc in docs:
             self.kube.apply(doc, namespace=self.namespace)
             self.applied.append(doc)
-        return placed
+        return docs
 
     def delete(self, manifest: Obj) -> None:
         """delete() removes one applied object (e.g. to lift an injected fault)."""

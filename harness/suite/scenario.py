@@ -43,7 +43,7 @@ class Scenario:
     fixtures: tuple[str, ...]
     pool: PoolSpec = PoolSpec()
     #: PVCs the runner creates, bound, before the test (names as the fixtures refer to them via `pvcs`).
-    #: Groups form only around PVC-backed workspaces (docs/contract.md).
+    #: Groups form only around workspaces bound to a PVC or a volumeClaimTemplate (docs/contract.md section 4).
     volumes: tuple[str, ...] = ()
     #: How many PVCs Tekton makes from the fixtures' `volumeClaimTemplate` workspaces in each of its namespaces (one per run and
     #: workspace): the runner makes that many spare PVs of the scenario's own class, which each
@@ -97,8 +97,8 @@ def names_outside_prefix(scenario: str, manifests: Iterable[Mapping[str, Any]]) 
     return found
 
 
-def restart_skip_reason(scenario: Scenario, *, provider: str, restartable: frozenset[str]) -> str | None:
-    """restart_skip_reason() says why a scenario cannot run on this provider, or None when it can.
+def provider_skip_reason(scenario: Scenario, *, provider: str, restartable: frozenset[str]) -> str | None:
+    """provider_skip_reason() says why a scenario cannot run on this provider, or None when it can.
 
     Example: a scenario with restarts=('etcd',) on kind gets
     "the kind cluster cannot restart etcd (only the local cluster restarts its components)".

@@ -28,7 +28,7 @@ from harness.quantities import cpu_millis, memory_bytes
 from harness.suite import manifests
 from harness.suite.attachments import attach_scenario_artifacts
 from harness.suite.run import ScenarioRun
-from harness.suite.scenario import Scenario, restart_skip_reason
+from harness.suite.scenario import Scenario, provider_skip_reason
 from harness.suite.scheduler_under_test import SchedulerUnderTest
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ def _scenario_run(
     """_scenario_run() sets up namespace, pool and volumes, samples the timeline, attaches artifacts, cleans up."""
     from harness.cluster.volumes import make_bound_pvc, make_spare_volumes, template_storage_class
 
-    skip = restart_skip_reason(scenario, provider=cluster.kind, restartable=restartable_components(cluster))
+    skip = provider_skip_reason(scenario, provider=cluster.kind, restartable=restartable_components(cluster))
     if skip is None and scenario.replicas > 1:
         skip = scheduler.replica_skip_reason()
     if skip is not None:

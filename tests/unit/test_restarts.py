@@ -12,7 +12,7 @@ from harness.cluster.processes import ManagedProcess
 from harness.cluster.restarts import Launch, launch_of, parse_environ, relaunch, revive, split_nul
 from harness.errors import HarnessError
 from harness.suite.features import Feature
-from harness.suite.scenario import Scenario, restart_skip_reason
+from harness.suite.scenario import Scenario, provider_skip_reason
 from harness.suite.session import restartable_components
 
 pytestmark = pytest.mark.unit
@@ -81,12 +81,12 @@ ETCD_RESTART = Scenario(name="s", description="d", features=(Feature.RESILIENCE,
 
 
 def test_a_scenario_that_restarts_what_the_provider_cannot_is_skipped_saying_why() -> None:
-    assert restart_skip_reason(ETCD_RESTART, provider="kind", restartable=frozenset()) == (
+    assert provider_skip_reason(ETCD_RESTART, provider="kind", restartable=frozenset()) == (
         "the kind cluster cannot restart etcd (only the local cluster restarts its components)"
     )
-    assert restart_skip_reason(ETCD_RESTART, provider="local", restartable=frozenset({"etcd", "kube-apiserver"})) is None
+    assert provider_skip_reason(ETCD_RESTART, provider="local", restartable=frozenset({"etcd", "kube-apiserver"})) is None
     plain = Scenario(name="p", description="d", features=(Feature.COLOCATION,), fixtures=())
-    assert restart_skip_reason(plain, provider="existing", restartable=frozenset()) is None
+    assert provider_skip_reason(plain, provider="existing", restartable=frozenset()) is None
 
 
 def test_a_provider_without_the_method_restarts_nothing() -> None:
@@ -109,7 +109,7 @@ def test_resilience_is_an_extended_feature() -> None:
 
 def test_a_local_only_scenario_is_skipped_elsewhere_with_its_reason() -> None:
     scenario = Scenario(name="x", description="d", features=(), fixtures=(), local_only="the kubelet counts a just-finished pod")
-    assert restart_skip_reason(scenario, provider="local", restartable=frozenset()) is None
-    assert restart_skip_reason(scenario, provider="kind", restartable=frozenset()) == (
+    assert provider_skip_reason(scenario, provider="local", restartable=frozenset()) is None
+    assert provider_skip_reason(scenario, provider="kind", restartable=frozenset()) == (
         "it runs on the local cluster only, not on kind: the kubelet counts a just-finished pod"
     )
