@@ -257,7 +257,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     from harness.suite.workers import is_controller, runs_scenarios
 
     config = session.config
-    if not is_controller(config) or not runs_scenarios(config.args, Path(config.invocation_params.dir)):
+    if not is_controller(config) or config.option.collectonly or not runs_scenarios(config.args, Path(config.invocation_params.dir)):
         return
     from harness.suite.session import ControllerCluster
 
@@ -278,7 +278,8 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     from harness.suite.workers import is_controller, worker_id
 
     config = session.config
-    if worker_id(config) is not None or is_controller(config):
+    # --collect-only runs nothing: it never waits for another session's hold on the cluster.
+    if worker_id(config) is not None or is_controller(config) or config.option.collectonly:
         return
     if not any("cluster" in getattr(item, "fixturenames", ()) and item.get_closest_marker("skip") is None for item in session.items):
         return

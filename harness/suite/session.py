@@ -18,7 +18,6 @@ import yaml
 
 from harness.cluster.namespaces import unique_name, wait_pods_gone
 from harness.cluster.node_pools import shape_pool_nodes, unshape_pool_nodes
-from harness.cluster.paths import REPO_ROOT
 from harness.cluster.toolchain import Toolchain
 from harness.contract.install import install_crd
 from harness.errors import HarnessError
@@ -124,7 +123,7 @@ def prepare_cluster(kube: Kube, config: SuiteConfig, state: SuiteState) -> None:
 
 
 def start_scheduler(cluster: Any, kube: Kube, config: SuiteConfig) -> SchedulerUnderTest:
-    workdir = cluster.logs_dir() if cluster.logs_dir() is not None else REPO_ROOT / "reports" / "logs"
+    workdir = cluster.logs_dir() if cluster.logs_dir() is not None else Path.cwd() / "reports" / "logs"
     binary = None
     if config.scheduler_mode == "kube-scheduler":
         binary = Toolchain().ensure(["kube-scheduler"])["kube-scheduler"]
