@@ -30,6 +30,8 @@ CLUSTERS = ("local", "kind", "existing")
 #: Report metadata when the command line gives none: never the reference's name for another scheduler.
 DEFAULT_ORGANIZATION = {"reference": "reservation-conformance", "kube-scheduler": "kubernetes"}
 DEFAULT_PROJECT = {"reference": "reference-scheduler", "kube-scheduler": "kube-scheduler"}
+#: The modes whose launches the suite may give a Lease (leader-electing replicas, a config template's lease_name).
+LEASE_MODES = ("reference", "command")
 COSCHEDULE_MODES = ("disabled", "workspaces", "pipelineruns", "isolate-pipelinerun")
 
 
@@ -149,10 +151,14 @@ class SuiteConfig:
             default=default_features(mode),
         )
         report = option("--report-output")
+        from harness.suite.lease_names import check_lease_names
         from harness.suite.workers import scheduler_name_for, worker_id
 
+        scheduler_name = scheduler_name_for(option("--scheduler-name"), mode=mode, worker=worker_id(config))
+        if mode in LEASE_MODES:
+            check_lease_names(scheduler_name)
         return cls(
-            scheduler_name=scheduler_name_for(option("--scheduler-name"), mode=mode, worker=worker_id(config)),
+            scheduler_name=scheduler_name,
             scheduler_mode=mode,
             scheduler_cmd=option("--scheduler-cmd"),
             cluster=option("--cluster"),

@@ -25,6 +25,7 @@ import yaml
 from harness.cluster.processes import ManagedProcess, free_port, tail
 from harness.errors import HarnessError
 from harness.kube import Kube, present
+from harness.suite import lease_names
 from harness.suite.features import ALL_FEATURES, CORE_FEATURES, OPT_IN_FEATURES, Feature
 
 MODES = ("reference", "kube-scheduler", "command", "external")
@@ -206,7 +207,7 @@ class SchedulerUnderTest:
         try:
             text = environment.from_string(self.config_template.read_text(encoding="utf-8")).render(
                 scheduler_name=self.scheduler_name, kubeconfig=str(self.kubeconfig), port=free_port(),
-                lease_name=lease_name or f"{self.scheduler_name}-under-test", lease_namespace=lease_namespace,
+                lease_name=lease_name or lease_names.lease_name(self.scheduler_name, lease_names.UNDER_TEST), lease_namespace=lease_namespace,
             )
         except jinja2.TemplateError as err:
             raise HarnessError(f"--scheduler-config-template {self.config_template.name}: {err}: use scheduler_name, kubeconfig, port, lease_name, lease_namespace") from err
