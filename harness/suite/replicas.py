@@ -55,6 +55,7 @@ class Replicas:
                 raise HarnessError("--scheduler-replica-cmd is empty: give the command that starts one replica")
             executable = argv[0] if os.path.isabs(argv[0]) else which_executable(argv[0])
             process.stop(grace_seconds=5)
+            self.scheduler.launch_logs.starting(process.log_file, f"{self.scheduler.scheduler_name}-replica-{index}")
             process.start([executable, *argv[1:]], env=dict(os.environ), cwd=self.scheduler.workdir)
             self.processes.append(process)
             if index == 0:
