@@ -8,6 +8,9 @@
     rescon cluster nodes         the nodes, their allocatable resources and their capacity
     rescon kind node-image       build the offline kind node image (cached; prints its name)
     rescon kind deploy-reference a kept kind cluster running the reference from reference_scheduler/deploy/
+    rescon conformance [pytest options]
+                                 the installed scenarios, from any directory (reports under ./reports/);
+                                 every option of the suite passes through: --scheduler-cmd, --cluster, -k, -n 2, ...
 
 Errors are one line naming the fix; the exit code is 2 for bad input, 1 for failures.
 """
@@ -82,6 +85,12 @@ def _cmd_kind(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_conformance(pytest_args: Sequence[str]) -> int:
+    from harness.suite import command
+
+    return command.run(pytest_args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rescon", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -109,12 +118,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     kind.add_argument("--name", default="rescon-ref", help="deploy-reference: the kind cluster's name (default: rescon-ref)")
     kind.set_defaults(func=_cmd_kind)
+
+    # Listed for --help only: main() hands everything after `conformance` to pytest untouched.
+    commands.add_parser("conformance", help="run the installed conformance scenarios here; the rest of the line is pytest's (rescon conformance --help)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
     try:
+        if given[:1] == ["conformance"]:
+            # pytest's options, not ours: argparse would reject `-k colocation` or swallow --help.
+            return _cmd_conformance(given[1:])
+        args = build_parser().parse_args(given)
         return int(args.func(args))
     except HarnessError as err:
         print(f"rescon: error: {err}", file=sys.stderr)

@@ -30,6 +30,8 @@ CLUSTERS = ("local", "kind", "existing")
 #: Report metadata when the command line gives none: never the reference's name for another scheduler.
 DEFAULT_ORGANIZATION = {"reference": "reservation-conformance", "kube-scheduler": "kubernetes"}
 DEFAULT_PROJECT = {"reference": "reference-scheduler", "kube-scheduler": "kube-scheduler"}
+#: The modes whose launches the suite may give a Lease (leader-electing replicas, a config template's lease_name).
+LEASE_MODES = ("reference", "command")
 COSCHEDULE_MODES = ("disabled", "workspaces", "pipelineruns", "isolate-pipelinerun")
 
 
@@ -154,10 +156,14 @@ class SuiteConfig:
             default=default_features(mode),
         )
         report = option("--report-output")
+        from harness.suite.lease_names import check_lease_names
         from harness.suite.workers import scheduler_name_for, worker_id
 
+        scheduler_name = scheduler_name_for(option("--scheduler-name"), mode=mode, worker=worker_id(config))
+        if mode in LEASE_MODES:
+            check_lease_names(scheduler_name)
         return cls(
-            scheduler_name=scheduler_name_for(option("--scheduler-name"), mode=mode, worker=worker_id(config)),
+            scheduler_name=scheduler_name,
             scheduler_mode=mode,
             scheduler_cmd=option("--scheduler-cmd"),
             cluster=option("--cluster"),
@@ -262,7 +268,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     from harness.suite.workers import is_controller, runs_scenarios
 
     config = session.config
-    if not is_controller(config) or not runs_scenarios(config.args, Path(config.invocation_params.dir)):
+    if not is_controller(config) or config.option.collectonly or not runs_scenarios(config.args, Path(config.invocation_params.dir)):
         return
     from harness.suite.session import ControllerCluster
 
@@ -283,7 +289,8 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     from harness.suite.workers import is_controller, worker_id
 
     config = session.config
-    if worker_id(config) is not None or is_controller(config):
+    # --collect-only runs nothing: it never waits for another session's hold on the cluster.
+    if worker_id(config) is not None or is_controller(config) or config.option.collectonly:
         return
     if not any("cluster" in getattr(item, "fixturenames", ()) and item.get_closest_marker("skip") is None for item in session.items):
         return

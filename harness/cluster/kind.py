@@ -55,7 +55,7 @@ import yaml
 
 from harness.cluster import namespaces, node_image, slot_pools, tekton, tekton_release, volumes
 from harness.cluster.node_pools import NodePool
-from harness.cluster.paths import REPO_ROOT, cache_root
+from harness.cluster.paths import SUITE_ROOT, cache_root
 from harness.errors import HarnessError
 from harness.kube import Kube, present
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
@@ -64,7 +64,7 @@ from harness.waits import NotYet, wait_for
 if TYPE_CHECKING:
     from pytest_kind import KindCluster
 
-KIND_CONFIG = REPO_ROOT / "kind-config.yaml"
+KIND_CONFIG = SUITE_ROOT / "kind-config.yaml"
 
 #: The stock node image: the one kind v0.33.0's source names for Kubernetes v1.37
 #: (pkg/apis/config/defaults/image.go), pinned by digest. kind publishes v1.37.0 for

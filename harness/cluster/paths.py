@@ -9,8 +9,33 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-#: The checkout that holds tools/ (the Go modules that pin upstream programs).
-REPO_ROOT = Path(__file__).resolve().parents[2]
+#: The harness package's directory: <checkout>/harness, or <site-packages>/harness in an installed wheel.
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+#: Where the wheel's build hook (setup.py) puts the repository files the suite needs, laid out as in the repository.
+BUNDLE_NAME = "_suite"
+
+#: The directory above the package: the checkout when run from a clone (or an editable install).
+REPO_ROOT = PACKAGE_DIR.parent
+
+
+def suite_root(package_dir: Path = PACKAGE_DIR) -> Path:
+    """suite_root() is the directory laid out as the repository: tests/conformance/, fixtures/pipelines/, tools/, kind-config.yaml, pyproject.toml.
+
+    An installed wheel carries them in harness/_suite/; a clone (or an
+    editable install, which copies nothing) has them around the package.
+    """
+    bundle = package_dir / BUNDLE_NAME
+    return bundle if bundle.is_dir() else package_dir.parent
+
+
+#: The suite's files: the scenarios, their fixtures, the Go modules that pin the local cluster's programs, kind's config.
+SUITE_ROOT = suite_root()
+
+
+def is_checkout(root: Path = REPO_ROOT) -> bool:
+    """is_checkout() is True in a clone of the repository (its pyproject.toml beside the package), False in site-packages."""
+    return (root / "pyproject.toml").is_file() and (root / "reference_scheduler").is_dir()
 
 
 def cache_root() -> Path:

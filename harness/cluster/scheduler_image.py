@@ -29,7 +29,7 @@ import kubernetes
 import yaml
 
 from harness.cluster import node_image
-from harness.cluster.paths import REPO_ROOT, cache_root
+from harness.cluster.paths import REPO_ROOT, cache_root, is_checkout
 from harness.errors import HarnessError
 from harness.kube import Kube, present
 from harness.timeouts import TimeoutConfig
@@ -54,6 +54,10 @@ def source_key() -> str:
 
 def build(*, out: TextIO = sys.stderr, docker: str = "docker") -> str:
     """build() makes tkn-scheduler:dev from this checkout unless Docker has it from the same sources."""
+    if not is_checkout():
+        raise HarnessError(
+            f"the reference scheduler's image is built from a clone of the repository, and {REPO_ROOT} is an installed copy: run this from a clone"
+        )
     key = source_key()
     inspect = subprocess.run(
         [docker, "image", "inspect", "--format", f'{{{{index .Config.Labels "{node_image.KEY_LABEL}"}}}}', IMAGE], capture_output=True, text=True, timeout=60

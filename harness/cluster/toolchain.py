@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, TextIO
 
-from harness.cluster.paths import REPO_ROOT, cache_root
+from harness.cluster.paths import SUITE_ROOT, cache_root
 from harness.errors import HarnessError
 
-TOOLS_DIR = REPO_ROOT / "tools"
+#: The Go modules that pin the programs: tools/ of the checkout, or of the installed wheel's bundle.
+TOOLS_DIR = SUITE_ROOT / "tools"
 
 #: The oldest Go that builds every pinned module (their go.mod files say go 1.26.0).
 MINIMUM_GO = (1, 26)
@@ -62,7 +63,13 @@ class Program:
 
     def version(self) -> str:
         """version() reads the pinned upstream version from the pinning module's go.mod."""
-        gomod = (self.module_path / "go.mod").read_text()
+        gomod_path = self.module_path / "go.mod"
+        if not gomod_path.is_file():
+            raise HarnessError(
+                f"{gomod_path} is missing: install reservation-conformance from a wheel built from the repository "
+                "(its build ships tools/), or run from a clone"
+            )
+        gomod = gomod_path.read_text()
         match = re.search(rf"^\s*(?:require\s+)?{re.escape(self.upstream_module)}\s+(v\S+)", gomod, re.M)
         if not match:
             raise HarnessError(f"{self.module_path}/go.mod does not require {self.upstream_module}: restore the pin")
@@ -136,6 +143,7 @@ def parse_go_version(text: str) -> tuple[int, int]:
 
 def recipe_key(program: Program, go_version: tuple[int, int]) -> str:
     """recipe_key() names a cache entry: '<version>-<hash of everything that shapes the binary>'."""
+    version = program.version()  # first: it says what to do when the pinning module is missing
     digest = hashlib.sha256()
     for part in (program.package, program.ldflags(), f"go{go_version[0]}.{go_version[1]}"):
         digest.update(part.encode() + b"\0")
@@ -143,7 +151,7 @@ def recipe_key(program: Program, go_version: tuple[int, int]) -> str:
         digest.update((program.module_path / name).read_bytes())
     for source in sorted(program.module_path.rglob("*.go")):
         digest.update(source.read_bytes())
-    return f"{program.version()}-{digest.hexdigest()[:12]}"
+    return f"{version}-{digest.hexdigest()[:12]}"
 
 
 def binary_path(program: Program, go_version: tuple[int, int]) -> Path:

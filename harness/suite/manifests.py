@@ -16,11 +16,11 @@ from typing import Any, Mapping
 import jinja2
 import yaml
 
-from harness.cluster.paths import REPO_ROOT
+from harness.cluster.paths import SUITE_ROOT
 from harness.cluster.simulation import sim_task_spec
 from harness.errors import HarnessError
 
-FIXTURES_DIR = REPO_ROOT / "fixtures" / "pipelines"
+FIXTURES_DIR = SUITE_ROOT / "fixtures" / "pipelines"
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import kubernetes
 from harness.cluster.processes import ManagedProcess, tail
 from harness.errors import HarnessError
 from harness.kube import Kube, json_object
+from harness.suite import lease_names
 from harness.suite.scheduler_under_test import PROCESS_NAME, SchedulerDied, SchedulerUnderTest, which_executable
 from harness.timeouts import TimeoutConfig
 from harness.waits import Broken, NotYet, wait_for
@@ -43,7 +44,7 @@ class Replicas:
     @property
     def lease_name(self) -> str:
         # The scheduler name is per xdist worker (harness.suite.workers), so each worker's replicas have their own Lease.
-        return f"{self.scheduler.scheduler_name}-replicas"
+        return lease_names.lease_name(self.scheduler.scheduler_name, lease_names.REPLICAS)
 
     def start(self) -> None:
         """start() launches the first replica, waits until it holds the Lease, then launches the others."""
@@ -54,6 +55,7 @@ class Replicas:
                 raise HarnessError("--scheduler-replica-cmd is empty: give the command that starts one replica")
             executable = argv[0] if os.path.isabs(argv[0]) else which_executable(argv[0])
             process.stop(grace_seconds=5)
+            self.scheduler.launch_logs.starting(process.log_file, f"{self.scheduler.scheduler_name}-replica-{index}")
             process.start([executable, *argv[1:]], env=dict(os.environ), cwd=self.scheduler.workdir)
             self.processes.append(process)
             if index == 0:

@@ -16,7 +16,7 @@ import os
 import shlex
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -25,6 +25,8 @@ import yaml
 from harness.cluster.processes import ManagedProcess, free_port, tail
 from harness.errors import HarnessError
 from harness.kube import Kube, present
+from harness.suite import lease_names
+from harness.suite.launch_logs import LaunchLogs
 from harness.suite.features import ALL_FEATURES, CORE_FEATURES, OPT_IN_FEATURES, Feature
 
 MODES = ("reference", "kube-scheduler", "command", "external")
@@ -91,6 +93,8 @@ class SchedulerUnderTest:
     started_at: float | None = None
     #: While a scenario runs replicas in its place (ScenarioRun.replicas), the check of theirs that check_alive() runs instead.
     stand_in: Callable[[], None] | None = None
+    #: Every launch's log, copied next to the reports (harness.suite.launch_logs); the replicas' launches too.
+    launch_logs: LaunchLogs = field(default_factory=LaunchLogs)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -206,7 +210,7 @@ class SchedulerUnderTest:
         try:
             text = environment.from_string(self.config_template.read_text(encoding="utf-8")).render(
                 scheduler_name=self.scheduler_name, kubeconfig=str(self.kubeconfig), port=free_port(),
-                lease_name=lease_name or f"{self.scheduler_name}-under-test", lease_namespace=lease_namespace,
+                lease_name=lease_name or lease_names.lease_name(self.scheduler_name, lease_names.UNDER_TEST), lease_namespace=lease_namespace,
             )
         except jinja2.TemplateError as err:
             raise HarnessError(f"--scheduler-config-template {self.config_template.name}: {err}: use scheduler_name, kubeconfig, port, lease_name, lease_namespace") from err
@@ -221,6 +225,7 @@ class SchedulerUnderTest:
         argv = self.argv()
         executable = argv[0] if os.path.isabs(argv[0]) else which_executable(argv[0])
         self.process.stop(grace_seconds=5)
+        self.launch_logs.starting(self.process.log_file, self.scheduler_name)
         self.process.start([executable, *argv[1:]], env=dict(os.environ), cwd=self.workdir)
         self.started_at = time.monotonic()
 
@@ -274,6 +279,7 @@ class SchedulerUnderTest:
     def stop(self) -> None:
         if self.started_by_suite:
             self.process.stop(grace_seconds=10)
+            self.launch_logs.copy()
 
     def log_tail(self, lines: int = 200) -> str:
         return tail(self.process.log_file, lines) if self.started_by_suite else ""

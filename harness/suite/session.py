@@ -18,7 +18,6 @@ import yaml
 
 from harness.cluster.namespaces import unique_name, wait_pods_gone
 from harness.cluster.node_pools import shape_pool_nodes, unshape_pool_nodes
-from harness.cluster.paths import REPO_ROOT
 from harness.cluster.toolchain import Toolchain
 from harness.contract.install import install_crd
 from harness.errors import HarnessError
@@ -27,6 +26,7 @@ from harness.monitor.watcher import ContractMonitor
 from harness.quantities import cpu_millis, memory_bytes
 from harness.suite import manifests
 from harness.suite.attachments import attach_scenario_artifacts
+from harness.suite.launch_logs import LOGS_DIR_NAME, LaunchLogs
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import Scenario, provider_skip_reason
 from harness.suite.scheduler_under_test import SchedulerUnderTest
@@ -124,7 +124,7 @@ def prepare_cluster(kube: Kube, config: SuiteConfig, state: SuiteState) -> None:
 
 
 def start_scheduler(cluster: Any, kube: Kube, config: SuiteConfig) -> SchedulerUnderTest:
-    workdir = cluster.logs_dir() if cluster.logs_dir() is not None else REPO_ROOT / "reports" / "logs"
+    workdir = cluster.logs_dir() if cluster.logs_dir() is not None else Path.cwd() / "reports" / "logs"
     binary = None
     if config.scheduler_mode == "kube-scheduler":
         binary = Toolchain().ensure(["kube-scheduler"])["kube-scheduler"]
@@ -138,6 +138,7 @@ def start_scheduler(cluster: Any, kube: Kube, config: SuiteConfig) -> SchedulerU
         kube_scheduler_binary=binary,
         pod_selector=config.scheduler_pod_selector,
         replica_command_template=config.scheduler_replica_cmd,
+        launch_logs=LaunchLogs(config.report_output.parent / LOGS_DIR_NAME if config.report_output is not None else None),
     )
     scheduler.start()
     return scheduler
@@ -289,6 +290,8 @@ def _scenario_run(
         # Shapes come off before the pool goes back: on kind its nodes serve the next scenario.
         unshape_pool_nodes(kube, unshape)
         _cleanup(kube, (namespace, *extra.values()), pool, cluster, config)
+        # This scenario's launches (a restart, replicas) lie next to the reports even if the session dies later.
+        scheduler.launch_logs.copy()
 
 
 def _cleanup(kube: Kube, namespaces: tuple[str, ...], pool: Any, cluster: Any, config: SuiteConfig) -> None:

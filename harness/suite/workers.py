@@ -46,11 +46,13 @@ def runs_scenarios(args: list[str], root: Path) -> bool:
 
     The xdist controller collects nothing itself, so this is how it knows
     whether its workers will need the cluster (`pytest tests/unit -n 2` does not).
+    Hidden and site-packages directories below a path are skipped, the path
+    itself never is: `rescon conformance` passes the installed scenarios' path.
     """
     for arg in args or ["."]:
         path = (root / arg.split("::")[0]).resolve()
         found = [path] if path.is_file() else sorted(path.rglob("test_*.py")) if path.is_dir() else []
-        files = [f for f in found if not any(part.startswith(".") or part == "site-packages" for part in f.relative_to(root).parts[:-1])] if path.is_dir() else found
+        files = [f for f in found if not any(part.startswith(".") or part == "site-packages" for part in f.relative_to(path).parts[:-1])] if path.is_dir() else found
         if any("SCENARIO = Scenario(" in f.read_text(encoding="utf-8", errors="replace") for f in files):
             return True
     return False

@@ -163,3 +163,19 @@ def test_an_entry_for_an_old_pin_is_ignored_and_a_new_one_built(monkeypatch: pyt
     assert new != old
     assert "fresh" in new.read_text()
     assert "stale" in old.read_text()
+
+
+def test_an_install_without_the_pinning_modules_says_what_to_do(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(toolchain, "TOOLS_DIR", tmp_path / "tools")
+    with pytest.raises(HarnessError, match="go.mod is missing: install reservation-conformance from a wheel built from the repository"):
+        recipe_key(program_named("etcd"), (1, 26))
+
+
+def test_the_cache_key_does_not_depend_on_where_the_pins_lie(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """An installed wheel's copy of tools/ finds the binaries a clone built: same bytes, same key."""
+    import shutil
+
+    here = recipe_key(program_named("kwok"), (1, 26))
+    shutil.copytree(toolchain.TOOLS_DIR, tmp_path / "tools")
+    monkeypatch.setattr(toolchain, "TOOLS_DIR", tmp_path / "tools")
+    assert recipe_key(program_named("kwok"), (1, 26)) == here

@@ -84,3 +84,11 @@ def test_a_scenario_under_a_hidden_directory_is_not_a_scenario_of_the_session(tm
     (tmp_path / ".venv" / "lib").mkdir(parents=True)
     (tmp_path / ".venv" / "lib" / "test_c.py").write_text('SCENARIO = Scenario(name="c")\n')
     assert not runs_scenarios(["."], tmp_path)
+
+
+def test_installed_scenarios_outside_the_working_directory_need_the_cluster(tmp_path: Path) -> None:
+    installed = tmp_path / "venv" / "lib" / "site-packages" / "harness" / "_suite" / "tests" / "conformance"
+    installed.mkdir(parents=True)
+    (installed / "test_a.py").write_text('SCENARIO = Scenario(name="a")\n')
+    (tmp_path / "empty").mkdir()
+    assert runs_scenarios([str(installed)], tmp_path / "empty")
