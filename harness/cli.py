@@ -8,6 +8,7 @@
     rescon cluster nodes         the nodes, their allocatable resources and their capacity
     rescon kind node-image       build the offline kind node image (cached; prints its name)
     rescon kind deploy-reference a kept kind cluster running the reference from reference_scheduler/deploy/
+    rescon audit --scheduler-name N  the contract monitor's rules on a live cluster, one line per violation (docs/audit.md)
 
 Errors are one line naming the fix; the exit code is 2 for bad input, 1 for failures.
 """
@@ -82,6 +83,12 @@ def _cmd_kind(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from harness.audit.cli import run_audit
+
+    return run_audit(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rescon", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -109,6 +116,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     kind.add_argument("--name", default="rescon-ref", help="deploy-reference: the kind cluster's name (default: rescon-ref)")
     kind.set_defaults(func=_cmd_kind)
+
+    from harness.audit.cli import add_arguments as add_audit_arguments
+
+    audit = commands.add_parser("audit", help="watch a live cluster and report every broken contract rule (read-only)")
+    add_audit_arguments(audit)
+    audit.set_defaults(func=_cmd_audit)
     return parser
 
 

@@ -21,10 +21,18 @@ from harness.monitor import invariants as rules
 Obj = Mapping[str, Any]
 
 
-def state_findings(world: rules.World, *, with_reservations: bool, nodes: Iterable[str] | None) -> list[rules.Finding]:
-    """state_findings() is every placement rule (room on `nodes`, groups kept together) and, with records, the claim rules."""
-    found = rules.overcommitted(world, with_reservations=with_reservations, nodes=nodes) + rules.split_groups(world)
-    return found + (rules.claim_placement(world) if with_reservations else [])
+def state_findings(
+    world: rules.World, *, with_reservations: bool, nodes: Iterable[str] | None, judged: rules.World | None = None
+) -> list[rules.Finding]:
+    """state_findings() is every placement rule (room on `nodes`, groups kept together) and, with records, the claim rules.
+
+    Room is judged on `world`, every pod and record on the node; groups and
+    claims on `judged` (default: `world`), the PipelineRuns and records of the
+    scheduler being judged, which the auditor narrows on a shared cluster.
+    """
+    judged = world if judged is None else judged
+    found = rules.overcommitted(world, with_reservations=with_reservations, nodes=nodes) + rules.split_groups(judged)
+    return found + (rules.claim_placement(judged) if with_reservations else [])
 
 
 def run_findings(record: contract.Record, record_created: str, pipeline_run: Obj, scheduler_name: str | None) -> list[rules.Finding]:
