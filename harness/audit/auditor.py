@@ -51,6 +51,8 @@ class Auditor:
     timeouts: TimeoutConfig
     metrics: AuditMetrics
     emit: Callable[[AuditLine], None]
+    #: Says once, on stderr, that every kind is listed: binds from then on are judged.
+    announce: Callable[[str], None] = lambda text: None
     stop: threading.Event = field(default_factory=threading.Event)
     clock: Callable[[], float] = time.monotonic
     events: queue.Queue[WatchEvent] = field(default_factory=queue.Queue)
@@ -78,7 +80,7 @@ class Auditor:
         """run() audits until stop is set; it returns None then, or why a watch gave up."""
         for source in self.sources.values():
             source.thread.start()
-        last = self.clock()
+        last, announced = self.clock(), False
         while not self.stop.is_set():
             try:
                 event: WatchEvent | None = self.events.get(timeout=TICK_SECONDS)
@@ -89,7 +91,11 @@ class Auditor:
                     self.stop.set()
                     return f"the watch of {event.kind} could not reach the API server for {self.timeouts.audit_api_unreachable:g}s (audit_api_unreachable): {event.error}"
                 self._apply(event)
-            if self.clock() - last >= TICK_SECONDS and self.state.ready():
+            if not announced and self.state.ready():
+                announced = True
+                counts = ", ".join(f"{n} {kind}" for kind, n in self.state.watched().items())
+                self.announce(f"rescon audit: listed {counts}; judging from now on")
+            if self.clock() - last >= TICK_SECONDS and announced:
                 last = self.clock()
                 self._evaluate()
         return None

@@ -75,7 +75,10 @@ def run_audit(args: argparse.Namespace) -> int:
     def emit(line: AuditLine) -> None:
         print(render(line, args.output), flush=True)
 
-    auditor = Auditor(kube, args.scheduler_name, args.namespace, timeouts, metrics, emit)
+    def announce(text: str) -> None:
+        print(text, file=sys.stderr, flush=True)
+
+    auditor = Auditor(kube, args.scheduler_name, args.namespace, timeouts, metrics, emit, announce)
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         auditor.stop.set()
