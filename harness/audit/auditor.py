@@ -89,7 +89,7 @@ class Auditor:
             if event is not None:
                 if event.type == "FATAL":
                     self.stop.set()
-                    return f"the watch of {event.kind} could not reach the API server for {self.timeouts.audit_api_unreachable:g}s (audit_api_unreachable): {event.error}"
+                    return f"gave up the watch of {event.kind} after {event.error}: check the API server and the auditor's RBAC (harness/audit/deploy/rbac.yaml)"
                 self._apply(event)
             if not announced and self.state.ready():
                 announced = True

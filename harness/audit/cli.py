@@ -6,12 +6,14 @@
 
 Lines go to stdout as violations start, change and clear; on SIGTERM or
 SIGINT the auditor stops, writes one summary line on stderr and exits 0. It
-exits 1 if the API server stays unreachable for `audit_api_unreachable`.
+exits 1 if a watch gets no answer for `audit_api_unreachable`, or an error no retry
+cures, with one line saying which.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import sys
@@ -28,7 +30,6 @@ from harness.audit.dedup import AuditLine
 from harness.audit.metrics import AuditMetrics
 from harness.audit.output import FORMATS, render, summary
 from harness.audit.rule_list import describe_rules
-from harness.errors import HarnessError
 from harness.kube import Kube
 from harness.timeouts import DEFAULT_TIMEOUTS, parse_override
 
@@ -67,6 +68,9 @@ def run_audit(args: argparse.Namespace) -> int:
         print("rescon audit: error: --scheduler-name is required: name the schedulerName whose decisions to judge", file=sys.stderr)
         return 2
     timeouts = DEFAULT_TIMEOUTS.with_overrides(dict(parse_override(t) for t in args.timeout))
+    # Our own warnings (a watch retrying) on stderr; the HTTP library's retry chatter is ours to summarise, not to repeat.
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="rescon audit: %(message)s")
+    logging.getLogger("urllib3").setLevel(logging.ERROR)
     kube = connect(args.kubeconfig, args.context)
     metrics = AuditMetrics()
     if args.metrics_port:
@@ -95,5 +99,7 @@ def run_audit(args: argparse.Namespace) -> int:
         events=auditor.state.events_applied, restarts=auditor.restarts(),
     ), file=sys.stderr, flush=True)
     if failure is not None:
-        raise HarnessError(failure)
-    return 0
+        print(f"rescon audit: error: {failure}", file=sys.stderr, flush=True)
+    # The watch threads may sit in a read for up to a minute, and one writing to stderr while the interpreter
+    # shuts down aborts it: leave at once, everything printed.
+    os._exit(1 if failure is not None else 0)

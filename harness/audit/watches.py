@@ -75,10 +75,30 @@ def _slimmer(kind: str) -> Callable[[Obj], Obj]:
 
 
 def _transient(err: BaseException) -> bool:
-    """_transient() is True for what a retry can cure: a dropped connection, a timeout, an API server answering 5xx or 429."""
+    """_transient() is True for what a retry can cure: a dropped connection, a timeout, an API server answering 5xx or 429.
+
+    401 and 403 count too: an API server that has just restarted refuses
+    every request until its RBAC caches are filled (seen on kind: "clusterrole
+    ... not found" for a few seconds), and a rotated token is refused until
+    the new one is read. A lasting refusal ends in FATAL after the limit.
+    """
     if isinstance(err, kubernetes.client.ApiException):
-        return err.status is None or err.status >= 500 or err.status == 429
+        return err.status is None or err.status >= 500 or err.status in (401, 403, 429)
     return not isinstance(err, (Expired, KeyboardInterrupt))
+
+
+def describe_error(err: BaseException) -> str:
+    """describe_error() is one line: '403 Forbidden: pods is forbidden: ...' for an API answer, the exception's text otherwise."""
+    if isinstance(err, kubernetes.client.ApiException):
+        try:
+            message = str(json.loads(err.body or "{}").get("message") or "")
+        except (ValueError, AttributeError):
+            message = ""
+        return f"{err.status} {err.reason}" + (f": {message[:300]}" if message else "")
+    # urllib3's MaxRetryError names the whole URL; its reason (refused, ended prematurely) is what helps.
+    cause = getattr(err, "reason", None)
+    shown = cause if isinstance(cause, BaseException) else err
+    return f"{shown.__class__.__name__}: {str(shown)[:300]}"
 
 
 class WatchSource:
@@ -159,7 +179,13 @@ class WatchSource:
                 with attempt:
                     self._session()
         except Exception as err:  # noqa: BLE001 - out of retries, or an error no retry cures: the auditor exits and says why
-            self.events.put(WatchEvent(self.kind, "FATAL", error=f"{err.__class__.__name__}: {err}"))
+            if self.stop.is_set():
+                return
+            why = (
+                f"no answer for {self.unreachable_limit:g}s (audit_api_unreachable)" if _transient(err)
+                else "an error no retry cures"
+            )
+            self.events.put(WatchEvent(self.kind, "FATAL", error=f"{why}: {describe_error(err)}"))
 
     def _sleep(self, seconds: float) -> None:
         """_sleep() waits out the backoff, or less if the auditor is told to stop."""
@@ -176,7 +202,8 @@ class WatchSource:
         self.failures += 1
         self.metrics.restarts.labels(kind=self.kind, reason=RESTART_ERROR).inc()
         outcome = state.outcome.exception() if state.outcome is not None else None
-        log.info("audit watch of %s failed (%s); retrying", self.kind, outcome)
+        if outcome is not None:
+            log.warning("the watch of %s failed (%s); retrying in %gs", self.kind, describe_error(outcome), backoff_seconds(self.failures))
 
     def _contact(self) -> None:
         self.last_contact = self._clock()

@@ -155,9 +155,19 @@ def test_the_watch_backoff_doubles_to_a_bound() -> None:
         (ConnectionRefusedError(), True),
         (kubernetes.client.ApiException(status=503), True),
         (kubernetes.client.ApiException(status=429), True),
-        (kubernetes.client.ApiException(status=403), False),
+        (kubernetes.client.ApiException(status=403), True),
+        (kubernetes.client.ApiException(status=400), False),
     ],
-    ids=["connection-refused", "unavailable", "throttled", "forbidden"],
+    ids=["connection-refused", "unavailable", "throttled", "forbidden-while-rbac-warms-up", "bad-request"],
 )
 def test_only_what_a_retry_can_cure_is_retried(error: BaseException, retried: bool) -> None:
     assert _transient(error) is retried
+
+
+def test_an_api_refusal_is_described_in_one_line_with_its_message() -> None:
+    from harness.audit.watches import describe_error
+
+    refused = kubernetes.client.ApiException(status=403, reason="Forbidden")
+    refused.body = '{"kind": "Status", "message": "pods is forbidden: User \\"x\\" cannot watch resource \\"pods\\""}'
+    assert describe_error(refused) == '403 Forbidden: pods is forbidden: User "x" cannot watch resource "pods"'
+    assert describe_error(ConnectionRefusedError("Connection refused")) == "ConnectionRefusedError: Connection refused"
