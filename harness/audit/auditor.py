@@ -68,6 +68,7 @@ class Auditor:
             )
             for kind in KINDS
         }
+        self.metrics.declare(KINDS)
         self.started = self.clock()
 
     def restarts(self) -> int:

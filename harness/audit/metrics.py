@@ -32,6 +32,13 @@ class AuditMetrics:
         self.restarts = Counter("rescon_audit_watch_restarts", "Watches started over, by kind and reason", ["kind", "reason"], registry=self.registry)
         self.events = Counter("rescon_audit_events", "Watch events applied, by kind", ["kind"], registry=self.registry)
 
+    def declare(self, kinds: tuple[str, ...]) -> None:
+        """declare() makes every kind's restart and event series exist at 0, so a dashboard sees them before the first."""
+        for kind in kinds:
+            self.events.labels(kind=kind)
+            for reason in (RESTART_EXPIRED, RESTART_ERROR):
+                self.restarts.labels(kind=kind, reason=reason)
+
     def serve(self, port: int) -> None:
         """serve() starts the /metrics endpoint on all addresses (a daemon thread)."""
         start_http_server(port, registry=self.registry)

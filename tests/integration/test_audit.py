@@ -136,6 +136,7 @@ def test_the_audit_is_silent_beside_the_reference_under_a_short_load(
     scheduler = _scheduler(it_cluster, it_kube, it_timeouts, name, None)
     try:
         audit: AuditProcess = auditor_for(name)
+        rss_listed = audit.rss_kib()
         runs = []
         for i in range(LOAD_RUNS):
             claim = make_bound_pvc(it_kube, namespace, f"source-{i}", timeouts=it_timeouts)
@@ -155,7 +156,7 @@ def test_the_audit_is_silent_beside_the_reference_under_a_short_load(
     finally:
         scheduler.stop()
     code = audit.terminate(it_timeouts)
-    print(f"\naudit beside the reference: {LOAD_RUNS} PipelineRuns, {len(audit.lines)} violation line(s), RSS {rss} KiB after the load")
+    print(f"\naudit beside the reference: {LOAD_RUNS} PipelineRuns, {len(audit.lines)} violation line(s), RSS {rss_listed} KiB once listed, {rss} KiB after the load")
     assert audit.lines == [], f"rescon audit reported on the reference: {[line for _, line in audit.lines]}"
     assert code == 0, audit.stderr
     assert audit.stderr[-1].startswith("rescon audit: stopped after") and "0 violation(s)" in audit.stderr[-1], audit.stderr
