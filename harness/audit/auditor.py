@@ -58,6 +58,8 @@ class Auditor:
     events: queue.Queue[WatchEvent] = field(default_factory=queue.Queue)
     tracker: ViolationTracker = field(default_factory=ViolationTracker)
     confirmations: int = 0
+    #: events_applied when the rules were last asked: with no event since, and no label timer running, nothing can have changed.
+    _evaluated_at_event: int = -1
 
     def __post_init__(self) -> None:
         self.state = LiveState(self.scheduler_name, self.timeouts.label_converges)
@@ -96,7 +98,7 @@ class Auditor:
                 announced = True
                 counts = ", ".join(f"{n} {kind}" for kind, n in self.state.watched().items())
                 self.announce(f"rescon audit: listed {counts}; judging from now on")
-            if self.clock() - last >= TICK_SECONDS and announced:
+            if self.clock() - last >= TICK_SECONDS and announced and self._worth_evaluating():
                 last = self.clock()
                 self._evaluate()
         return None
@@ -110,8 +112,13 @@ class Auditor:
         self.metrics.events.labels(kind=event.kind).inc()
         self._print(self.tracker.happened(found, at=datetime.now(UTC)))
 
+    def _worth_evaluating(self) -> bool:
+        """_worth_evaluating() is True when an event came since the last evaluation, or a label timer may have run out."""
+        return self.state.events_applied != self._evaluated_at_event or bool(self.state.diverged_since)
+
     def _evaluate(self) -> None:
         """_evaluate() asks the state rules and prints what started, changed or cleared since the last time."""
+        self._evaluated_at_event = self.state.events_applied
         decided, self.state.decided_on = self.state.decided_on, set()
         nodes = decided | {key[1].removeprefix("node ") for key in self.tracker.active if key[0] == rules.NODE_OVERCOMMITTED}
         now = self.clock()
@@ -119,14 +126,17 @@ class Auditor:
         new = [f for f in found if not self.tracker.is_active(f) and f.rule in CONFIRMED_RULES]
         if new:
             confirmed = self._confirmed(nodes)
+            if confirmed is None:  # the read failed: judge these nodes again at the next evaluation
+                self.state.decided_on |= decided
+                confirmed = set()
             found = [f for f in found if f not in new or violation_key(f) in confirmed]
         self._print(self.tracker.update(found, at=datetime.now(UTC)))
         self.metrics.set_active(self.tracker.active_by_rule(), RULE_NAMES)
         for kind, count in self.state.watched().items():
             self.metrics.watched.labels(kind=kind).set(count)
 
-    def _confirmed(self, nodes: set[str]) -> set[tuple[str, str]]:
-        """_confirmed() is the keys of the cross-watch findings that a fresh read shows too (none if the read fails)."""
+    def _confirmed(self, nodes: set[str]) -> set[tuple[str, str]] | None:
+        """_confirmed() is the keys of the cross-watch findings that a fresh read shows too; None if the read failed."""
         self.confirmations += 1
         fresh = LiveState(self.scheduler_name, self.timeouts.label_converges)
         try:
@@ -134,8 +144,8 @@ class Auditor:
                 items, _ = self.sources[kind].list_items()
                 fresh.apply(WatchEvent(kind, "SYNC", items=items), now=self.clock(), true_reasons_of=self._true_reasons)
         except (kubernetes.client.ApiException, OSError, ValueError) as err:
-            log.info("rescon audit could not confirm a finding by a fresh read: %s", err)
-            return set()
+            log.warning("could not confirm a finding by a fresh read (%s); trying again at the next evaluation", err)
+            return None
         fresh.records_served = self.state.records_served
         return {violation_key(f) for f in fresh.state_findings(now=self.clock(), nodes=nodes) if f.rule in CONFIRMED_RULES}
 
