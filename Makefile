@@ -9,9 +9,16 @@ PYTEST_ARGS ?=
 # Scenarios run this many at a time on the local cluster, each on its own pool with its own scheduler
 # (harness/suite/workers.py); 0 runs them one by one in one process.
 E2E_WORKERS ?= 2
+# The Generative scenario's budget: PipelineRuns drawn (new seed each session, printed with a replay command) in `make e2e`;
+# `make soak` draws SOAK_GENERATIVE_RUNS a run. 0 leaves it out.
+GENERATIVE_RUNS ?= 4
+SOAK_GENERATIVE_RUNS ?= 8
 BENCH_SCALE ?= full
 # `make bench BENCH_SCHEDULER_CMD='my-scheduler --kubeconfig {kubeconfig} ...'` puts your scheduler beside the two.
 export BENCH_SCHEDULER_CMD BENCH_SCHEDULER_CONFIG_TEMPLATE BENCH_SCHEDULER_LABEL
+
+# $(call generative,N): the options that add the opt-in Generative scenario with a budget of N runs (none for 0).
+generative = $(if $(filter-out 0,$(1)),--with-features=Generative --rescon-generative-runs=$(1))
 
 PY       := $(VENV)/bin/python
 PYTEST   := $(VENV)/bin/pytest
@@ -71,7 +78,7 @@ integration: venv tools
 e2e: venv tools
 	@mkdir -p $(REPORTS)
 	$(PYTEST) tests/conformance --cluster=$(CLUSTER) --timeout=900 $(if $(filter local existing,$(CLUSTER)),-n $(E2E_WORKERS)) \
-		--report-output=$(REPORTS)/conformance-report.yaml \
+		$(call generative,$(GENERATIVE_RUNS)) --report-output=$(REPORTS)/conformance-report.yaml \
 		--junitxml=$(REPORTS)/junit.xml --alluredir=$(REPORTS)/allure-results --clean-alluredir $(PYTEST_ARGS)
 
 # The suite on kind: real kubelets, containers and Tekton's own Deployments. Needs Docker; with no
@@ -107,7 +114,7 @@ mutants-smoke: venv tools
 # The whole suite against the reference N times back to back: flakes per scenario in docs/soak.md.
 N ?= 10
 soak: venv tools
-	$(PY) -m tests.soak --runs $(N)
+	$(PY) -m tests.soak --runs $(N) -- $(call generative,$(SOAK_GENERATIVE_RUNS))
 
 # Never in CI: it measures, on the shared local cluster, and rewrites docs/benchmarks.md.
 bench: venv tools

@@ -56,6 +56,10 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     group.addoption("--coschedule", default="disabled", choices=COSCHEDULE_MODES, help="Tekton's coschedule mode on local/kind (baselines)")
     group.addoption("--supported-features", default=None, help="comma-separated features the implementation supports")
     group.addoption("--exempt-features", default=None, help="comma-separated features to leave untested")
+    group.addoption(
+        "--with-features", default=None,
+        help="comma-separated features to test on top of the supported ones, such as an opt-in feature (make e2e: Generative)",
+    )
     group.addoption("--all-features", action="store_true", help="test every feature")
     group.addoption("--resize-floor-cpu", default="10m", help="the CPU request the Resize feature lowers lingering pods to (default 10m)")
     group.addoption("--report-output", default=None, help="write the ConformanceReport YAML here")
@@ -145,6 +149,7 @@ class SuiteConfig:
         supported = resolve_supported(
             declared=parse_features(option("--supported-features")),
             exempt=parse_features(option("--exempt-features")),
+            also=parse_features(option("--with-features")),
             all_features=bool(option("--all-features")),
             default=default_features(mode),
         )
@@ -315,7 +320,7 @@ def skip_reason(missing: list[Feature]) -> str:
     """skip_reason() says why a scenario is not run: an opt-in feature not asked for, or one the implementation does not support."""
     opt_in = [f.value for f in missing if f in OPT_IN_FEATURES]
     if opt_in and len(opt_in) == len(missing):
-        return f"opt-in feature {', '.join(opt_in)} not requested: name it in --supported-features, or pass --all-features"
+        return f"opt-in feature {', '.join(opt_in)} not requested: name it in --with-features or --supported-features, or pass --all-features"
     return unsupported_message([f.value for f in missing])
 
 

@@ -57,7 +57,8 @@ EXTENDED_FEATURES: frozenset[Feature] = frozenset({Feature.RESIZE, Feature.LOAD,
 ALL_FEATURES: frozenset[Feature] = CORE_FEATURES | EXTENDED_FEATURES
 #: Tested only when named (or with --all-features), even for an implementation that supports everything.
 #: Resilience is opt-in until each of its scenarios has passed the reference 10 of 10 (docs/coverage.md);
-#: Generative draws new runs at every session unless given a seed, so it stays out of `make e2e`.
+#: Generative is opt-in so that a third party's run stays the same from one session to the next (it draws new runs
+#: each session unless given a seed); `make e2e` and `make soak` name it (--with-features) with a budget of their own.
 OPT_IN_FEATURES: frozenset[Feature] = frozenset({Feature.LOAD, Feature.RESILIENCE, Feature.GENERATIVE})
 
 
@@ -78,8 +79,16 @@ def parse_features(text: str | None) -> frozenset[Feature]:
 
 
 def resolve_supported(
-    *, declared: frozenset[Feature], exempt: frozenset[Feature], all_features: bool, default: frozenset[Feature]
+    *,
+    declared: frozenset[Feature],
+    exempt: frozenset[Feature],
+    all_features: bool,
+    default: frozenset[Feature],
+    also: frozenset[Feature] = frozenset(),
 ) -> frozenset[Feature]:
-    """resolve_supported() applies --all-features, --supported-features and --exempt-features, in that order."""
+    """resolve_supported() applies --all-features, --supported-features, --with-features and --exempt-features, in that order.
+
+    Example: the reference's default with ``also={Generative}`` is every feature but Load and Resilience.
+    """
     base = ALL_FEATURES if all_features else (declared or default)
-    return frozenset(base - exempt)
+    return frozenset((base | also) - exempt)

@@ -2,6 +2,10 @@
 
 - active: pods ready to be tried, oldest first;
 - backoff: pods that failed recently and wait out an exponential backoff;
+  a pod that a cluster event moved there is tried at once when no pod is
+  active (kube-scheduler's SchedulerPopFromBackoffQ): its room may have just
+  been freed, and an idle scheduler gains nothing by waiting. A pod backing
+  off after an error or a conflict waits its backoff out;
 - unschedulable: pods that failed and wait for a cluster event that could help
   (a hint says Queue); they are also flushed after UNSCHEDULABLE_FLUSH_SECONDS
   so that a missed event never strands a pod.
@@ -45,6 +49,8 @@ class SchedulingQueue:
         self._active: list[tuple[float, int, PodKey]] = []
         self._active_keys: set[PodKey] = set()
         self._backoff: dict[PodKey, float] = {}
+        #: Pods in backoff because an event (or the periodic flush) moved them: poppable while active is empty.
+        self._moved_by_event: set[PodKey] = set()
         self._unschedulable: dict[PodKey, float] = {}
         self._in_flight: set[PodKey] = set()
         self._moved_while_in_flight: set[PodKey] = set()
@@ -60,7 +66,7 @@ class SchedulingQueue:
                 self._moved_while_in_flight.add(key)
                 return
             entry = self._entries.setdefault(key, _Entry())
-            self._backoff.pop(key, None)
+            self._leave_backoff(key)
             self._unschedulable.pop(key, None)
             self._push_active(key, entry)
 
@@ -68,7 +74,7 @@ class SchedulingQueue:
         """forget() drops a pod that was bound, deleted or is no longer ours."""
         with self._cond:
             self._entries.pop(key, None)
-            self._backoff.pop(key, None)
+            self._leave_backoff(key)
             self._unschedulable.pop(key, None)
             self._active_keys.discard(key)
             self._moved_while_in_flight.discard(key)
@@ -92,7 +98,7 @@ class SchedulingQueue:
                     chosen.append(key)  # its try ended while the hint ran: it may be parked now
             moved = [key for key in chosen if self._unschedulable.pop(key, None) is not None]
             for key in moved:
-                self._requeue_after_backoff(key)
+                self._requeue_after_backoff(key, moved_by_event=True)
             if moved:
                 self._cond.notify_all()
             return len(moved)
@@ -105,6 +111,8 @@ class SchedulingQueue:
         with self._cond:
             while not self._closed:
                 self._promote_due()
+                if not self._active_keys:
+                    self._promote_one_moved_by_event()
                 while self._active:
                     _, _, key = heapq.heappop(self._active)
                     if key in self._active_keys:
@@ -156,7 +164,7 @@ class SchedulingQueue:
                 self._entries.pop(key, None)
                 return
             if retry_soon or moved:
-                self._requeue_after_backoff(key)
+                self._requeue_after_backoff(key, moved_by_event=moved and not retry_soon)
             else:
                 self._unschedulable[key] = self._clock()
 
@@ -184,7 +192,7 @@ class SchedulingQueue:
         heapq.heappush(self._active, (entry.added_at, next(self._seq), key))
         self._cond.notify_all()
 
-    def _requeue_after_backoff(self, key: PodKey) -> None:
+    def _requeue_after_backoff(self, key: PodKey, *, moved_by_event: bool) -> None:
         # A pod parked longer than its backoff goes straight to active: the wait already served it.
         entry = self._entries.setdefault(key, _Entry())
         delay = min(MAX_BACKOFF_SECONDS, INITIAL_BACKOFF_SECONDS * (2 ** max(0, entry.attempts - 1)))
@@ -194,18 +202,32 @@ class SchedulingQueue:
             self._push_active(key, entry)
         else:
             self._backoff[key] = due
+            if moved_by_event:
+                self._moved_by_event.add(key)
             self._cond.notify_all()
+
+    def _leave_backoff(self, key: PodKey) -> None:
+        self._backoff.pop(key, None)
+        self._moved_by_event.discard(key)
 
     def _promote_due(self) -> None:
         now = self._clock()
         for key, due in list(self._backoff.items()):
             if due <= now:
-                del self._backoff[key]
+                self._leave_backoff(key)
                 self._push_active(key, self._entries.setdefault(key, _Entry()))
         for key, since in list(self._unschedulable.items()):
             if now - since >= UNSCHEDULABLE_FLUSH_SECONDS:
                 del self._unschedulable[key]
-                self._requeue_after_backoff(key)
+                self._requeue_after_backoff(key, moved_by_event=True)
+
+    def _promote_one_moved_by_event(self) -> None:
+        # The queue is otherwise idle: the event-moved pod due soonest is tried now.
+        if not self._moved_by_event:
+            return
+        key = min(self._moved_by_event, key=lambda k: (self._backoff[k], k))
+        self._leave_backoff(key)
+        self._push_active(key, self._entries.setdefault(key, _Entry()))
 
     def _next_due_in(self) -> float:
         now = self._clock()

@@ -126,12 +126,82 @@ def test_the_backoff_counts_from_the_end_of_the_last_try() -> None:
     clock = FakeClock()
     queue = SchedulingQueue(clock)
     queue.add(("ns", "a"))
-    queue.done(queue.pop(0) or ("", ""), unschedulable=True)
+    key = queue.pop(0)
+    clock.now += 3.0  # a slow try: the backoff starts when it ends
+    queue.done(key or ("", ""), unschedulable=False, retry_soon=True)
     clock.now += INITIAL_BACKOFF_SECONDS / 2
-    queue.move_unschedulable(lambda k: True)
     assert queue.pop(0) is None  # half its backoff left
     clock.now += INITIAL_BACKOFF_SECONDS / 2
     assert queue.pop(0) == ("ns", "a")
+
+
+def test_an_event_moved_pod_is_tried_at_once_when_nothing_else_is_active() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    queue.done(queue.pop(0) or ("", ""), unschedulable=True)
+    clock.now += INITIAL_BACKOFF_SECONDS / 10  # its backoff has barely started
+    assert queue.move_unschedulable(lambda k: True) == 1
+    assert queue.lengths()["backoff"] == 1
+    assert queue.pop(0) == ("ns", "a")  # the queue is idle: the freed room is tried now
+    assert queue.lengths() == {"active": 0, "backoff": 0, "unschedulable": 0}
+
+
+def test_an_event_moved_pod_waits_behind_active_pods() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    queue.done(queue.pop(0) or ("", ""), unschedulable=True)
+    queue.move_unschedulable(lambda k: True)
+    queue.add(("ns", "b"))
+    queue.add(("ns", "c"))
+    assert queue.pop(0) == ("ns", "b")
+    assert queue.pop(0) == ("ns", "c")
+    assert queue.pop(0) == ("ns", "a")
+
+
+def test_a_pod_backing_off_after_an_error_waits_even_when_idle() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    queue.done(queue.pop(0) or ("", ""), unschedulable=False, retry_soon=True)
+    assert queue.pop(0) is None
+    clock.now += INITIAL_BACKOFF_SECONDS
+    assert queue.pop(0) == ("ns", "a")
+
+
+def test_an_event_during_a_try_makes_the_pod_poppable_when_idle() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    key = queue.pop(0)
+    queue.move_unschedulable(lambda k: True)  # room freed while it was being tried
+    queue.done(key or ("", ""), unschedulable=True)
+    assert queue.pop(0) == ("ns", "a")
+
+
+def test_idle_pops_take_the_event_moved_pod_due_soonest() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    for name in ("a", "b"):
+        queue.add(("ns", name))
+    first, second = queue.pop(0), queue.pop(0)
+    queue.done(second or ("", ""), unschedulable=True)  # b ends its try first
+    clock.now += 0.1
+    queue.done(first or ("", ""), unschedulable=True)
+    queue.move_unschedulable(lambda k: True)
+    assert queue.pop(0) == ("ns", "b")
+    assert queue.pop(0) == ("ns", "a")
+
+
+def test_forget_drops_an_event_moved_pod_from_backoff() -> None:
+    queue = SchedulingQueue(FakeClock())
+    queue.add(("ns", "a"))
+    queue.done(queue.pop(0) or ("", ""), unschedulable=True)
+    queue.move_unschedulable(lambda k: True)
+    queue.forget(("ns", "a"))
+    assert queue.pop(0) is None
+    assert queue.lengths() == {"active": 0, "backoff": 0, "unschedulable": 0}
 
 
 def test_take_pops_only_an_active_pod_and_give_back_returns_it_untried() -> None:
