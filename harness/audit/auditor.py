@@ -141,13 +141,21 @@ class Auditor:
         fresh = LiveState(self.scheduler_name, self.timeouts.label_converges)
         try:
             for kind in KINDS:  # pods first: a record read after them reflects every write before the pods' read
-                items, _ = self.sources[kind].list_items()
-                fresh.apply(WatchEvent(kind, "SYNC", items=items), now=self.clock(), true_reasons_of=self._true_reasons)
+                fresh.apply(self._fresh_list(kind), now=self.clock(), true_reasons_of=self._true_reasons)
         except (kubernetes.client.ApiException, OSError, ValueError) as err:
             log.warning("could not confirm a finding by a fresh read (%s); trying again at the next evaluation", err)
             return None
-        fresh.records_served = self.state.records_served
         return {violation_key(f) for f in fresh.state_findings(now=self.clock(), nodes=nodes) if f.rule in CONFIRMED_RULES}
+
+    def _fresh_list(self, kind: str) -> WatchEvent:
+        """_fresh_list() is a SYNC of the kind read now; a kind the server does not serve (404) is an empty one, not served."""
+        try:
+            items, _ = self.sources[kind].list_items()
+        except kubernetes.client.ApiException as err:
+            if err.status != 404:
+                raise
+            return WatchEvent(kind, "SYNC", items=[], served=False)
+        return WatchEvent(kind, "SYNC", items=items)
 
     def _true_reasons(self, record: contract.Record, tasks: tuple[str, ...]) -> set[contract.ReleaseReason]:
         """_true_reasons() reads the record's PipelineRun and its TaskRuns (get, list) and asks which release reasons hold."""

@@ -138,7 +138,7 @@ class LiveState:
         records = self.world.records
         if event.type == "SYNC":
             # A fresh list after a gap: later states are compared with these, not with states before the gap.
-            self.records_served = bool(event.items) or self.records_served
+            self.records_served = event.served
             for store in (records, self.created, self.invalid, self.diverged_since):
                 store.clear()
             found: list[rules.Finding] = []

@@ -53,6 +53,8 @@ class WatchEvent:
     obj: Obj | None = None
     items: list[Obj] = field(default_factory=list)
     error: str = ""
+    #: False on the SYNC of a kind the server does not serve (404: no ReservationRecord CRD, no Tekton).
+    served: bool = True
 
 
 def backoff_seconds(failures: int) -> float:
@@ -229,7 +231,7 @@ class WatchSource:
             if err.status != 404:
                 raise
             self._contact()
-            self.events.put(WatchEvent(self.kind, "SYNC", items=[]))
+            self.events.put(WatchEvent(self.kind, "SYNC", items=[], served=False))
             self.stop.wait(NOT_SERVED_RECHECK_SECONDS)
             return False
         self._contact()

@@ -137,7 +137,7 @@ def test_an_invalid_record_is_in_force_until_it_is_deleted() -> None:
 
 def test_a_group_pod_bound_before_its_record_was_created_is_record_after_bind() -> None:
     state = synced(nodes=[node("n1")], runs=[RUN], records=[])
-    state.records_served = True
+    assert state.records_served, "an empty list of records is records served"
     assert apply(state, "pods", "ADDED", pod("b", task="build", node_name="n1", rv="90")) == []
     found = apply(state, "records", "ADDED", reserved("n1", holders=("uid-b",)))
     assert [f.rule for f in found] == [rules.RECORD_AFTER_BIND]
@@ -171,3 +171,10 @@ def test_an_api_refusal_is_described_in_one_line_with_its_message() -> None:
     refused.body = '{"kind": "Status", "message": "pods is forbidden: User \\"x\\" cannot watch resource \\"pods\\""}'
     assert describe_error(refused) == '403 Forbidden: pods is forbidden: User "x" cannot watch resource "pods"'
     assert describe_error(ConnectionRefusedError("Connection refused")) == "ConnectionRefusedError: Connection refused"
+
+
+def test_records_not_served_turn_the_reservation_rules_off() -> None:
+    state = synced(nodes=[node("n1")], runs=[RUN])
+    state.apply(WatchEvent("records", "SYNC", items=[], served=False), now=1.0, true_reasons_of=no_reasons)
+    assert not state.records_served
+    assert apply(state, "pods", "ADDED", pod("b", task="build", node_name="n1")) == [] and state.first_binds == {}
