@@ -1,4 +1,4 @@
-"""rescon: the harness's command line (toolchain and clusters).
+"""rescon: the harness's command line (toolchain, clusters, the installed suite and the live auditor).
 
     rescon tools                 build the local cluster's programs that are missing
     rescon tools --list          show each program's cache path and whether it is built
@@ -11,6 +11,7 @@
     rescon conformance [pytest options]
                                  the installed scenarios, from any directory (reports under ./reports/);
                                  every option of the suite passes through: --scheduler-cmd, --cluster, -k, -n 2, ...
+    rescon audit --scheduler-name N  the contract monitor's rules on a live cluster, one line per violation (docs/audit.md)
 
 Errors are one line naming the fix; the exit code is 2 for bad input, 1 for failures.
 """
@@ -91,6 +92,12 @@ def _cmd_conformance(pytest_args: Sequence[str]) -> int:
     return command.run(pytest_args)
 
 
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from harness.audit.cli import run_audit
+
+    return run_audit(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rescon", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -121,6 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     # Listed for --help only: main() hands everything after `conformance` to pytest untouched.
     commands.add_parser("conformance", help="run the installed conformance scenarios here; the rest of the line is pytest's (rescon conformance --help)")
+
+    from harness.audit.cli import add_arguments as add_audit_arguments
+
+    audit = commands.add_parser("audit", help="watch a live cluster and report every broken contract rule (read-only)")
+    add_audit_arguments(audit)
+    audit.set_defaults(func=_cmd_audit)
     return parser
 
 

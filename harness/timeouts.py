@@ -60,6 +60,9 @@ class TimeoutConfig:
     #: the leader-elected controllers renewed their leases (or, if the outage cost them their lease, were started
     #: again), Tekton reconciles a probe TaskRun. Bounds each step of harness.cluster.local's restart_component.
     component_restart: float = field(default=90.0, metadata={"kind": "knob"})
+    #: `rescon audit`: how long a watch may go without reaching the API server (retrying with backoff) before the
+    #: auditor gives up and exits 1; an API server restart or a dropped connection is retried within it.
+    audit_api_unreachable: float = field(default=300.0, metadata={"kind": "knob"})
 
     # --- scenario waits (conformance maximums) ---
     #: A task pod exists after its PipelineRun is created (Tekton's work, not the scheduler's).

@@ -30,6 +30,7 @@ import kubernetes
 from harness.contract import record as contract
 from harness.kube import Kube, json_object
 from harness.monitor import invariants as rules
+from harness.monitor import rulebook
 from harness.monitor.release_truth import true_reasons
 from harness.timeouts import TimeoutConfig
 
@@ -362,8 +363,7 @@ class ContractMonitor:
         decided, self._decided_on = self._decided_on, set()
 
         def check(w: rules.World) -> list[rules.Finding]:
-            found = rules.overcommitted(w, with_reservations=self.checks_records, nodes=decided) + rules.split_groups(w)
-            return found + (rules.claim_placement(w) if self.checks_records else [])
+            return rulebook.state_findings(w, with_reservations=self.checks_records, nodes=decided)
 
         pending = [f for f in check(world) if not self._has(f.rule)]
         if pending:
@@ -403,12 +403,8 @@ class ContractMonitor:
         record, pipeline_run = self.world.records.get(key), self.world.pipeline_runs.get(key)
         if record is None or pipeline_run is None:
             return
-        wrong_run = rules.record_names_wrong_run(record, self._created.get(key, ""), pipeline_run)
-        if wrong_run is not None:
-            self._report(wrong_run)
-        unmarked = rules.scheduler_name_missing(record, pipeline_run, self.scheduler_name) if self.scheduler_name else None
-        if unmarked is not None:
-            self._report(unmarked)
+        for finding in rulebook.run_findings(record, self._created.get(key, ""), pipeline_run, self.scheduler_name):
+            self._report(finding)
         if self._has(rules.GROUPS_DIFFER):
             return
         marker = (key[0], key[1], record.pipeline_run_uid)
@@ -419,9 +415,9 @@ class ContractMonitor:
         if expected_groups(pipeline_run) is None:
             return
         self._groups_checked.add(marker)
-        finding = rules.groups_differ(record, pipeline_run)
-        if finding is not None:
-            self._report(finding)
+        differ = rules.groups_differ(record, pipeline_run)
+        if differ is not None:
+            self._report(differ)
 
     def _track_label(self, key: tuple[str, str], record: contract.Record) -> None:
         if record.label_agrees:
@@ -434,34 +430,14 @@ class ContractMonitor:
         limit = self.timeouts.label_converges
         for key, since in list(self._diverged_since.items()):
             if self._now() - since > limit:
-                record = self.world.records.get(key)
-                active = record.is_active if record else False
-                self._report(rules.Finding(
-                    rules.ACTIVE_LABEL_DIVERGED,
-                    f"record {key[0]}/{key[1]} has had label {contract.ACTIVE_LABEL}={'true' if record and record.active_label else 'absent'} "
-                    f"while {'some' if active else 'no'} group is Reserved for {self._now() - since:.1f}s (label_converges {limit:g}s)",
-                    (f"record {key[0]}/{key[1]}",),
-                ))
+                self._report(rulebook.label_diverged(self.world.records.get(key), key, seconds=self._now() - since, limit=limit))
                 self._diverged_since.pop(key, None)
 
     def _check_releases(self, before: contract.Record | None, after: contract.Record) -> None:
-        if before is None or self._has(rules.RELEASE_REASON_UNTRUE):
+        if self._has(rules.RELEASE_REASON_UNTRUE):
             return
-        old = {s.name: s for s in before.statuses}
-        for group, status in zip(after.groups, after.statuses):
-            previous = old.get(status.name)
-            if status.state is not contract.State.RELEASED or previous is None or previous.state is contract.State.RELEASED:
-                continue
-            if status.release_reason is None:
-                continue  # Record.from_json already refuses a Released group without a reason
-            found = self._true_reasons(after, group.tasks)
-            if status.release_reason not in found:
-                self._report(rules.Finding(
-                    rules.RELEASE_REASON_UNTRUE,
-                    f"group {group.name} of record {after.key} was Released with releaseReason {status.release_reason.value}, "
-                    f"which was not true; true then: {sorted(r.value for r in found) or 'none (releasing was premature)'}",
-                    (f"record {after.key}",),
-                ))
+        for finding in rulebook.untrue_releases(before, after, self._true_reasons):
+            self._report(finding)
 
     def _true_reasons(self, record: contract.Record, tasks: tuple[str, ...]) -> set[contract.ReleaseReason]:
         custom = self.kube.custom

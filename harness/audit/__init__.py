@@ -1,0 +1,1 @@
+"""audit: `rescon audit`, the contract monitor's rules run on a live cluster (docs/audit.md)."""

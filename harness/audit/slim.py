@@ -1,0 +1,115 @@
+"""slim: objects cut down to what the contract's rules read, so the auditor's memory grows with objects, not with their size.
+
+A busy cluster's pods carry env, volumes, managed fields and long statuses;
+the rules (harness.monitor.invariants) read a pod's name, uid, Tekton labels,
+node, schedulerName, phase and resource requests, a node's allocatable, and a
+PipelineRun's workspaces, pod templates and the tasks' workspace use. An
+embedded taskSpec is kept as the workspaces its steps name (one synthetic
+step), which is all expected_groups reads of it.
+
+    slim_pod(pod) keeps metadata.{name,namespace,uid,resourceVersion,labels: tekton's two},
+    spec.{nodeName,schedulerName,containers,initContainers: name, restartPolicy, requests/limits cpu+memory, resources, overhead},
+    status.phase
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from harness.monitor.expected_groups import CO_LOCATING_BINDINGS, pipeline_spec_of, referenced_workspaces
+from harness.monitor.invariants import PIPELINE_RUN_LABEL, PIPELINE_TASK_LABEL
+
+Obj = dict[str, Any]
+
+#: The resources the rules count; extended resources (GPUs) are not judged.
+COUNTED_RESOURCES = ("cpu", "memory")
+
+
+def _pick(source: Mapping[str, Any] | None, *keys: str) -> Obj:
+    """_pick() is the keys of source that are present and not None."""
+    source = source or {}
+    return {k: source[k] for k in keys if source.get(k) is not None}
+
+
+def _resources(resources: Mapping[str, Any] | None) -> Obj:
+    resources = resources or {}
+    kept = {part: _pick(resources.get(part), *COUNTED_RESOURCES) for part in ("requests", "limits")}
+    return {part: values for part, values in kept.items() if values}
+
+
+def _container(container: Mapping[str, Any]) -> Obj:
+    slim = _pick(container, "name", "restartPolicy")
+    resources = _resources(container.get("resources"))
+    if resources:
+        slim["resources"] = resources
+    return slim
+
+
+def slim_pod(pod: Mapping[str, Any]) -> Obj:
+    """slim_pod() is the pod as the rules read it (see the module's docstring)."""
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    labels = _pick(meta.get("labels"), PIPELINE_RUN_LABEL, PIPELINE_TASK_LABEL)
+    slim_meta = _pick(meta, "name", "namespace", "uid", "resourceVersion")
+    if labels:
+        slim_meta["labels"] = labels
+    slim_spec = _pick(spec, "nodeName", "schedulerName")
+    for part in ("containers", "initContainers"):
+        if spec.get(part):
+            slim_spec[part] = [_container(c) for c in spec[part]]
+    pod_level = _resources(spec.get("resources"))
+    if pod_level:
+        slim_spec["resources"] = pod_level
+    overhead = _pick(spec.get("overhead"), *COUNTED_RESOURCES)
+    if overhead:
+        slim_spec["overhead"] = overhead
+    return {"metadata": slim_meta, "spec": slim_spec, "status": _pick(pod.get("status"), "phase")}
+
+
+def slim_node(node: Mapping[str, Any]) -> Obj:
+    """slim_node() is a node's name and its allocatable cpu and memory."""
+    return {
+        "metadata": _pick(node.get("metadata"), "name", "resourceVersion"),
+        "status": {"allocatable": _pick((node.get("status") or {}).get("allocatable"), *COUNTED_RESOURCES)},
+    }
+
+
+def _pipeline_task(task: Mapping[str, Any]) -> Obj:
+    """_pipeline_task() keeps a task's name and bindings; its embedded taskSpec becomes one step naming the workspaces it refers to."""
+    slim = _pick(task, "name", "workspaces")
+    task_spec = task.get("taskSpec")
+    if task_spec:
+        named = sorted(referenced_workspaces(task_spec))
+        slim["taskSpec"] = {"steps": [{"name": "refs", "script": " ".join(f"$(workspaces.{w}.path)" for w in named)}]} if named else {}
+    return slim
+
+
+def _pipeline_spec(spec: Mapping[str, Any]) -> Obj:
+    return {part: [_pipeline_task(t) for t in spec.get(part) or []] for part in ("tasks", "finally") if spec.get(part)}
+
+
+def _pod_template(template: Mapping[str, Any] | None) -> Obj:
+    return _pick(template, "schedulerName")
+
+
+def slim_pipeline_run(pipeline_run: Mapping[str, Any]) -> Obj:
+    """slim_pipeline_run() keeps what expected_groups, asks_for and the record rules read of a PipelineRun."""
+    meta, spec, status = pipeline_run.get("metadata") or {}, pipeline_run.get("spec") or {}, pipeline_run.get("status") or {}
+    slim_spec: Obj = {
+        "workspaces": [
+            {"name": b.get("name"), **{kind: {} for kind in CO_LOCATING_BINDINGS if b.get(kind) is not None}}
+            for b in spec.get("workspaces") or []
+        ],
+        "taskRunTemplate": {"podTemplate": _pod_template((spec.get("taskRunTemplate") or {}).get("podTemplate"))},
+        "taskRunSpecs": [{"podTemplate": _pod_template(entry.get("podTemplate"))} for entry in spec.get("taskRunSpecs") or [] if isinstance(entry, Mapping)],
+    }
+    slim_status: Obj = {}
+    resolved = (status.get("pipelineSpec") or None)
+    if resolved:
+        slim_status["pipelineSpec"] = _pipeline_spec(resolved)
+    elif pipeline_spec_of(pipeline_run) is not None:
+        slim_spec["pipelineSpec"] = _pipeline_spec(spec["pipelineSpec"])
+    return {
+        "metadata": _pick(meta, "name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "resourceVersion"),
+        "spec": slim_spec,
+        "status": slim_status,
+    }
