@@ -146,7 +146,7 @@ def measure_requeue(ctx: Context, pool: NodePool, kind: str, path: str, *, say: 
     records = RecordTimeline(ctx.kube, namespace) if grouped else None
     try:
         pvc = bc.make_pvcs(ctx.kube, namespace, 1)[0] if grouped else None
-        common = {"scheduler_name": scheduler.name, "pool_selector": pool.selector, "run_label": run_label}
+        common: dict[str, Any] = {"scheduler_name": scheduler.name, "pool_selector": pool.selector, "run_label": run_label}
         if grouped:
             runs = tuple(pipeline_run(n, "single", pvc=str(pvc), pending=True, sizes={"t0": size}, **common) for n in names)
             create_resolved_runs(ctx, namespace, run_label, runs)
