@@ -608,7 +608,7 @@ BENCH_SCALE=medium make bench               # 100 and 1000 nodes (about 35 min)
 BENCH_SCALE=large  make bench               # adds 5000 nodes with a plain-pod-heavy mix
 BENCH_SCALE=large BENCH_NODES=5000 BENCH_PARTS=throughput make bench   # only the 5000-node case
 BENCH_PARTS=throughput BENCH_SCALE=medium make bench            # one part only (throughput, contention, requeue, suite)
-.venv/bin/python -m bench run --parts requeue                   # only the requeue latency (a few minutes); the other parts' results stay
+.venv/bin/python -m bench run --parts requeue                   # only the requeue latency (under a minute); the other parts' results stay
 BENCH_CONTENTION_MODES=reference,kube-scheduler make bench      # leave Tekton's coschedule flag alone
 .venv/bin/python -m bench report            # rewrite this page from the saved results
 .venv/bin/python -m bench cold-build        # the cold toolchain build (about an hour on 2 cores)
