@@ -19,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     run = sub.add_parser("run", help="measure on the local cluster (BENCH_SCALE=full|smoke|small|medium|large)")
     run.add_argument("--scale", default=os.environ.get("BENCH_SCALE", "full"))
     run.add_argument("--parts", default=os.environ.get("BENCH_PARTS") or None,
-                     help="comma-separated: throughput, contention, suite (default: the scale's; full and smoke: throughput,contention)")
+                     help="comma-separated: throughput, contention, requeue, suite (default: the scale's; full and smoke: throughput,contention,requeue); --parts requeue measures only the requeue latency, keeping the other parts' results")
     run.add_argument("--nodes", default=os.environ.get("BENCH_NODES"),
                      help="comma-separated node counts: run only those throughput cases, keep the others' results")
     run.add_argument("--contention-modes", default=os.environ.get("BENCH_CONTENTION_MODES"),

@@ -25,6 +25,7 @@ from bench import api_writes
 from bench import cluster as bc
 from bench import metrics
 from bench.observe import PodTimeline, PodTrace, ProcSampler, RecordTimeline
+from bench.requeue import requeue_part
 from bench.scales import Scale, ThroughputCase
 from bench.schedulers import BASELINE_TREE_ENV, COMMAND_ENV, CONFIG_TEMPLATE_ENV, DEFAULT_QPS, LABEL_ENV, BenchScheduler, Qps
 from bench.workload import MIXES, RUN_LABEL, TaskSize, contention_runs, direct_workload, task_pod, tekton_runs
@@ -44,6 +45,9 @@ WORK_DIR = REPO / "reports" / "bench"
 #: A later task on its group's node is "stuck" if it was reported Unschedulable first, or waited
 #: at least this long for its node (tasks run 3 s).
 STUCK_SECONDS = 2.0
+
+#: The parts a run can measure (BENCH_PARTS / --parts), in the order a scale lists them.
+PARTS = ("throughput", "contention", "requeue", "suite")
 
 
 def say(line: str) -> None:
@@ -624,6 +628,13 @@ def summarise_contention(pods: list[PodTrace], groups: list[Any], *, runs: int, 
     }
 
 
+# --- requeue (bench/requeue.py) ------------------------------------------------------
+
+
+def _requeue_part(ctx: Context) -> None:
+    requeue_part(ctx, say=say)
+
+
 # --- suite cost --------------------------------------------------------------------
 
 
@@ -701,8 +712,10 @@ def _run_locked(scale: Scale, parts: list[str]) -> Path:
     out = results_dir(scale) / f"results-{scale.name}.json"
     previous = json.loads(out.read_text()) if out.exists() else {}
     results: dict[str, Any] = {k: v for k, v in previous.items() if k not in parts}
-    kept = {part: list(previous.get(part) or []) for part in ("throughput", "contention") if part in parts}
+    kept = {part: list(previous.get(part) or []) for part in ("throughput", "contention", "requeue") if part in parts}
     partial = any(os.environ.get(v) for v in ("BENCH_NODES", "BENCH_MODES", "BENCH_QPS", "BENCH_KINDS", "BENCH_CONTENTION_MODES"))
+    # Some parts measured again (BENCH_PARTS=requeue) while others' results are kept: that is partial too.
+    partial = partial or any(previous.get(p) for p in PARTS if p not in parts)
     if partial and previous.get("machine"):
         # A partial re-measurement keeps the header of the full run; its rows carry their own commit.
         results["machine"] = {**previous["machine"], "commit_now": machine()["commit"]}
@@ -740,7 +753,7 @@ def _run_parts(ctx: Context, parts: list[str], kept: dict[str, list[Any]]) -> No
             # BENCH_KINDS, BENCH_CONTENTION_MODES select what is measured again).
             results[part] = kept[part]
         started = time.monotonic()
-        {"throughput": throughput_part, "contention": contention_part, "suite": suite_part}[part](ctx)
+        {"throughput": throughput_part, "contention": contention_part, "requeue": _requeue_part, "suite": suite_part}[part](ctx)
         results.setdefault("part_seconds", {})[part] = time.monotonic() - started
         say(f"{part}: {results['part_seconds'][part]:.0f}s")
         ctx.save()

@@ -45,15 +45,19 @@ class Scale:
     node_cpu: str = "4"
     node_memory: str = "16Gi"
     node_pods: int = 110
+    #: Requeue (bench/requeue.py): how many times room is freed per scheduler (and per way of freeing it),
+    #: and how long one free may wait for a waiting pod's bind before it counts as missed.
+    requeue_samples: int = 20
+    requeue_timeout: float = 30.0
     #: What `make bench` measures at this scale unless BENCH_PARTS says otherwise.
-    parts: tuple[str, ...] = ("throughput", "contention", "suite")
+    parts: tuple[str, ...] = ("throughput", "contention", "requeue", "suite")
     notes: tuple[str, ...] = field(default=())
 
 
 SCALES = {
     # What `make bench` runs: the reference beside kube-scheduler (and BENCH_SCHEDULER_CMD's scheduler, if
     # given) at 100, 1000 and 5000 nodes, both QPS settings, a Tekton-shaped backlog and a stream each;
-    # the contention check with the two schedulers. Sized to take about 30 minutes on 2 cores (each
+    # the contention check with the two schedulers; the requeue measurement (25 frees each). Sized to take about 30 minutes on 2 cores (each
     # stage's seconds are in the results' stage_seconds); a third scheduler adds about half.
     # Measured at 17:14 UTC on 2026-12-01: Tekton marks pending PipelineRuns Pending at about 5 a
     # second, so resolving a backlog's plans costs ~0.12 s per pod (600 runs of a 1000-pod backlog:
@@ -70,10 +74,11 @@ SCALES = {
         contention_nodes=6,
         contention_runs=12,
         contention_modes=("reference", "kube-scheduler"),
-        parts=("throughput", "contention"),
+        requeue_samples=25,
+        parts=("throughput", "contention", "requeue"),
     ),
     # A check that the benchmark itself works (a few minutes: one pool of 100 nodes, QPS 50/100, a
-    # small backlog and stream, the contention check); its numbers mean little and stay in reports/bench/.
+    # small backlog and stream, the contention check, 5 frees of the requeue measurement); its numbers mean little and stay in reports/bench/.
     "smoke": Scale(
         "smoke",
         (ThroughputCase(100, backlog_pods=60, stream_pods=20, stream_rate=5.0),),
@@ -83,7 +88,8 @@ SCALES = {
         contention_runs=4,
         contention_timeout=90.0,
         contention_modes=("reference", "kube-scheduler"),
-        parts=("throughput", "contention"),
+        requeue_samples=5,
+        parts=("throughput", "contention", "requeue"),
     ),
     "small": Scale(
         "small",

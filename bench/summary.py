@@ -1,11 +1,15 @@
-"""summary.json: the figures issue #13's acceptance reads, from one `make bench` run's results.
+"""summary.json: the figures issues #13 and #24 read, from one `make bench` run's results.
 
     {
       "commit": "1a2b3c4", "measured_at": "2026-12-01 17:10 UTC", "qps": "50/100",
-      "1000": {"pods_per_s_ratio": 1.05, "p99_ratio": 1.10,
-               "reference": {"pods_per_s": 58.0, "p50_ms": 9.0, "p99_ms": 30.0, "writes_per_pod": 3.2, ...},
+      "1000": {"pods_per_s_ratio": 0.41, "p99_ratio": 1.68, "write_cap_ratio": 1.01, "unthrottled_pods_per_s_ratio": 0.9,
+               "reference": {"pods_per_s": 24.8, "p50_ms": 20.7, "p99_ms": 45.4, "writes_per_pod": 3.2,
+                             "main_bucket_requests_per_pod": 2.22, "write_cap_pods_per_s": 24.5, "write_cap_ratio": 1.01,
+                             "unthrottled_pods_per_s": 113.5, ...},
                "kube-scheduler": {...}},
-      "100": {...}, "5000": {...}
+      "100": {...}, "5000": {...},
+      "requeue": {"reference": {"p50_ms": 120.0, "p99_ms": 400.0, "samples": 25, "missed": 0, ...}, "kube-scheduler": {...}},
+      "requeue_after_release": {"reference": {...}}
     }
 
 Keyed by node count. `pods_per_s_ratio` is reference ÷ kube-scheduler pods/s on
@@ -14,7 +18,19 @@ latency on the stream, both at QPS 50/burst 100 (higher is better for the
 first, lower for the second); null when a side is missing. With a user's
 scheduler (BENCH_SCHEDULER_CMD) its figures are under "command" and its
 ratios, also ÷ kube-scheduler, are `command_pods_per_s_ratio` and
-`command_p99_ratio`. Pure except write_summary().
+`command_p99_ratio`.
+
+`write_cap_ratio` (issue #24) is measured pods/s on the backlog over the
+most the client's token bucket lets through for the requests the scheduler
+actually sent on it (write_cap(); docs/benchmarks/findings.md, "Targets");
+the line's `write_cap_ratio` is the reference's. `unthrottled_pods_per_s_ratio`
+is reference ÷ kube-scheduler pods/s on the backlog at QPS 10000/10000.
+
+`requeue` is the requeue measurement (bench/requeue.py) where room is freed by
+a pod finishing, for every scheduler: freed → the waiting pod bound, p50 and
+p99 over `samples` frees (`missed`: frees no pod was bound after in time).
+`requeue_after_release` is the reference's, where room is freed by its
+releaser releasing a finished PipelineRun's group. Pure except write_summary().
 """
 
 from __future__ import annotations
@@ -26,8 +42,13 @@ from typing import Any, Iterable
 
 from bench import metrics
 
-#: The QPS setting the ratios are taken at (bench.schedulers.DEFAULT_QPS).
+#: The QPS setting the ratios are taken at (bench.schedulers.DEFAULT_QPS), and the unthrottled one (UNTHROTTLED).
 QPS_NAME = "default"
+UNTHROTTLED_NAME = "unthrottled"
+
+#: Request categories (bench/api_writes.py) that do not take the main client's tokens: both schedulers
+#: send events through a client of their own, and leader election (off in the benchmark) has its own too.
+OWN_BUCKET_CATEGORIES = ("events", "leases")
 
 
 def _number(value: Any) -> float:
@@ -38,11 +59,53 @@ def _or_none(value: float, digits: int = 3) -> float | None:
     return None if math.isnan(value) else round(value, digits)
 
 
-def _find(entries: Iterable[dict[str, Any]], *, nodes: int, mode: str, scheduler: str) -> dict[str, Any] | None:
+def _find(entries: Iterable[dict[str, Any]], *, nodes: int, mode: str, scheduler: str, qps: str = QPS_NAME) -> dict[str, Any] | None:
     for entry in entries:
-        if (entry.get("nodes"), entry.get("mode"), entry.get("scheduler"), entry.get("qps")) == (nodes, mode, scheduler, QPS_NAME) and "error" not in entry:
+        if (entry.get("nodes"), entry.get("mode"), entry.get("scheduler"), entry.get("qps")) == (nodes, mode, scheduler, qps) and "error" not in entry:
             return entry
     return None
+
+
+def main_bucket_requests(by_category: dict[str, Any]) -> int:
+    """main_bucket_requests({'binding': 600, 'records': 720, 'events': 600, 'reads': 12}) == 1332: what took the main bucket's tokens."""
+    return sum(int(n) for name, n in by_category.items() if name not in OWN_BUCKET_CATEGORIES and isinstance(n, (int, float)))
+
+
+def write_cap(pods: float, requests: float, *, qps: float, burst: float) -> float:
+    """write_cap(600, 1320, qps=50, burst=100) == 600 / ((1320 - 100) / 50) ≈ 24.6 pods/s: the most a token bucket allows.
+
+    The bucket starts full: `burst` requests pass at once and the rest at
+    `qps` a second, so sending `requests` takes at least (requests − burst) / qps
+    seconds, and `pods` binds cannot go faster than pods over that. NaN when
+    the burst covers every request (no cap) or a figure is missing.
+    """
+    if any(math.isnan(v) for v in (pods, requests, qps, burst)) or qps <= 0:
+        return math.nan
+    seconds = (requests - burst) / qps
+    return pods / seconds if seconds > 0 else math.nan
+
+
+def write_cap_figures(backlog: dict[str, Any] | None) -> dict[str, Any]:
+    """write_cap_figures(a backlog run) is its requests per pod on the main bucket, its write cap and measured ÷ cap.
+
+    Example: 600 pods bound at 24.8 pods/s with 600 binds, 720 record writes,
+    12 reads and 600 events at QPS 50/100: 1332 requests, 2.22 a pod, a cap of
+    600 / ((1332 − 100) / 50) = 24.35 pods/s, a ratio of 1.02.
+    """
+    api = (backlog or {}).get("api") or {}
+    by_category = api.get("by_category") or {}
+    pods = _number(api.get("pods"))
+    if not by_category or math.isnan(pods) or pods <= 0:
+        return {"main_bucket_requests_per_pod": None, "write_cap_pods_per_s": None, "write_cap_ratio": None}
+    requests = main_bucket_requests(by_category)
+    backlog = backlog or {}
+    cap = write_cap(pods, requests, qps=_number(backlog.get("qps_value")), burst=_number(backlog.get("burst")))
+    measured = _number((backlog.get("throughput") or {}).get("average"))
+    return {
+        "main_bucket_requests_per_pod": _or_none(requests / pods),
+        "write_cap_pods_per_s": _or_none(cap, 2),
+        "write_cap_ratio": _or_none(metrics.ratio(measured, cap)),
+    }
 
 
 def figures(backlog: dict[str, Any] | None, stream: dict[str, Any] | None) -> dict[str, Any]:
@@ -81,8 +144,13 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
         for scheduler in ("reference", "kube-scheduler", "command"):
             backlog = _find(entries, nodes=nodes, mode="backlog", scheduler=scheduler)
             stream = _find(entries, nodes=nodes, mode="stream", scheduler=scheduler)
+            unthrottled = _find(entries, nodes=nodes, mode="backlog", scheduler=scheduler, qps=UNTHROTTLED_NAME)
             if backlog or stream:
-                line[scheduler] = figures(backlog, stream)
+                line[scheduler] = {
+                    **figures(backlog, stream),
+                    **write_cap_figures(backlog),
+                    "unthrottled_pods_per_s": _or_none(_number(((unthrottled or {}).get("throughput") or {}).get("average")), 2),
+                }
         kube = line.get("kube-scheduler") or {}
         for scheduler, prefix in (("reference", ""), ("command", "command_")):
             if scheduler == "command" and scheduler not in line:
@@ -90,7 +158,29 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
             mine = line.get(scheduler) or {}
             line[f"{prefix}pods_per_s_ratio"] = _ratio(mine.get("pods_per_s"), kube.get("pods_per_s"))
             line[f"{prefix}p99_ratio"] = _ratio(mine.get("p99_ms"), kube.get("p99_ms"))
+            line[f"{prefix}write_cap_ratio"] = mine.get("write_cap_ratio")
+            line[f"{prefix}unthrottled_pods_per_s_ratio"] = _ratio(mine.get("unthrottled_pods_per_s"), kube.get("unthrottled_pods_per_s"))
         out[str(nodes)] = line
+    out.update(requeue_summary(results.get("requeue") or []))
+    return out
+
+
+#: summary.json's key for each way of freeing room (bench/requeue.py's paths).
+REQUEUE_KEYS = {"pod-finished": "requeue", "release": "requeue_after_release"}
+
+
+def requeue_summary(entries: Iterable[Any]) -> dict[str, Any]:
+    """requeue_summary(results' "requeue" entries) is {"requeue": {scheduler: figures}, "requeue_after_release": {...}}.
+
+    A failed run (an "error" entry) leaves its scheduler out; a path nobody
+    measured leaves its key out.
+    """
+    out: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        if not isinstance(entry, dict) or "error" in entry or entry.get("path") not in REQUEUE_KEYS:
+            continue
+        shown = {k: entry.get(k) for k in ("p50_ms", "p99_ms", "max_ms", "samples", "missed", "commit", "measured_at")}
+        out.setdefault(REQUEUE_KEYS[entry["path"]], {})[str(entry.get("scheduler"))] = shown
     return out
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from bench.observe import descendants, parent_of
 from bench.report import side_by_side_table, writes_text
 from bench.scales import SCALES, scale_named
 from bench.schedulers import DEFAULT_QPS, UNTHROTTLED, BenchScheduler
-from bench.summary import summary, write_summary
+from bench.summary import main_bucket_requests, summary, write_cap, write_cap_figures, write_summary
 from bench.workload import TEKTON_MIX, direct_workload, has_resolved_plan, resolved_status_patch, tekton_marked_pending
 from harness.errors import HarnessError
 
@@ -80,6 +81,49 @@ def test_summary_has_no_ratio_for_a_failed_run_and_adds_a_command_scheduler() ->
 def test_write_summary_writes_valid_json(tmp_path: Path) -> None:
     path = write_summary(results(run_entry(5000, "backlog", "reference", average=10.0), run_entry(5000, "backlog", "kube-scheduler", average=40.0)), tmp_path / "s.json")
     assert json.loads(path.read_text())["5000"]["pods_per_s_ratio"] == 0.25
+
+
+def test_write_cap_is_pods_over_the_seconds_the_bucket_needs_past_its_burst() -> None:
+    # findings.md's table: kube-scheduler 600 pods, 600 requests: (600 - 100) / 50 = 10 s, 60 pods/s;
+    # the reference 600 pods, 1320 requests: (1320 - 100) / 50 = 24.4 s, 24.6 pods/s.
+    assert write_cap(600, 600, qps=50, burst=100) == pytest.approx(60.0)
+    assert write_cap(600, 1320, qps=50, burst=100) == pytest.approx(600 / 24.4)
+    # The burst covers everything: no cap; a missing figure: none either.
+    assert math.isnan(write_cap(50, 80, qps=50, burst=100))
+    assert math.isnan(write_cap(600, 1320, qps=math.nan, burst=100))
+
+
+def test_events_and_leases_do_not_take_the_main_buckets_tokens() -> None:
+    assert main_bucket_requests({"binding": 600, "records": 720, "events": 600, "reads": 12, "leases": 3, "pods": 0}) == 1332
+
+
+def test_write_cap_figures_compare_the_measured_backlog_with_its_cap() -> None:
+    # 600 pods at 24.8 pods/s, 1332 requests on the main bucket at 50/100: cap 600 / 24.64 = 24.35, ratio 1.018.
+    backlog = run_entry(1000, "backlog", "reference", average=24.8)
+    backlog["api"] = {"pods": 600, "by_category": {"binding": 600, "records": 720, "events": 600, "reads": 12}}
+    got = write_cap_figures(backlog)
+    assert got["main_bucket_requests_per_pod"] == 2.22
+    assert got["write_cap_pods_per_s"] == pytest.approx(24.35, abs=0.01)
+    assert got["write_cap_ratio"] == pytest.approx(24.8 / (600 / 24.64), abs=0.001)
+    # A run without the API server's count (older results) has no cap.
+    assert write_cap_figures(run_entry(1000, "backlog", "reference", average=24.8))["write_cap_ratio"] is None
+
+
+def test_summary_restates_the_targets_per_node_count() -> None:
+    # Unthrottled: reference 113.5 pods/s, kube-scheduler 126.5 -> 0.897; the line's write_cap_ratio is the reference's.
+    reference = run_entry(1000, "backlog", "reference", average=24.8)
+    reference["api"] = {"pods": 600, "by_category": {"binding": 600, "records": 720, "events": 600}}
+    kube = run_entry(1000, "backlog", "kube-scheduler", average=60.3)
+    kube["api"] = {"pods": 600, "by_category": {"binding": 600, "events": 600}}
+    got = summary(results(
+        reference, kube,
+        run_entry(1000, "backlog", "reference", qps="unthrottled", average=113.5),
+        run_entry(1000, "backlog", "kube-scheduler", qps="unthrottled", average=126.5),
+    ))["1000"]
+    assert got["unthrottled_pods_per_s_ratio"] == pytest.approx(0.897, abs=0.001)
+    assert got["reference"]["unthrottled_pods_per_s"] == 113.5
+    assert got["write_cap_ratio"] == got["reference"]["write_cap_ratio"] == pytest.approx(24.8 / (600 / 24.4), abs=0.001)
+    assert got["kube-scheduler"]["write_cap_ratio"] == pytest.approx(60.3 / 60.0, abs=0.001)
 
 
 # --- the API server's request counter ----------------------------------------------
