@@ -26,11 +26,11 @@ from harness.audit.dedup import AuditLine, ViolationTracker, violation_key
 from harness.audit.live_state import LiveState
 from harness.audit.metrics import AuditMetrics
 from harness.audit.rule_list import RULE_NAMES
-from harness.audit.watches import KINDS, TEKTON, WatchEvent, WatchSource
+from harness.audit.watches import KINDS, WatchEvent, WatchSource
 from harness.contract import record as contract
-from harness.kube import Kube, json_object
+from harness.kube import Kube
 from harness.monitor import invariants as rules
-from harness.monitor.release_truth import true_reasons
+from harness.monitor.release_reads import read_true_reasons
 from harness.timeouts import TimeoutConfig
 
 log = logging.getLogger("rescon.audit")
@@ -158,18 +158,7 @@ class Auditor:
         return WatchEvent(kind, "SYNC", items=items)
 
     def _true_reasons(self, record: contract.Record, tasks: tuple[str, ...]) -> set[contract.ReleaseReason]:
-        """_true_reasons() reads the record's PipelineRun and its TaskRuns (get, list) and asks which release reasons hold."""
-        custom = self.kube.custom
-        try:
-            pipeline_run: dict[str, object] | None = json_object(custom.get_namespaced_custom_object(*TEKTON, record.namespace, "pipelineruns", record.pipeline_run))
-        except kubernetes.client.ApiException as err:
-            if err.status != 404:
-                raise
-            pipeline_run = None
-        listing = json_object(custom.list_namespaced_custom_object(
-            *TEKTON, record.namespace, "taskruns", label_selector=f"{rules.PIPELINE_RUN_LABEL}={record.pipeline_run}"
-        ))
-        return true_reasons(pipeline_run, listing.get("items") or [], group_tasks=tasks, record_uid=record.pipeline_run_uid, now=datetime.now(UTC))
+        return read_true_reasons(self.kube, record, tasks)
 
     def _print(self, lines: list[AuditLine]) -> None:
         for line in lines:

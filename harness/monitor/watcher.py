@@ -22,7 +22,6 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Callable, Iterator, Mapping
 
 import kubernetes
@@ -31,14 +30,13 @@ from harness.contract import record as contract
 from harness.kube import Kube, json_object
 from harness.monitor import invariants as rules
 from harness.monitor import rulebook
-from harness.monitor.release_truth import true_reasons
+from harness.monitor.release_reads import TEKTON, read_true_reasons
 from harness.timeouts import TimeoutConfig
 
 log = logging.getLogger("rescon.monitor")
 
 Obj = dict[str, Any]
 
-TEKTON = ("tekton.dev", "v1")
 #: The server-side timeout of one watch request; the watch is then resumed from its last resourceVersion.
 WATCH_SECONDS = 5
 #: How often the evaluator looks at time-bound rules (the active label) when no event comes.
@@ -440,17 +438,7 @@ class ContractMonitor:
             self._report(finding)
 
     def _true_reasons(self, record: contract.Record, tasks: tuple[str, ...]) -> set[contract.ReleaseReason]:
-        custom = self.kube.custom
-        try:
-            pipeline_run: Obj | None = json_object(custom.get_namespaced_custom_object(*TEKTON, record.namespace, "pipelineruns", record.pipeline_run))
-        except kubernetes.client.ApiException as err:
-            if err.status != 404:
-                raise
-            pipeline_run = None
-        listing = json_object(custom.list_namespaced_custom_object(
-            *TEKTON, record.namespace, "taskruns", label_selector=f"{rules.PIPELINE_RUN_LABEL}={record.pipeline_run}"
-        ))
-        return true_reasons(pipeline_run, listing.get("items") or [], group_tasks=tasks, record_uid=record.pipeline_run_uid, now=datetime.now(UTC))
+        return read_true_reasons(self.kube, record, tasks)
 
     # --- confirmation by a fresh read ---
 
