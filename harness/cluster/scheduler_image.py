@@ -40,7 +40,12 @@ DEPLOY_DIR = REPO_ROOT / "reference_scheduler" / "deploy"
 NAMESPACE = "tkn-scheduler"
 POD_SELECTOR = "app.kubernetes.io/name=tkn-scheduler"
 PACKAGES = ("python3", "ca-certificates")
-ENTRY_POINT = "#!/usr/bin/python3\nimport sys\nfrom reference_scheduler.main import main\nsys.exit(main())\n"
+#: The image's commands, as pip's console scripts would make them: the scheduler, and `rescon` (for the
+#: in-cluster `rescon audit` of harness/audit/deploy/, which runs this image).
+ENTRY_POINTS = {
+    "tkn-scheduler": "#!/usr/bin/python3\nimport sys\nfrom reference_scheduler.main import main\nsys.exit(main())\n",
+    "rescon": "#!/usr/bin/python3\nimport sys\nfrom harness.cli import main\nsys.exit(main())\n",
+}
 
 
 def source_key() -> str:
@@ -86,10 +91,11 @@ def build(*, out: TextIO = sys.stderr, docker: str = "docker") -> str:
         )
         for leftover in (site / "bin",):
             shutil.rmtree(leftover, ignore_errors=True)
-        entry = root / "usr" / "local" / "bin" / "tkn-scheduler"
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        entry.write_text(ENTRY_POINT)
-        entry.chmod(0o755)
+        for command, script in ENTRY_POINTS.items():
+            entry = root / "usr" / "local" / "bin" / command
+            entry.parent.mkdir(parents=True, exist_ok=True)
+            entry.write_text(script)
+            entry.chmod(0o755)
         with (root / "etc" / "passwd").open("a") as passwd:
             passwd.write("scheduler:x:65532:65532:scheduler:/nonexistent:/usr/sbin/nologin\n")
         with (root / "etc" / "group").open("a") as group:
