@@ -506,6 +506,22 @@ def b_must_land_beside_the_filler(run: ScenarioRun, prefix: str, *, a_node: str,
     return b_pod
 
 
+def matrixed_pods_must_run_on(run: ScenarioRun, pipeline_run: str, task: str, *, combinations: int, node: str) -> list[Obj]:
+    """matrixed_pods_must_run_on() asserts that each of a matrixed task's pods binds to its group's node; returns them.
+
+    task_pods() sorts a task's pods by attempt, then name: with no retries,
+    index i is combination i's pod.
+    """
+    pods = []
+    for combination in range(combinations):
+        pod = task_pod_must_be_bound(run, pipeline_run, task, attempt=combination)
+        assert pod["spec"]["nodeName"] == node, (
+            f"{pod['metadata']['name']}, one of {pipeline_run}'s matrixed {task} pods, ran on {pod['spec']['nodeName']}, not on its group's node {node}"
+        )
+        pods.append(pod)
+    return pods
+
+
 def group_must_end_on_its_node(run: ScenarioRun, pipeline_run: str, *, held: Obj, next_task: str, node: str, others: tuple[Obj, ...] = ()) -> None:
     """group_must_end_on_its_node() releases the held task, asserts the group's next task lands on `node`, and lets every run finish.
 

@@ -22,9 +22,9 @@ from harness.suite.checks import (
     b_must_land_beside_the_filler,
     group_must_be,
     group_must_have,
+    matrixed_pods_must_run_on,
     pipelinerun_must_succeed,
     task_must_hold_its_group,
-    task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
@@ -66,12 +66,7 @@ def test_fan_out_include(run: ScenarioRun) -> None:
     group_must_be(run, run.named("a"), "small", state=State.RESERVED, node=a_node)
 
     run.release_pod(small["metadata"]["name"])
-    # task_pods() sorts a task's pods by attempt, then name: with no retries, index i is combination i's pod.
-    for combination in range(3):
-        big = task_pod_must_be_bound(run, run.named("a"), "big", attempt=combination)
-        assert big["spec"]["nodeName"] == a_node, (
-            f"{big['metadata']['name']}, one of A's matrixed pods, ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
-        )
+    matrixed_pods_must_run_on(run, run.named("a"), "big", combinations=3, node=a_node)
     run.release_pod(b_pod["metadata"]["name"])
     pipelinerun_must_succeed(run, run.named("a"))
     pipelinerun_must_succeed(run, run.named("b"))

@@ -16,6 +16,7 @@ from harness.contract.record import State
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
+    matrixed_pods_must_run_on,
     pipelinerun_must_succeed,
     task_must_hold_its_group,
     task_pod_must_be_bound,
@@ -62,12 +63,7 @@ def test_matrix(run: ScenarioRun) -> None:
     group_must_be(run, "matrix-a", "small", state=State.RESERVED, node=a_node)
 
     run.release_pod(small["metadata"]["name"])
-    # task_pods() sorts a task's pods by attempt, then name: with no retries, index i is combination i's pod.
-    for combination in range(3):
-        big = task_pod_must_be_bound(run, "matrix-a", "big", attempt=combination)
-        assert big["spec"]["nodeName"] == a_node, (
-            f"{big['metadata']['name']}, one of A's matrixed pods, ran on {big['spec']['nodeName']}, not on its group's node {a_node}"
-        )
+    matrixed_pods_must_run_on(run, "matrix-a", "big", combinations=3, node=a_node)
     run.release_pod(b_pod["metadata"]["name"])
     pipelinerun_must_succeed(run, "matrix-a")
     pipelinerun_must_succeed(run, "matrix-b")

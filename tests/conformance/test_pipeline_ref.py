@@ -21,6 +21,7 @@ from harness.contract.record import State
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
+    matrixed_pods_must_run_on,
     pipelinerun_must_succeed,
     pod_must_be_running,
     task_must_hold_its_group,
@@ -76,13 +77,7 @@ def test_pipeline_ref(run: ScenarioRun) -> None:
     group_must_be(run, "pipeline-ref-build", "fetch", state=State.RESERVED, node=a_node)
 
     run.release_pod(fetch["metadata"]["name"])
-    # task_pods() sorts a task's pods by attempt, then name: with no retries, index i is combination i's pod.
-    for combination in range(3):
-        compile_pod = task_pod_must_be_bound(run, "pipeline-ref-build", "compile", attempt=combination)
-        assert compile_pod["spec"]["nodeName"] == a_node, (
-            f"{compile_pod['metadata']['name']}, one of pipeline-ref-build's matrixed compile pods, ran on "
-            f"{compile_pod['spec']['nodeName']}, not on its group's node {a_node}"
-        )
+    matrixed_pods_must_run_on(run, "pipeline-ref-build", "compile", combinations=3, node=a_node)
     publish = task_pod_must_be_bound(run, "pipeline-ref-build", "publish")
     assert publish["spec"]["nodeName"] == a_node, f"publish ran on {publish['spec']['nodeName']}, not on its group's node {a_node}"
     run.release_pod(deploy["metadata"]["name"])
