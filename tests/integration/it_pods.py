@@ -43,3 +43,15 @@ def wait_bound(kube: Kube, namespace: str, name: str, timeouts: TimeoutConfig, *
         return str(node)
 
     return wait_for(poll, what=f"{name} to be bound", timeout="pod_scheduled", timeouts=timeouts)
+
+
+def task_pod_name(kube: Kube, namespace: str, run: str, task: str, timeouts: TimeoutConfig) -> str:
+    """task_pod_name() waits for Tekton to create the pod of one task of a PipelineRun and returns its name."""
+
+    def poll() -> str:
+        pods = kube.core.list_namespaced_pod(namespace, label_selector=f"tekton.dev/pipelineRun={run},tekton.dev/pipelineTask={task}")
+        if not pods.items:
+            raise NotYet(f"no pod for {run}/{task} yet")
+        return str(pods.items[0].metadata.name)
+
+    return wait_for(poll, what=f"the pod of {run}/{task}", timeout="pod_created", timeouts=timeouts)

@@ -34,7 +34,7 @@ from harness.suite.scheduler_under_test import SchedulerUnderTest
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 from it_pipelines import pipeline_run, task
-from it_pods import wait_bound
+from it_pods import task_pod_name, wait_bound
 from tests.mutants.kill_table import Subject
 
 pytestmark = pytest.mark.integration
@@ -180,12 +180,12 @@ def test_the_audit_reports_node_overcommitted_within_seconds_against_a_mutant_th
         it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", pipeline_run(
             "a", a_tasks, pool=node_pool, claims={"source": make_bound_pvc(it_kube, namespace, "a-source", timeouts=it_timeouts)},
             scheduler_name=subject.scheduler_name, fixed_name=True))
-        small = _task_pod(it_kube, namespace, "a", "small", it_timeouts)
+        small = task_pod_name(it_kube, namespace, "a", "small", it_timeouts)
         assert wait_bound(it_kube, namespace, small, it_timeouts, check_alive=scheduler.check_alive) == near
         it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", pipeline_run(
             "b", [task("only", cpu="2", workspace="source", hold=True)], pool=node_pool,
             claims={"source": make_bound_pvc(it_kube, namespace, "b-source", timeouts=it_timeouts)}, scheduler_name=subject.scheduler_name, fixed_name=True))
-        only = _task_pod(it_kube, namespace, "b", "only", it_timeouts)
+        only = task_pod_name(it_kube, namespace, "b", "only", it_timeouts)
         assert wait_bound(it_kube, namespace, only, it_timeouts, check_alive=scheduler.check_alive) == near, "the mutant put B on the far node: no over-commit"
         bound_seen = time.time()
 
@@ -209,16 +209,6 @@ def test_the_audit_reports_node_overcommitted_within_seconds_against_a_mutant_th
     assert at - bound_seen < 5.0, f"the line came {at - bound_seen:.1f}s after the bind was seen"
     assert code == 0, audit.stderr
     assert "node-overcommitted 1" in audit.stderr[-1], audit.stderr
-
-
-def _task_pod(kube: Kube, namespace: str, run: str, task_name: str, timeouts: TimeoutConfig) -> str:
-    def poll() -> str:
-        pods = kube.core.list_namespaced_pod(namespace, label_selector=f"tekton.dev/pipelineRun={run},tekton.dev/pipelineTask={task_name}")
-        if not pods.items:
-            raise NotYet(f"no pod for {run}/{task_name} yet")
-        return str(pods.items[0].metadata.name)
-
-    return wait_for(poll, what=f"the pod of {run}/{task_name}", timeout="pod_created", timeouts=timeouts)
 
 
 def _scheduled_at(kube: Kube, namespace: str, name: str) -> float:

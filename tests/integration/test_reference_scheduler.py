@@ -21,7 +21,7 @@ from harness.suite.scheduler_under_test import SchedulerUnderTest
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 from it_pipelines import pipeline_run, task
-from it_pods import plain_pod, raw_pod, wait_bound
+from it_pods import plain_pod, raw_pod, task_pod_name, wait_bound
 
 pytestmark = pytest.mark.integration
 
@@ -50,16 +50,6 @@ def _bound(kube: Kube, namespace: str, name: str, timeouts: TimeoutConfig, sched
 
 def _run(name: str, pool: NodePool, tasks: list[Obj], claim: str) -> Obj:
     return pipeline_run(name, tasks, pool=pool, claims={"source": claim}, scheduler_name=SCHEDULER, fixed_name=True)
-
-
-def _task_pod(kube: Kube, namespace: str, run: str, task: str, timeouts: TimeoutConfig) -> str:
-    def poll() -> str:
-        pods = kube.core.list_namespaced_pod(namespace, label_selector=f"tekton.dev/pipelineRun={run},tekton.dev/pipelineTask={task}")
-        if not pods.items:
-            raise NotYet(f"no pod for {run}/{task} yet")
-        return str(pods.items[0].metadata.name)
-
-    return wait_for(poll, what=f"a pod for {run}/{task}", timeout="pod_created", timeouts=timeouts)
 
 
 def test_a_pod_without_tekton_labels_is_scheduled_as_a_plain_pod(
@@ -166,13 +156,13 @@ def test_a_record_deleted_by_hand_is_recreated_for_the_next_pod(
         claim,
     )
     it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", run)
-    first = _task_pod(it_kube, namespace, "handdeleted", "first", it_timeouts)
+    first = task_pod_name(it_kube, namespace, "handdeleted", "first", it_timeouts)
     node = _bound(it_kube, namespace, first, it_timeouts, reference)
     _reserved(it_kube, namespace, "handdeleted", it_timeouts)
 
     it_kube.custom.delete_namespaced_custom_object(contract.GROUP, contract.VERSION, namespace, contract.PLURAL, "handdeleted")
     it_kube.core.patch_namespaced_pod(first, namespace, {"metadata": {"annotations": {"sim.rescon.dev/release": "true"}}})
-    second = _task_pod(it_kube, namespace, "handdeleted", "second", it_timeouts)
+    second = task_pod_name(it_kube, namespace, "handdeleted", "second", it_timeouts)
     assert _bound(it_kube, namespace, second, it_timeouts, reference) in node_pool.nodes
     record = _reserved(it_kube, namespace, "handdeleted", it_timeouts)
     assert record.status_of(record.groups[0].name).node == raw_pod(it_kube, namespace, second)["spec"]["nodeName"]
@@ -191,7 +181,7 @@ def test_a_pipelinerun_deleted_mid_run_leaves_no_reservation_behind(
         claim,
     )
     it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", big)
-    node = _bound(it_kube, namespace, _task_pod(it_kube, namespace, "doomed", "small", it_timeouts), it_timeouts, reference)
+    node = _bound(it_kube, namespace, task_pod_name(it_kube, namespace, "doomed", "small", it_timeouts), it_timeouts, reference)
     _reserved(it_kube, namespace, "doomed", it_timeouts)
     # Fill the other node, so the only room for the next group is what the deleted run held.
     other = next(n for n in node_pool.nodes if n != node)
@@ -213,7 +203,7 @@ def test_quantities_in_any_spelling_are_read_as_kubernetes_reads_them(
     claim = make_bound_pvc(it_kube, namespace, "source")
     run = _run("spelled", node_pool, [task("only", cpu="0.25", memory="1e3", workspace="source", hold=True)], claim)
     it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", run)
-    assert _bound(it_kube, namespace, _task_pod(it_kube, namespace, "spelled", "only", it_timeouts), it_timeouts, reference) in node_pool.nodes
+    assert _bound(it_kube, namespace, task_pod_name(it_kube, namespace, "spelled", "only", it_timeouts), it_timeouts, reference) in node_pool.nodes
     group = _reserved(it_kube, namespace, "spelled", it_timeouts).groups[0]
     assert (group.peak_cpu_millis, group.peak_memory_bytes) == (250, 1000)
 
@@ -224,7 +214,7 @@ def test_a_record_edited_by_hand_into_a_refused_state_stays_as_it_was_and_the_ru
     claim = make_bound_pvc(it_kube, namespace, "source")
     tasks = [task("first", workspace="source", hold=True), task("second", cpu="1", workspace="source", hold=True, run_after=("first",))]
     it_kube.custom.create_namespaced_custom_object("tekton.dev", "v1", namespace, "pipelineruns", _run("edited", node_pool, tasks, claim))
-    first = _task_pod(it_kube, namespace, "edited", "first", it_timeouts)
+    first = task_pod_name(it_kube, namespace, "edited", "first", it_timeouts)
     node = _bound(it_kube, namespace, first, it_timeouts, reference)
     before = _reserved(it_kube, namespace, "edited", it_timeouts)
     group = before.groups[0].name
@@ -240,7 +230,7 @@ def test_a_record_edited_by_hand_into_a_refused_state_stays_as_it_was_and_the_ru
     after = _record(it_kube, namespace, "edited")
     assert after is not None and after.groups == before.groups and after.status_of(group).node == node
     it_kube.core.patch_namespaced_pod(first, namespace, {"metadata": {"annotations": {"sim.rescon.dev/release": "true"}}})
-    second = _task_pod(it_kube, namespace, "edited", "second", it_timeouts)
+    second = task_pod_name(it_kube, namespace, "edited", "second", it_timeouts)
     assert _bound(it_kube, namespace, second, it_timeouts, reference) == node
 
 
@@ -263,13 +253,13 @@ def test_a_task_changed_mid_run_gets_its_new_size_under_the_claim_the_run_alread
     it_kube.custom.create_namespaced_custom_object(
         "tekton.dev", "v1", namespace, "pipelineruns", _run("changed", node_pool, [task("first", workspace="source", hold=True), second], claim)
     )
-    first = _task_pod(it_kube, namespace, "changed", "first", it_timeouts)
+    first = task_pod_name(it_kube, namespace, "changed", "first", it_timeouts)
     node = _bound(it_kube, namespace, first, it_timeouts, reference)
     assert _reserved(it_kube, namespace, "changed", it_timeouts).groups[0].peak_cpu_millis == 500
     current = it_kube.custom.get_namespaced_custom_object("tekton.dev", "v1", namespace, "tasks", "grow")
     it_kube.custom.replace_namespaced_custom_object("tekton.dev", "v1", namespace, "tasks", "grow", {**grow("1500m"), "metadata": current["metadata"]})
     it_kube.core.patch_namespaced_pod(first, namespace, {"metadata": {"annotations": {"sim.rescon.dev/release": "true"}}})
-    grown = _task_pod(it_kube, namespace, "changed", "second", it_timeouts)
+    grown = task_pod_name(it_kube, namespace, "changed", "second", it_timeouts)
     assert _bound(it_kube, namespace, grown, it_timeouts, reference) == node
     requests = raw_pod(it_kube, namespace, grown)["spec"]["containers"][0]["resources"]["requests"]
     assert requests["cpu"] == "1500m", f"Tekton built the second pod from the Task as it was: {requests}"
