@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, order=True)
-class GroupKey:
+class GroupKey(NamedTuple):
     """GroupKey names one reservation group: the tasks of one PipelineRun that share a workspace.
 
     A group is the unit that gets one reservation on one node, so it is the key
     of every per-group table (claims, active reservations, pods of the group on
-    a node). It is frozen and ordered so that it can be a dict key and so that
-    reports list groups in a stable order.
+    a node). It is immutable and ordered so that it can be a dict key and so that
+    reports list groups in a stable order; a named tuple, so that the accounting's
+    many comparisons of keys run in C. Compare it only with other GroupKeys.
 
     Example: the group ``g0`` of PipelineRun ``build-7x2`` in namespace ``ci``::
 

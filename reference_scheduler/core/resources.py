@@ -6,9 +6,8 @@ comparisons are exact; Kubernetes quantity strings are parsed once, at the edge.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, NamedTuple
 
 from kubernetes.utils.quantity import parse_quantity
 
@@ -39,9 +38,13 @@ def memory_bytes(value: object) -> int:
     return int(_parse(value, "memory").to_integral_value(rounding="ROUND_CEILING"))
 
 
-@dataclass(frozen=True, order=True)
-class Resources:
-    """An amount of CPU (millicores) and memory (bytes)."""
+class Resources(NamedTuple):
+    """An amount of CPU (millicores) and memory (bytes).
+
+    A named tuple, not a frozen dataclass: the accounting makes and compares
+    millions of these per second at 1000 nodes, and a tuple is built and
+    compared in C. Compare it only with other Resources.
+    """
 
     cpu: int = 0
     memory: int = 0
@@ -58,7 +61,7 @@ class Resources:
             memory=memory_bytes(memory) if memory is not None else 0,
         )
 
-    def __add__(self, other: Resources) -> Resources:
+    def __add__(self, other: Resources) -> Resources:  # type: ignore[override]
         return Resources(self.cpu + other.cpu, self.memory + other.memory)
 
     def __sub__(self, other: Resources) -> Resources:
@@ -88,8 +91,9 @@ ZERO = Resources()
 
 def total(amounts: Iterable[Resources]) -> Resources:
     """The sum of amounts, ZERO for none."""
-    result = ZERO
+    cpu = memory = 0
     for amount in amounts:
-        result = result + amount
-    return result
+        cpu += amount.cpu
+        memory += amount.memory
+    return Resources(cpu, memory)
 

@@ -31,7 +31,7 @@ from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import allocatable_pods, node_allocatable
 from reference_scheduler.core.pod_requests import pod_admitted_request
 from reference_scheduler.core.resources import InvalidQuantity, Resources
-from reference_scheduler.runtime.informer import Informer
+from reference_scheduler.runtime.informer import Informer, key_of
 from reference_scheduler.runtime.intended_records import IntendedRecords
 from reference_scheduler.runtime.records import spec_group_of_task
 
@@ -102,7 +102,16 @@ class ClusterView:
         # record on every attempt cost more than the decision at 1000 nodes. An object
         # without a resourceVersion is parsed every time.
         self._node_cache: dict[str, tuple[str, Resources, int]] = {}
-        self._record_cache: dict[tuple[str, str], tuple[str, list[ActiveReservation]]] = {}
+        # The Reserved groups of the records the informer holds, kept from its events (built
+        # from its cache on first use), so an attempt no longer walks every record: only the
+        # records just written or decided are read on top (active_reservations).
+        self._records_lock = threading.Lock()
+        self._records_indexed = False
+        self._confirmed: dict[tuple[str, str], tuple[str, list[ActiveReservation]]] = {}
+        self._confirmed_flat: list[ActiveReservation] | None = None  # None: to be flattened again
+        # Reservations of the records read on top, per record: by resourceVersion, or by the
+        # object itself for a decided record (it has no version).
+        self._record_cache: dict[tuple[str, str], tuple[Obj, str, list[ActiveReservation]]] = {}
         self._group_cache: dict[tuple[str, str, str], tuple[str, GroupKey | None]] = {}
         # The bound pods per node, kept from the pod informer's events, so that node_views()
         # rebuilds only the nodes whose pods changed since the last call (every pod used to
@@ -197,29 +206,53 @@ class ClusterView:
         return result
 
     def active_reservations(self) -> list[ActiveReservation]:
-        active: list[ActiveReservation] = []
-        cache: dict[tuple[str, str], tuple[str, list[ActiveReservation]]] = {}
-        records: dict[tuple[str, str], Obj] = {}
-        for record in self._records.list():
-            meta = record["metadata"]
-            records[(meta.get("namespace") or "", meta["name"])] = record
-        with self._lock:
-            written_keys = list(self._written)
-        for key in written_keys:  # records just written: newer than (or absent from) the informer's
-            resolved = self._resolved(key, records.get(key))
-            if resolved is not None:
-                records[key] = resolved
-        records.update(self.intents.items())  # claims decided but not written yet hold their peak already
-        for key, record in records.items():
-            meta = record["metadata"]
-            version = meta.get("resourceVersion") or ""
-            cached = self._record_cache.get(key)
-            if cached is None or not version or cached[0] != version:
-                cached = (version, reservations_of(record))
-            cache[key] = cached
-            active.extend(cached[1])
-        self._record_cache = cache
+        """active_reservations() is every Reserved group: as the informer holds the records, or as just written or decided."""
+        with self._records_lock:
+            if not self._records_indexed:
+                for record in self._records.list():
+                    self._index_record(record)
+                self._records_indexed = True
+            if self._confirmed_flat is None:
+                self._confirmed_flat = [r for _, reservations in self._confirmed.values() for r in reservations]
+            confirmed, flat = self._confirmed, self._confirmed_flat
+            on_top: dict[tuple[str, str], Obj] = {}
+            with self._lock:
+                written_keys = list(self._written)
+            for key in written_keys:  # records just written: newer than (or absent from) the informer's
+                resolved = self._resolved(key, self._records.get(*key))
+                if resolved is not None:
+                    on_top[key] = resolved
+            on_top.update(self.intents.items())  # claims decided but not written yet hold their peak already
+            if not on_top:
+                self._record_cache.clear()
+                return list(flat)
+            replaced = {id(r) for key in on_top if key in confirmed for r in confirmed[key][1]}
+            active = [r for r in flat if id(r) not in replaced] if replaced else list(flat)
+            cache: dict[tuple[str, str], tuple[Obj, str, list[ActiveReservation]]] = {}
+            for key, record in on_top.items():
+                version = _version(record)
+                cached = self._record_cache.get(key)
+                if cached is None or not (cached[0] is record or (version and cached[1] == version)):
+                    cached = (record, version, reservations_of(record))
+                cache[key] = cached
+                active.extend(cached[2])
+            self._record_cache = cache
         return active
+
+    def _index_record(self, record: Obj, *, deleted: bool = False) -> None:
+        """_index_record() keeps the informer's copy of one record's Reserved groups (under _records_lock)."""
+        key = key_of(record)
+        before = self._confirmed.get(key)
+        if deleted:
+            if before is not None:
+                del self._confirmed[key]
+                self._confirmed_flat = None
+            return
+        version = _version(record)
+        if before is not None and version and before[0] == version:
+            return
+        self._confirmed[key] = (version, reservations_of(record))
+        self._confirmed_flat = None
 
     # --- pods and nodes ---
 
@@ -317,7 +350,10 @@ class ClusterView:
                     with self._index_lock:
                         pods_of[name] = list(self._node_pods.get(name, {}).values())
                 usages = [self._usage(pod) for pod in pods_of[name]] + assumed_by_node.get(name, [])
-                current[name] = NodeView(name, cached[1], cached[2], tuple(usages))
+                rebuilt = NodeView(name, cached[1], cached[2], tuple(usages))
+                # The same content keeps the same object (a node with pods still assumed is looked at
+                # on every call): the cycle's per-node memo holds as long as the object does.
+                current[name] = view if view is not None and view == rebuilt else rebuilt
         self._views = current
         return current
 
@@ -396,6 +432,9 @@ class ClusterView:
     def _on_record(self, kind: str, record: Obj, old: Obj | None) -> None:
         meta = record.get("metadata") or {}
         run = (meta.get("namespace") or "", meta.get("name") or "")
+        with self._records_lock:
+            if self._records_indexed:  # else the first active_reservations() reads the informer's cache whole
+                self._index_record(record, deleted=kind == "DELETED")
         if kind == "DELETED":
             with self._lock:
                 self._written.pop(run, None)

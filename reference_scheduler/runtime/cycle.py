@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, replace
 from enum import Enum
 from functools import partial
-from typing import Any, Callable, Protocol, TypeVar
+from typing import Any, Callable, Protocol
 
 import kubernetes
 from kubernetes.client import ApiClient, CoreV1Api
@@ -143,58 +143,64 @@ class NodeCheckCache:
         return failures
 
 
+#: What one node's pods and reservations answer an attempt: the fit's failures, and the score when it has none.
+FitAnswer = tuple[tuple[Reason, ...], int]
+
+
 @dataclass
 class _NodeResults:
-    """_NodeResults remembers fit and score for one NodeView object and the reservations on it."""
+    """_NodeResults remembers the answers of one NodeView object with the reservations on it."""
 
     view: NodeView
     reservations: tuple[ActiveReservation, ...]
-    fits: dict[tuple[Any, ...], tuple[Reason, ...]]
-    scores: dict[tuple[Any, ...], int]
+    answers: dict[int, FitAnswer]
 
 
 class NodeResultsCache:
-    """NodeResultsCache memoises headroom.fit and scoring.score per node.
+    """NodeResultsCache memoises a node's headroom.fit and scoring.score for an attempt.
 
-    Both are pure functions of (NodeView, the reservations on the node, the pod's
-    request and group, the group's demand), and ClusterView.node_views() returns
-    the very same NodeView object for a node whose pods did not change. The pod's
-    uid matters only when the pod is already on the node (assumed): then nothing
-    is memoised. So at 5000 nodes an attempt recomputes only the nodes that changed.
+    Both are pure functions of the NodeView, the reservations on the node, and what
+    the attempt asks (the pod's request and group, the group's demand), and
+    ClusterView.node_views() returns the very same NodeView object for a node whose
+    pods did not change. What the attempt asks is interned once per attempt as a
+    small number (`attempt_keys`), so a node's memo is one lookup of an int, not a
+    hash of the request and group per node. The pod's uid matters only when the pod
+    is already on the node (assumed): then nothing is memoised. So at 5000 nodes an
+    attempt recomputes only the nodes that changed. (The node checks, which read the
+    node object, are NodeCheckCache's.)
     """
 
-    #: Distinct (request, group, demand) keys kept per node before its memo starts again.
+    #: Distinct attempt keys kept per node before its memo starts again.
     MAX_KEYS_PER_NODE = 64
+    #: Distinct attempt keys interned before every memo starts again (their numbers are reused).
+    MAX_ATTEMPT_KEYS = 4096
 
     def __init__(self) -> None:
         self._nodes: dict[str, _NodeResults] = {}
+        self._attempt_keys: dict[tuple[Any, ...], int] = {}
 
-    def for_node(self, view: NodeView, reservations: tuple[ActiveReservation, ...]) -> _NodeResults:
+    def attempt_keys(self, *keys: tuple[Any, ...]) -> tuple[int, ...]:
+        """attempt_keys(k1, k2) numbers what an attempt asks; equal keys get equal numbers until the memo starts again."""
+        if len(self._attempt_keys) + len(keys) > self.MAX_ATTEMPT_KEYS:
+            self._attempt_keys.clear()
+            self._nodes.clear()  # a number may now stand for another key
+        return tuple(self._attempt_keys.setdefault(key, len(self._attempt_keys)) for key in keys)
+
+    def for_node(self, view: NodeView, reservations: tuple[ActiveReservation, ...]) -> dict[int, FitAnswer]:
+        """for_node() is the node's memo of answers, emptied when its view or its reservations changed."""
         found = self._nodes.get(view.name)
         if found is None or found.view is not view or found.reservations != reservations:
-            found = _NodeResults(view, reservations, {}, {})
-            self._nodes[view.name] = found
-        elif len(found.fits) > self.MAX_KEYS_PER_NODE or len(found.scores) > self.MAX_KEYS_PER_NODE:
-            found.fits.clear()
-            found.scores.clear()
-        return found
+            found = self._nodes[view.name] = _NodeResults(view, reservations, {})
+        elif len(found.answers) > self.MAX_KEYS_PER_NODE:
+            found.answers.clear()
+        return found.answers
 
-    def forget_missing(self, names: set[str]) -> None:
+    def forget_missing(self, names: dict[str, Any]) -> None:
+        """forget_missing(views) drops the memo of nodes no longer listed (only memos of listed nodes are made)."""
+        if len(self._nodes) <= len(names):
+            return  # every memo may still be of a listed node; a stale one is dropped once they outnumber the nodes
         for name in [n for n in self._nodes if n not in names]:
             del self._nodes[name]
-
-
-T = TypeVar("T")
-
-
-def _remembered(table: dict[tuple[Any, ...], T] | None, key: tuple[Any, ...], compute: Callable[[], T]) -> T:
-    """_remembered() is table[key], computed on a miss; with no table (a node never memoised) it just computes."""
-    if table is None:
-        return compute()
-    found = table.get(key)
-    if found is None:
-        found = table[key] = compute()
-    return found
 
 
 @dataclass(frozen=True)
@@ -202,7 +208,7 @@ class AttemptInputs:
     """AttemptInputs is what the last attempt chose its node from: siblings placed with its claim are fitted against it."""
 
     views: dict[str, NodeView]
-    reservations_by_node: dict[str, list[ActiveReservation]]
+    reservations_by_node: dict[str, tuple[ActiveReservation, ...]]
     request: Resources  # the claiming pod's own request
 
 
@@ -278,13 +284,14 @@ class Cycle:
         # Indexed by node once per attempt: fit and score only look at the reservations on the
         # node they are given, so each node gets just its own (the same answer, without
         # scanning every reservation for every node).
-        reservations_by_node: dict[str, list[ActiveReservation]] = {}
+        indexed: dict[str, list[ActiveReservation]] = {}
         own_group_nodes: set[str] = set()  # nodes holding a reservation of the pod's own group
         own_group = group.key if group else None
         for reservation in self._view.active_reservations():
-            reservations_by_node.setdefault(reservation.node, []).append(reservation)
+            indexed.setdefault(reservation.node, []).append(reservation)
             if reservation.group == own_group:
                 own_group_nodes.add(reservation.node)
+        reservations_by_node = {name: tuple(on_node) for name, on_node in indexed.items()}
         demand = None
         if group is not None and group.claim.state is not ClaimState.RELEASED:
             demand = GroupDemand(group.key, group.peak, group.claim.node if group.claim.state is ClaimState.RESERVED else None)
@@ -296,8 +303,6 @@ class Cycle:
         # Where this very pod already counts (assumed after a failed bind): that node is never memoised.
         own_node = self._view.node_of(usage.uid)
         incoming = demand.peak.max(request) if demand is not None and demand.node is None else request
-        fit_key = (request, usage.group, demand)
-        score_key = (incoming, usage.group, self._strategy)
         # On a node where the pod's group has no pod and no reservation, fit and score do not
         # depend on the group: a plain pod (need = its request) and a Pending group's first pod
         # (need = the peak) with the same need get the same answer, so they share one memo
@@ -306,30 +311,36 @@ class Cycle:
         group_nodes: set[str] = set()
         if shared and usage.group is not None:
             group_nodes = self._view.nodes_with_run(usage.group.namespace, usage.group.pipeline_run) | own_group_nodes
-        unrelated_fit_key = ("unrelated", required_for(request, demand))
-        unrelated_score_key = ("unrelated", incoming, self._strategy)
+        related_key, unrelated_key = self._node_results.attempt_keys(
+            ((request, usage.group, demand), (incoming, usage.group, self._strategy)),
+            (("unrelated", required_for(request, demand)), ("unrelated", incoming, self._strategy)),
+        )
+        views_get, reservations_get, memo_of = views.get, reservations_by_node.get, self._node_results.for_node
+
+        def fit_answer(view: NodeView, reservations: tuple[ActiveReservation, ...]) -> FitAnswer:
+            fitted = tuple(fit(view, reservations, usage, demand))
+            return fitted, 0 if fitted else score(view, reservations, incoming, group=usage.group, strategy=self._strategy)
 
         def evaluate(node: Obj) -> None:
             name = node["metadata"]["name"]
-            view = views.get(name)
-            reservations = tuple(reservations_by_node.get(name, ()))
-            failures: list[Reason] = list(node_checks(node))
-            memo = self._node_results.for_node(view, reservations) if view is not None and name != own_node else None
-            unrelated = usage.group is None or (shared and name not in group_nodes)
+            view = views_get(name)
+            failures = node_checks(node)
             if view is not None:
-                fitted: tuple[Reason, ...] = _remembered(
-                    memo.fits if memo else None, unrelated_fit_key if unrelated else fit_key, lambda: tuple(fit(view, reservations, usage, demand))
-                )
+                reservations = reservations_get(name, ())
+                if name == own_node:
+                    fitted, node_score = fit_answer(view, reservations)
+                else:
+                    memo = memo_of(view, reservations)
+                    key = unrelated_key if usage.group is None or (shared and name not in group_nodes) else related_key
+                    found = memo.get(key)
+                    if found is None:
+                        found = memo[key] = fit_answer(view, reservations)
+                    fitted, node_score = found
                 failures += fitted
             if failures:
-                reasons[name] = failures
+                reasons[name] = list(failures)
                 return
             assert view is not None
-            node_score = _remembered(
-                memo.scores if memo else None,
-                unrelated_score_key if unrelated else score_key,
-                lambda: score(view, reservations, incoming, group=usage.group, strategy=self._strategy),
-            )
             feasible.append((node_score, name))
 
         # A pod of a Reserved group can pass only on its group's node (fit says
@@ -351,7 +362,7 @@ class Cycle:
             if to_find < len(nodes):
                 # As kube-scheduler's nextStartNodeIndex: the next attempt starts where this one stopped.
                 self._next_start_node = (start + processed) % len(nodes)
-        self._node_results.forget_missing(set(views))
+        self._node_results.forget_missing(views)
 
         if not feasible:
             message = fit_error_message(len(nodes), reasons)

@@ -869,7 +869,7 @@ def cpu_only(reserved: Callable[..., Resources]) -> Callable[..., Resources]:
 
     @functools.wraps(reserved)
     def held(node: NodeView, reservations: Iterable[ActiveReservation], *, excluding: GroupKey | None) -> Resources:
-        return dataclasses.replace(reserved(node, reservations, excluding=excluding), memory=0)
+        return reserved(node, reservations, excluding=excluding)._replace(memory=0)
 
     return held
 

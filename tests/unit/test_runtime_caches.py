@@ -91,10 +91,43 @@ def test_active_reservations_follow_record_changes() -> None:
     records = _informer("records", [_record("1", state="Pending", node=None)])
     view = ClusterView(pods=_informer("pods", []), nodes=_informer("nodes", []), records=records)
     assert view.active_reservations() == []
-    _put(records, _record("2", state="Reserved", node="n1", peak="3"))
+    _event(records, "MODIFIED", _record("2", state="Reserved", node="n1", peak="3"))  # the store, then the handlers
     [reservation] = view.active_reservations()
     assert (reservation.group, reservation.node, reservation.peak) == (GroupKey("ns", "run", "g0"), "n1", Resources(cpu=3000))
-    _put(records, _record("3", state="Released", node="n1"))
+    _event(records, "MODIFIED", _record("3", state="Released", node="n1"))
+    assert view.active_reservations() == []
+    _event(records, "MODIFIED", _record("4", state="Reserved", node="n2"))
+    assert [r.node for r in view.active_reservations()] == ["n2"]
+    _event(records, "DELETED", _record("4", state="Reserved", node="n2"))
+    assert view.active_reservations() == []
+
+
+def test_active_reservations_read_the_informers_cache_whole_on_first_use() -> None:
+    records = _informer("records", [])
+    view = ClusterView(pods=_informer("pods", []), nodes=_informer("nodes", []), records=records)
+    _event(records, "ADDED", _record("2", state="Reserved", node="n1"))  # before the first read: not indexed yet
+    assert [r.node for r in view.active_reservations()] == ["n1"]
+
+
+def test_active_reservations_put_a_just_written_record_over_the_informers_copy() -> None:
+    records = _informer("records", [_record("1", state="Reserved", node="n1")])
+    view = ClusterView(pods=_informer("pods", []), nodes=_informer("nodes", []), records=records)
+    assert [r.node for r in view.active_reservations()] == ["n1"]
+    view.assume_record(_record("2", state="Released", node="n1"), replaces="1")
+    assert view.active_reservations() == []  # the informer still holds version 1, Reserved
+    _event(records, "MODIFIED", _record("2", state="Released", node="n1"))
+    assert view.active_reservations() == []
+
+
+def test_active_reservations_put_a_decided_record_over_the_informers_copy() -> None:
+    records = _informer("records", [_record("1", state="Pending", node=None)])
+    view = ClusterView(pods=_informer("pods", []), nodes=_informer("nodes", []), records=records)
+    assert view.active_reservations() == []
+    epoch = view.intents.intend(_record("1", state="Reserved", node="n2", peak="2"))
+    [held] = view.active_reservations()
+    assert (held.node, held.peak) == ("n2", Resources(cpu=2000))
+    assert view.active_reservations() == [held]  # parsed once for the decided object, then reused
+    view.intents.settle(("ns", "run"), epoch)
     assert view.active_reservations() == []
 
 
