@@ -100,7 +100,7 @@ def record(run: str, *, node_name: str | None, peak_cpu: str) -> Obj:
     }
 
 
-def build(nodes: int, bound: int, groups: int, pending: int, seed: int) -> tuple[Cycle, list[Obj], list[tuple[str, str]]]:
+def build(nodes: int, bound: int, groups: int, pending: int, seed: int, *, percentage_of_nodes_to_score: int = 100) -> tuple[Cycle, list[Obj], list[tuple[str, str]]]:
     rng = random.Random(seed)
     node_objs = [node(i, rng=rng) for i in range(nodes)]
     pods: list[Obj] = []
@@ -122,7 +122,7 @@ def build(nodes: int, bound: int, groups: int, pending: int, seed: int) -> tuple
     view = ClusterView(pods=_informer("pods", pods), nodes=_informer("nodes", node_objs), records=_informer("records", records))
     decisions: list[tuple[str, str]] = []
     events = _Events()
-    cycle = offline_cycle(view, events)
+    cycle = offline_cycle(view, events, percentage_of_nodes_to_score=percentage_of_nodes_to_score)
 
     def claim_and_bind(p: Obj, chosen: str, group: Any, grouped: bool) -> Outcome:
         decisions.append((p["metadata"]["name"], chosen))
@@ -143,8 +143,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--attempts", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", default=None)
+    parser.add_argument(
+        "--percentage-of-nodes-to-score", type=int, default=100,
+        help="as the scheduler's flag: 100 (the default here) filters every node, 0 is kube-scheduler's adaptive number (the scheduler's default)",
+    )
     args = parser.parse_args(argv)
-    cycle, todo, decisions = build(args.nodes, args.pods, args.groups, args.attempts, args.seed)
+    cycle, todo, decisions = build(
+        args.nodes, args.pods, args.groups, args.attempts, args.seed, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score
+    )
     profiler = cProfile.Profile() if args.profile else None
     started = time.perf_counter()
     if profiler:
@@ -158,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
     events = cycle._bench_events.messages  # type: ignore[attr-defined]  # noqa: SLF001
     digest = hashlib.sha256(repr((decisions, events)).encode()).hexdigest()[:16]
     print(
-        f"nodes={args.nodes} bound_pods={args.pods} groups={args.groups}: {len(todo)} attempts in {elapsed:.2f}s "
+        f"nodes={args.nodes} percentage={args.percentage_of_nodes_to_score} bound_pods={args.pods} groups={args.groups}: {len(todo)} attempts in {elapsed:.2f}s "
         f"= {1000 * elapsed / len(todo):.1f} ms/attempt; decisions digest {digest} ({len(decisions)} bound, {len(events)} events)"
     )
     return 0

@@ -27,7 +27,7 @@ from bench import metrics
 from bench.observe import PodTimeline, PodTrace, ProcSampler, RecordTimeline
 from bench.requeue import requeue_part
 from bench.scales import Scale, ThroughputCase
-from bench.schedulers import BASELINE_TREE_ENV, COMMAND_ENV, CONFIG_TEMPLATE_ENV, DEFAULT_QPS, LABEL_ENV, BenchScheduler, Qps
+from bench.schedulers import BASELINE_TREE_ENV, COMMAND_ENV, CONFIG_TEMPLATE_ENV, DEFAULT_QPS, LABEL_ENV, UNTHROTTLED, BenchScheduler, Qps
 from bench.workload import MIXES, RUN_LABEL, TaskSize, contention_runs, direct_workload, task_pod, tekton_runs
 from harness.cluster.cluster_lock import local_cluster_lock
 from harness.cluster.local import LocalCluster
@@ -354,7 +354,7 @@ def _env_set(name: str) -> set[str]:
 
 
 def _entry_key(entry: dict[str, Any]) -> tuple[Any, ...]:
-    return (entry.get("nodes"), entry.get("mix"), entry.get("mode"), entry.get("qps"), entry.get("scheduler"))
+    return (entry.get("nodes"), entry.get("mix"), entry.get("mode"), entry.get("qps"), entry.get("scheduler"), entry.get("repeat", 0))
 
 
 def _short(value: Any, factor: float = 1.0) -> str:
@@ -395,8 +395,10 @@ def throughput_part(ctx: Context) -> None:
                         kinds.append("reference-baseline")
                     if case.profile and mode == "backlog" and qps == DEFAULT_QPS:
                         kinds += [f"{k}-profiled" for k in kinds if k.startswith("reference")]
-                    for kind in [k for k in kinds if not only_kinds or k in only_kinds]:
-                        say(f" {case.nodes} nodes {mode} {kind} qps {qps.name}")
+                    repeats = case.unthrottled_repeats if mode == "backlog" and qps == UNTHROTTLED else 1
+                    turns = [(repeat, kind) for repeat in range(repeats) for kind in kinds if not only_kinds or kind in only_kinds]
+                    for repeat, kind in turns:
+                        say(f" {case.nodes} nodes {mode} {kind} qps {qps.name}" + (f" (run {repeat + 1} of {repeats})" if repeats > 1 else ""))
                         run_started = time.monotonic()
                         try:
                             result = fn(ctx, case, pool, namespace, pvcs, kind, qps)
@@ -405,6 +407,8 @@ def throughput_part(ctx: Context) -> None:
                             result = {"error": str(err)[:500]}
                         result.update(nodes=case.nodes, mix=case.mix, mode=mode, scheduler=kind, qps=qps.name, qps_value=qps.qps, burst=qps.burst,
                                       commit=machine()["commit"], measured_at=time.strftime("%H:%M UTC", time.gmtime()))
+                        if repeats > 1:
+                            result["repeat"] = repeat
                         if kind == "command":
                             result.update(command=ctx.command, label=os.environ.get(LABEL_ENV) or "your scheduler")
                         key = _entry_key(result)

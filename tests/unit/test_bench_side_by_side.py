@@ -14,7 +14,7 @@ from bench.observe import descendants, parent_of
 from bench.report import side_by_side_table, writes_text
 from bench.scales import SCALES, scale_named
 from bench.schedulers import DEFAULT_QPS, UNTHROTTLED, BenchScheduler
-from bench.summary import main_bucket_requests, summary, write_cap, write_cap_figures, write_summary
+from bench.summary import main_bucket_requests, median_pods_per_s, summary, write_cap, write_cap_figures, write_summary
 from bench.workload import TEKTON_MIX, direct_workload, has_resolved_plan, resolved_status_patch, tekton_marked_pending
 from harness.errors import HarnessError
 
@@ -124,6 +124,25 @@ def test_summary_restates_the_targets_per_node_count() -> None:
     assert got["reference"]["unthrottled_pods_per_s"] == 113.5
     assert got["write_cap_ratio"] == got["reference"]["write_cap_ratio"] == pytest.approx(24.8 / (600 / 24.4), abs=0.001)
     assert got["kube-scheduler"]["write_cap_ratio"] == pytest.approx(60.3 / 60.0, abs=0.001)
+
+
+def test_unthrottled_ratio_is_of_the_medians_of_runs_taken_in_turns() -> None:
+    # kube-scheduler 80, 66, 72 -> median 72; the reference 60, 69, 75 -> median 69; 69 / 72 = 0.958.
+    runs = [
+        run_entry(1000, "backlog", scheduler, qps="unthrottled", average=average, repeat=repeat)
+        for repeat, (kube, mine) in enumerate([(80.0, 60.0), (66.0, 69.0), (72.0, 75.0)])
+        for scheduler, average in (("kube-scheduler", kube), ("reference", mine))
+    ]
+    got = summary(results(run_entry(1000, "backlog", "reference", average=24.8), run_entry(1000, "backlog", "kube-scheduler", average=60.3), *runs))["1000"]
+    assert got["kube-scheduler"]["unthrottled_pods_per_s"] == 72.0
+    assert got["reference"]["unthrottled_pods_per_s"] == 69.0
+    assert got["reference"]["unthrottled_runs_pods_per_s"] == [60.0, 69.0, 75.0]
+    assert got["unthrottled_pods_per_s_ratio"] == pytest.approx(69 / 72, abs=0.001)
+
+
+def test_median_of_an_even_number_of_runs_is_the_mean_of_the_middle_two() -> None:
+    assert median_pods_per_s([{"throughput": {"average": a}} for a in (50.0, 70.0, 60.0, 90.0)]) == (65.0, [50.0, 70.0, 60.0, 90.0])
+    assert median_pods_per_s([{"throughput": {}}])[1] == []
 
 
 # --- the API server's request counter ----------------------------------------------
