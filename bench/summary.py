@@ -165,7 +165,7 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
             backlog = _find(entries, nodes=nodes, mode="backlog", scheduler=scheduler)
             stream = _find(entries, nodes=nodes, mode="stream", scheduler=scheduler)
             unthrottled, each_run = median_pods_per_s(_find_all(entries, nodes=nodes, mode="backlog", scheduler=scheduler, qps=UNTHROTTLED_NAME))
-            if backlog or stream:
+            if backlog or stream or each_run:
                 line[scheduler] = {
                     **figures(backlog, stream),
                     **write_cap_figures(backlog),

@@ -140,6 +140,16 @@ def test_unthrottled_ratio_is_of_the_medians_of_runs_taken_in_turns() -> None:
     assert got["unthrottled_pods_per_s_ratio"] == pytest.approx(69 / 72, abs=0.001)
 
 
+def test_a_run_of_the_unthrottled_backlog_alone_still_gives_its_ratio() -> None:
+    # BENCH_QPS=unthrottled BENCH_MODES=backlog: no run at QPS 50/100, the unthrottled ratio all the same.
+    got = summary(results(
+        run_entry(1000, "backlog", "reference", qps="unthrottled", average=64.9),
+        run_entry(1000, "backlog", "kube-scheduler", qps="unthrottled", average=59.0),
+    ))["1000"]
+    assert got["unthrottled_pods_per_s_ratio"] == pytest.approx(1.1, abs=0.001)
+    assert got["pods_per_s_ratio"] is None and got["reference"]["pods_per_s"] is None
+
+
 def test_median_of_an_even_number_of_runs_is_the_mean_of_the_middle_two() -> None:
     assert median_pods_per_s([{"throughput": {"average": a}} for a in (50.0, 70.0, 60.0, 90.0)]) == (65.0, [50.0, 70.0, 60.0, 90.0])
     assert median_pods_per_s([{"throughput": {}}])[1] == []
