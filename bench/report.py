@@ -140,7 +140,8 @@ def side_by_side_table(entries: list[dict[str, Any]]) -> str:
     groups: dict[tuple[Any, ...], dict[str, dict[str, Any]]] = {}
     for entry in entries:
         if entry.get("mode") in ("backlog", "stream") and entry.get("scheduler") in SIDE_BY_SIDE:
-            key = (entry.get("nodes") or 0, 0 if entry.get("mode") == "backlog" else 1, str(entry.get("qps")))
+            # Runs taken in turns (ThroughputCase.unthrottled_repeats) each get their rows, compared within the turn.
+            key = (entry.get("nodes") or 0, 0 if entry.get("mode") == "backlog" else 1, str(entry.get("qps")), int(entry.get("repeat") or 0))
             groups.setdefault(key, {})[str(entry["scheduler"])] = entry
     for key in sorted(groups):
         by_scheduler = groups[key]
@@ -159,6 +160,8 @@ def side_by_side_table(entries: list[dict[str, Any]]) -> str:
             p50, p99, k99 = (_num(_get(e, "latency", "p50")), _num(_get(e, "latency", "p99")), _num(_get(kube, "latency", "p99")))
             reads = _get(e, "api", "per_pod_by_category", "reads")
             method = "backlog" if backlog else f"stream @ {fmt(e.get('rate'), 0)} pods/s"
+            if e.get("repeat") is not None:
+                method += f" (run {int(e['repeat']) + 1})"
             rows.append(
                 f"| {e.get('nodes')} | {method} | {qps_text} | {scheduler_label(e)} | {fmt(e.get('bound'))}/{fmt(e.get('pods'))} "
                 f"| {fmt(avg) if backlog else '–'} | {ratio_text(metrics.ratio(avg, k_avg)) if backlog and scheduler != 'kube-scheduler' else '–'} "
@@ -176,7 +179,8 @@ def stage_table(results: dict[str, Any]) -> str:
         rows.append(f"| {name} | {fmt(seconds, 0)} |")
     for e in results.get("throughput") or []:
         if e.get("seconds") is not None:
-            rows.append(f"| {e.get('nodes')} nodes {e.get('mode')} {e.get('scheduler')} QPS {e.get('qps')} | {fmt(e.get('seconds'), 0)} |")
+            turn = f" run {int(e['repeat']) + 1}" if e.get("repeat") is not None else ""
+            rows.append(f"| {e.get('nodes')} nodes {e.get('mode')} {e.get('scheduler')} QPS {e.get('qps')}{turn} | {fmt(e.get('seconds'), 0)} |")
     for part, seconds in (results.get("part_seconds") or {}).items():
         rows.append(f"| **part {part}** | **{fmt(seconds, 0)}** |")
     return "\n".join(rows) if len(rows) > 2 else ""

@@ -164,12 +164,15 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
         for scheduler in ("reference", "kube-scheduler", "command"):
             backlog = _find(entries, nodes=nodes, mode="backlog", scheduler=scheduler)
             stream = _find(entries, nodes=nodes, mode="stream", scheduler=scheduler)
-            unthrottled, each_run = median_pods_per_s(_find_all(entries, nodes=nodes, mode="backlog", scheduler=scheduler, qps=UNTHROTTLED_NAME))
+            unthrottled_runs = _find_all(entries, nodes=nodes, mode="backlog", scheduler=scheduler, qps=UNTHROTTLED_NAME)
+            unthrottled, each_run = median_pods_per_s(unthrottled_runs)
             if backlog or stream or each_run:
                 line[scheduler] = {
                     **figures(backlog, stream),
                     **write_cap_figures(backlog),
                     "unthrottled_pods_per_s": _or_none(unthrottled, 2),
+                    # A partial re-run (--nodes, BENCH_QPS) may have measured it at another commit than the rest.
+                    "unthrottled_commit": unthrottled_runs[0].get("commit") if unthrottled_runs else None,
                 }
                 if len(each_run) > 1:
                     line[scheduler]["unthrottled_runs_pods_per_s"] = [round(value, 2) for value in each_run]

@@ -137,6 +137,7 @@ def test_unthrottled_ratio_is_of_the_medians_of_runs_taken_in_turns() -> None:
     assert got["kube-scheduler"]["unthrottled_pods_per_s"] == 72.0
     assert got["reference"]["unthrottled_pods_per_s"] == 69.0
     assert got["reference"]["unthrottled_runs_pods_per_s"] == [60.0, 69.0, 75.0]
+    assert got["reference"]["unthrottled_commit"] == "abc1234"
     assert got["unthrottled_pods_per_s_ratio"] == pytest.approx(69 / 72, abs=0.001)
 
 
@@ -288,6 +289,7 @@ def test_full_scale_is_the_side_by_side_at_three_node_counts() -> None:
     assert [c.nodes for c in full.cases] == [100, 1000, 5000]
     assert full.qps == (DEFAULT_QPS, UNTHROTTLED)
     assert all(c.tekton_runs == 0 and not c.profile for c in full.cases)
+    assert [c.unthrottled_repeats for c in full.cases] == [1, 3, 1]  # the unthrottled target is at 1000 nodes
     assert scale_named("full", nodes="1000").cases == (full.cases[1],)
 
 
@@ -300,6 +302,18 @@ def test_side_by_side_table_has_a_row_per_scheduler_with_ratios_to_kube() -> Non
     rows = table.splitlines()[2:]
     assert [r.split(" | ")[3] for r in rows] == ["kube-scheduler", "reference", "mine (`BENCH_SCHEDULER_CMD`)"]
     assert "0.50×" in rows[1] and "1.50×" in rows[2]
+
+
+def test_side_by_side_rows_of_runs_in_turns_compare_within_their_turn() -> None:
+    table = side_by_side_table([
+        run_entry(1000, "backlog", "kube-scheduler", qps="unthrottled", average=60.0, repeat=0),
+        run_entry(1000, "backlog", "reference", qps="unthrottled", average=66.0, repeat=0),
+        run_entry(1000, "backlog", "kube-scheduler", qps="unthrottled", average=80.0, repeat=1),
+        run_entry(1000, "backlog", "reference", qps="unthrottled", average=40.0, repeat=1),
+    ])
+    rows = table.splitlines()[2:]
+    assert [r.split(" | ")[1] for r in rows] == ["backlog (run 1)"] * 2 + ["backlog (run 2)"] * 2
+    assert "1.10×" in rows[1] and "0.50×" in rows[3]
 
 
 def test_writes_text_lists_the_categories() -> None:
