@@ -600,7 +600,7 @@ METHOD = """## Reproduce
 
 ```sh
 make bench                                  # BENCH_SCALE=full: reference and kube-scheduler side by side at 100, 1000, 5000 nodes
-                                            # (QPS 50/100 and unthrottled, backlog and stream), then contention: about 30 min
+                                            # (QPS 50/100 and unthrottled, backlog and stream), then contention: about 35 min
 make bench BENCH_SCALE=smoke                # the same tooling on 100 nodes, small workloads, QPS 50/100: a few minutes
 make bench BENCH_SCHEDULER_CMD='/path/to/my-scheduler --kubeconfig {kubeconfig} --scheduler-name {scheduler_name}'
                                             # your scheduler beside the two (placeholders as the suite's --scheduler-cmd;

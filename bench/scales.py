@@ -1,4 +1,4 @@
-"""Scales: how big a benchmark run is. `BENCH_SCALE=full` (the default of `make bench`) takes about 30 minutes,
+"""Scales: how big a benchmark run is. `BENCH_SCALE=full` (the default of `make bench`) takes about 35 minutes,
 `BENCH_SCALE=smoke` a few.
 
 Each field is documented where it is defined; docs/benchmarks.md prints the
@@ -61,8 +61,9 @@ class Scale:
 SCALES = {
     # What `make bench` runs: the reference beside kube-scheduler (and BENCH_SCHEDULER_CMD's scheduler, if
     # given) at 100, 1000 and 5000 nodes, both QPS settings, a Tekton-shaped backlog and a stream each;
-    # the contention check with the two schedulers; the requeue measurement (25 frees each). Sized to take about 30 minutes on 2 cores (each
-    # stage's seconds are in the results' stage_seconds); a third scheduler adds about half.
+    # the contention check with the two schedulers; the requeue measurement (25 frees each); the 1000-node unthrottled backlog three times each, in turns.
+    # Sized to take about 35 minutes on 2 cores (28 min measured at 11ebd60, before the four more runs of
+    # about 110 s each; each stage's seconds are in the results' stage_seconds); a third scheduler adds about half.
     # Measured at 17:14 UTC on 2026-12-01: Tekton marks pending PipelineRuns Pending at about 5 a
     # second, so resolving a backlog's plans costs ~0.12 s per pod (600 runs of a 1000-pod backlog:
     # 120 s) on every run; hence 600 pods at 1000 nodes. At 5000 nodes the backlog is 300 pods and
