@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
+from reference_scheduler.core.headroom import ActiveReservation, NodeView
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import node_check_failures
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.runtime.cluster_view import ClusterView
-from reference_scheduler.runtime.cycle import NodeCheckCache
+from reference_scheduler.runtime.cycle import NodeCheckCache, NodeResultsCache
 from reference_scheduler.runtime.informer import Informer
 
 pytestmark = pytest.mark.unit
@@ -182,6 +183,41 @@ def test_node_views_follow_pod_events_and_reuse_unchanged_nodes() -> None:
     assert view.node_views()["n2"].pods == ()
     _event(pods, "DELETED", _bound_pod("a", "n1"))
     assert view.node_views()["n1"].pods == ()
+
+
+def test_node_views_keep_the_object_of_a_node_whose_assumed_pods_did_not_change() -> None:
+    view, _, _ = _view_with([])
+    pending = {"metadata": {"name": "p", "namespace": "ns", "uid": "uid-p"}, "spec": {"containers": []}}
+    view.node_views()
+    view.assume(pending, "n2", None)
+    first = view.node_views()["n2"]
+    assert view.node_views()["n2"] is first  # looked at again (a pod still assumed), the same content: the same object
+    view.forget_assumed("uid-p")
+    assert view.node_views()["n2"].pods == ()
+
+
+def test_attempt_keys_number_equal_keys_alike_and_start_again_when_full() -> None:
+    cache = NodeResultsCache()
+    cache.MAX_ATTEMPT_KEYS = 4
+    a, b = cache.attempt_keys(("a",), ("b",))
+    assert (a, b) == (0, 1) and cache.attempt_keys(("b",), ("a",)) == (1, 0)
+    node = NodeView("n1", Resources(cpu=4000), 110)
+    cache.for_node(node, ())[a] = ((), 50)
+    assert cache.attempt_keys(("c",), ("d",)) == (2, 3)
+    assert cache.for_node(node, ())[a] == ((), 50)
+    # A fifth key would overflow: every number starts again, and so does every memo (a number may now mean another key).
+    assert cache.attempt_keys(("e",)) == (0,)
+    assert cache.for_node(node, ()) == {}
+
+
+def test_node_results_start_again_when_the_view_or_the_reservations_change() -> None:
+    cache = NodeResultsCache()
+    node = NodeView("n1", Resources(cpu=4000), 110)
+    cache.for_node(node, ())[0] = ((), 50)
+    assert cache.for_node(node, ()) == {0: ((), 50)}
+    held = (ActiveReservation(GroupKey("ns", "run", "g0"), "n1", Resources(cpu=1000)),)
+    assert cache.for_node(node, held) == {}
+    assert cache.for_node(NodeView("n1", Resources(cpu=4000), 110), held) == {}  # an equal view, but another object
 
 
 def test_node_views_pick_up_a_record_created_after_its_pods() -> None:
