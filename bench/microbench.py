@@ -100,7 +100,9 @@ def record(run: str, *, node_name: str | None, peak_cpu: str) -> Obj:
     }
 
 
-def build(nodes: int, bound: int, groups: int, pending: int, seed: int, *, percentage_of_nodes_to_score: int = 100) -> tuple[Cycle, list[Obj], list[tuple[str, str]]]:
+def build(
+    nodes: int, bound: int, groups: int, pending: int, seed: int, *, percentage_of_nodes_to_score: int = 100, assume: bool = False
+) -> tuple[Cycle, list[Obj], list[tuple[str, str]]]:
     rng = random.Random(seed)
     node_objs = [node(i, rng=rng) for i in range(nodes)]
     pods: list[Obj] = []
@@ -126,6 +128,8 @@ def build(nodes: int, bound: int, groups: int, pending: int, seed: int, *, perce
 
     def claim_and_bind(p: Obj, chosen: str, group: Any, grouped: bool) -> Outcome:
         decisions.append((p["metadata"]["name"], chosen))
+        if assume:  # as the scheduler does before its bind: the next attempts see the pod on the node
+            view.assume(p, chosen, group.key if group is not None else None)
         return Outcome.BOUND
 
     cycle._claim_and_bind = claim_and_bind  # type: ignore[method-assign]  # noqa: SLF001
@@ -133,6 +137,21 @@ def build(nodes: int, bound: int, groups: int, pending: int, seed: int, *, perce
     cycle._bench_decisions = decisions  # type: ignore[attr-defined]  # noqa: SLF001
     pods_by_key = {("ns", p["metadata"]["name"]): p for p in pods}
     return cycle, [pods_by_key[k] for k in todo], decisions
+
+
+def _count_fits() -> list[int]:
+    """_count_fits() counts the attempts' calls of headroom.fit from now on (each a miss of the per-node memo)."""
+    from reference_scheduler.runtime import cycle as cycle_module
+
+    counted = [0]
+    fit = cycle_module.fit
+
+    def counting(*args: Any, **kwargs: Any) -> Any:
+        counted[0] += 1
+        return fit(*args, **kwargs)
+
+    cycle_module.fit = counting  # type: ignore[assignment]
+    return counted
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -144,13 +163,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--profile", default=None)
     parser.add_argument(
+        "--assume", action="store_true",
+        help="count each chosen pod on its node for the attempts after it, as the scheduler's assume does (the nodes change, "
+        "so the per-node memo misses as on a cluster); another digest than without",
+    )
+    parser.add_argument(
         "--percentage-of-nodes-to-score", type=int, default=100,
         help="as the scheduler's flag: 100 (the default here) filters every node, 0 is kube-scheduler's adaptive number (the scheduler's default)",
     )
     args = parser.parse_args(argv)
     cycle, todo, decisions = build(
-        args.nodes, args.pods, args.groups, args.attempts, args.seed, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score
+        args.nodes, args.pods, args.groups, args.attempts, args.seed, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score, assume=args.assume
     )
+    computed = _count_fits()
     profiler = cProfile.Profile() if args.profile else None
     started = time.perf_counter()
     if profiler:
@@ -164,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     events = cycle._bench_events.messages  # type: ignore[attr-defined]  # noqa: SLF001
     digest = hashlib.sha256(repr((decisions, events)).encode()).hexdigest()[:16]
     print(
-        f"nodes={args.nodes} percentage={args.percentage_of_nodes_to_score} bound_pods={args.pods} groups={args.groups}: {len(todo)} attempts in {elapsed:.2f}s "
+        f"nodes={args.nodes} percentage={args.percentage_of_nodes_to_score} assume={args.assume} fits computed={computed[0]} bound_pods={args.pods} groups={args.groups}: {len(todo)} attempts in {elapsed:.2f}s "
         f"= {1000 * elapsed / len(todo):.1f} ms/attempt; decisions digest {digest} ({len(decisions)} bound, {len(events)} events)"
     )
     return 0
