@@ -1337,6 +1337,10 @@ def resume_point(list_raw: Callable[..., Obj]) -> str:
 def apply_forgets_records_on_broken_watch() -> None:
     """The fault: when the record watch fails (the API server restarts), the record cache is emptied and the watch resumed from now.
 
+    Emptied as the scheduler sees it: the store is cleared and each record's loss is
+    told to the handlers (a DELETED event), since ClusterView keeps the Reserved groups
+    from those events (c286d5c); clearing the store alone no longer reaches them.
+
     The reference relists after any error and so finds every Reserved group
     again; this one only learns of the records written after the break, so a
     claim that nobody writes again (A holding its peak) stops counting.
@@ -1358,7 +1362,12 @@ def apply_forgets_records_on_broken_watch() -> None:
                 resource_version = self._watch(resource_version)
             except Exception:  # noqa: BLE001 - the fault: a failed watch forgets everything it knew
                 with self._lock:
+                    forgotten = list(self._store.values())
                     self._store.clear()
+                # Told to the handlers as deletions, as an informer that wrongly drops objects would:
+                # the reference's reservations are kept from these events, not read from the store.
+                for record in forgotten:
+                    self._emit("DELETED", record, None)
                 self._stop.wait(informer_module.ERROR_BACKOFF_SECONDS)
                 resource_version = None
 

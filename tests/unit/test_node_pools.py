@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from harness.cluster.node_pools import RESERVED_CPU_MILLIS, RESERVED_MEMORY_BYTES, kubelet_capacity, node_manifest
+from harness.cluster.node_pools import RESERVED_CPU_MILLIS, RESERVED_MEMORY_BYTES, kubelet_capacity, node_manifest, not_yet_schedulable
 from harness.quantities import Amount, amount_of, cpu_millis, memory_bytes, node_allocatable
 from reference_scheduler.core import node_checks
 from reference_scheduler.core.resources import Resources
@@ -73,3 +73,19 @@ def test_the_mutant_reads_capacity() -> None:
     # On allocatable_not_capacity's node: beside A's 200m pod and 3600m residual, 1200m instead of 1000m.
     assert faults.capacity_as_allocatable(pool_node()) == Resources(cpu=5000, memory=8 * 2**30 + 512 * MI)
     assert faults.capacity_as_allocatable(pool_node()).cpu - 200 - 3600 == 1200
+
+
+def test_a_new_node_is_not_schedulable_until_ready_and_the_lifecycle_taint_is_gone() -> None:
+    assert not_yet_schedulable(None, []) == "is not Ready (Ready=None)"
+    assert not_yet_schedulable("False", []) == "is not Ready (Ready=False)"
+    # Ready=True comes first; the node lifecycle controller takes its taint off afterwards.
+    assert not_yet_schedulable("True", ["node.kubernetes.io/not-ready"]) == "still has the taint node.kubernetes.io/not-ready (Ready=True)"
+    assert not_yet_schedulable("True", ["node.kubernetes.io/unreachable", "rescon.dev/dedicated"]) == (
+        "still has the taint node.kubernetes.io/unreachable (Ready=True)"
+    )
+    assert not_yet_schedulable("True", []) == ""
+    assert not_yet_schedulable("True", ["rescon.dev/dedicated"]) == ""  # the pool's own taints stay
+
+
+def test_a_pool_that_asks_for_a_lifecycle_taint_is_not_waited_on_for_it() -> None:
+    assert not_yet_schedulable("True", ["node.kubernetes.io/not-ready"], {"node.kubernetes.io/not-ready"}) == ""
