@@ -48,7 +48,7 @@ help:
 	@echo "make cluster-up / cluster-down"
 	@echo "make mutants      the suite against every faulty variant of the reference; kill table in docs/mutants.md"
 	@echo "make soak N=10    the suite against the reference N times; flakes per scenario in docs/soak.md"
-	@echo "make bench        reference vs kube-scheduler side by side on the local cluster, ~35 min (BENCH_SCALE=smoke: minutes;"
+	@echo "make bench        reference vs kube-scheduler side by side on the local cluster, ~30 min (BENCH_SCALE=smoke: minutes;"
 	@echo "                  BENCH_SCHEDULER_CMD='...' adds yours), docs/benchmarks.md and docs/benchmarks/summary.json"
 	@echo "make report       one HTML file from $(REPORTS)/allure-results (the Allure command line, installed and cached; needs Java)"
 

@@ -79,11 +79,7 @@ def median_pods_per_s(runs: Iterable[dict[str, Any]]) -> tuple[float, list[float
     """median_pods_per_s(backlog runs) is (the median of their pods/s, each run's): [60, 80, 70] -> (70.0, [60, 80, 70])."""
     each = [_number((run.get("throughput") or {}).get("average")) for run in runs]
     each = [value for value in each if not math.isnan(value)]
-    if not each:
-        return math.nan, []
-    ordered = sorted(each)
-    middle = len(ordered) // 2
-    return (ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2), each
+    return metrics.percentile(each, 50), each
 
 
 def main_bucket_requests(by_category: dict[str, Any]) -> int:
