@@ -8,7 +8,7 @@ REPORTS  ?= reports
 PYTEST_ARGS ?=
 # Scenarios run this many at a time on the local cluster, each on its own pool with its own scheduler
 # (harness/suite/workers.py); 0 runs them one by one in one process.
-E2E_WORKERS ?= 2
+E2E_WORKERS ?= 3
 # The Generative scenario's budget: PipelineRuns drawn (new seed each session, printed with a replay command) in `make e2e`;
 # `make soak` draws SOAK_GENERATIVE_RUNS a run. 0 leaves it out.
 GENERATIVE_RUNS ?= 4
@@ -114,7 +114,7 @@ mutants-smoke: venv tools
 # The whole suite against the reference N times back to back: flakes per scenario in docs/soak.md.
 N ?= 10
 soak: venv tools
-	$(PY) -m tests.soak --runs $(N) -- $(call generative,$(SOAK_GENERATIVE_RUNS))
+	$(PY) -m tests.soak --runs $(N) --workers $(E2E_WORKERS) -- $(call generative,$(SOAK_GENERATIVE_RUNS))
 
 # Never in CI: it measures, on the shared local cluster, and rewrites docs/benchmarks.md.
 bench: venv tools
