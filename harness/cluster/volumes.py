@@ -4,9 +4,13 @@ The local cluster runs no volume provisioner, and waiting for one would make
 scheduling tests depend on it. So each claim gets its own PersistentVolume made
 for it: `claimRef` names the claim and the claim's `volumeName` names the
 volume, so the PV controller binds them on its first pass, whatever the
-storage class. The class `rescon-static` exists only as a name: no
-StorageClass object is needed for pre-bound volumes, and no provisioner reacts
-to it.
+storage class. That pass must find the volume in the controller's cache: a
+claim it syncs first stays Pending until the claim's periodic resync
+(`--pvclaimbinder-sync-period`, 15 s by default; in the soak at eb6d12e, 8 of
+930 claims took 6.6-14.8 s). So the claim is created only once the controller
+has moved its volume from `Pending` to `Available`. The class `rescon-static`
+exists only as a name: no StorageClass object is needed for pre-bound volumes,
+and no provisioner reacts to it.
 
 A `volumeClaimTemplate` workspace is a claim Tekton makes per run, under a
 name of its own (`pvc-<hash>`), so no volume can name it in advance. For those
@@ -69,11 +73,36 @@ def spare_volume_manifest(namespace: str, index: int, size: str = "1Gi") -> dict
     return _volume(namespace, f"{namespace}-template-{index}", size, storage_class=template_storage_class(namespace), directory=f"template-{index}")
 
 
-def make_spare_volumes(kube: Kube, namespace: str, count: int, size: str = "1Gi") -> str:
-    """make_spare_volumes(kube, 'ns', 2) makes two spare PVs for volumeClaimTemplate claims; returns their storage class."""
+def make_spare_volumes(kube: Kube, namespace: str, count: int, size: str = "1Gi", *, timeouts: TimeoutConfig = DEFAULT_TIMEOUTS) -> str:
+    """make_spare_volumes(kube, 'ns', 2) makes two spare PVs for volumeClaimTemplate claims; returns their storage class.
+
+    It returns once the PV controller has seen them, so a claim Tekton makes at once binds at once.
+    """
+    names = []
     for index in range(count):
-        kube.core.create_persistent_volume(kubernetes.client.V1PersistentVolume.model_validate(spare_volume_manifest(namespace, index, size)))
+        manifest = spare_volume_manifest(namespace, index, size)
+        kube.core.create_persistent_volume(kubernetes.client.V1PersistentVolume.model_validate(manifest))
+        names.append(manifest["metadata"]["name"])
+    for name in names:
+        wait_volume_seen(kube, name, timeouts=timeouts)
     return template_storage_class(namespace)
+
+
+def wait_volume_seen(kube: Kube, name: str, *, timeouts: TimeoutConfig = DEFAULT_TIMEOUTS) -> None:
+    """wait_volume_seen() returns once the PV controller has synced PV `name`: it leaves the API server's `Pending`."""
+
+    def seen() -> None:
+        phase = present(kube.core.read_persistent_volume(name).status).phase
+        if phase in (None, "Pending"):
+            raise NotYet(f"PV {name} is {phase or 'without a phase'}")
+
+    wait_for(
+        seen,
+        what=f"PV {name} to be seen by the PV controller (Available)",
+        timeout="volume_bound",
+        timeouts=timeouts,
+        hint="is kube-controller-manager (its PV controller) running?",
+    )
 
 
 def volume_manifests(namespace: str, claim: str, size: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -102,6 +131,8 @@ def make_bound_pvc(kube: Kube, namespace: str, name: str, size: str = "1Gi", *, 
     """
     pv, pvc = volume_manifests(namespace, name, size)
     kube.core.create_persistent_volume(kubernetes.client.V1PersistentVolume.model_validate(pv))
+    # A claim synced before its volume is in the controller's cache waits for the resync (module docstring).
+    wait_volume_seen(kube, pv["metadata"]["name"], timeouts=timeouts)
     kube.core.create_namespaced_persistent_volume_claim(namespace, kubernetes.client.V1PersistentVolumeClaim.model_validate(pvc))
 
     def bound() -> None:

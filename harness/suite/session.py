@@ -251,14 +251,14 @@ def _scenario_run(
         # The pool's size, not the node's allocatable: on shared workers it leaves out the daemons' requests.
         contexts = {}
         for where in (namespace, *extra.values()):
-            make_spare_volumes(kube, where, scenario.claim_templates)
+            make_spare_volumes(kube, where, scenario.claim_templates, timeouts=config.timeouts)
             contexts[where] = manifests.RenderContext(
                 namespace=where,
                 scheduler_name=config.scheduler_name,
                 pool_selector=pool.selector,
                 node_cpu_millis=cpu_millis(pool.cpu),
                 node_memory_bytes=memory_bytes(pool.memory),
-                pvcs={name: make_bound_pvc(kube, where, name) for name in scenario.volumes},
+                pvcs={name: make_bound_pvc(kube, where, name, timeouts=config.timeouts) for name in scenario.volumes},
                 storage_class=template_storage_class(where),
                 extra=dict(scenario.values),
             )
