@@ -28,6 +28,7 @@ a scheduler that keeps a workspace's tasks together sees one directory.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import kubernetes
@@ -90,19 +91,26 @@ def make_spare_volumes(kube: Kube, namespace: str, count: int, size: str = "1Gi"
 
 def wait_volume_seen(kube: Kube, name: str, *, timeouts: TimeoutConfig = DEFAULT_TIMEOUTS) -> None:
     """wait_volume_seen() returns once the PV controller has synced PV `name`: it leaves the API server's `Pending`."""
-
-    def seen() -> None:
-        phase = present(kube.core.read_persistent_volume(name).status).phase
-        if phase in (None, "Pending"):
-            raise NotYet(f"PV {name} is {phase or 'without a phase'}")
-
-    wait_for(
-        seen,
+    _wait_for_phase(
+        lambda: present(kube.core.read_persistent_volume(name).status).phase,
+        reached=lambda phase: phase not in (None, "Pending"),
+        subject=f"PV {name}",
         what=f"PV {name} to be seen by the PV controller (Available)",
-        timeout="volume_bound",
         timeouts=timeouts,
-        hint="is kube-controller-manager (its PV controller) running?",
     )
+
+
+def _wait_for_phase(
+    read_phase: Callable[[], str | None], *, reached: Callable[[str | None], bool], subject: str, what: str, timeouts: TimeoutConfig
+) -> None:
+    """_wait_for_phase() waits (`volume_bound`) until the phase read_phase() gives is reached; the PV controller moves both PVs and PVCs."""
+
+    def check() -> None:
+        phase = read_phase()
+        if not reached(phase):
+            raise NotYet(f"{subject} is {phase or 'without a phase'}")
+
+    wait_for(check, what=what, timeout="volume_bound", timeouts=timeouts, hint="is kube-controller-manager (its PV controller) running?")
 
 
 def volume_manifests(namespace: str, claim: str, size: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -134,18 +142,12 @@ def make_bound_pvc(kube: Kube, namespace: str, name: str, size: str = "1Gi", *, 
     # A claim synced before its volume is in the controller's cache waits for the resync (module docstring).
     wait_volume_seen(kube, pv["metadata"]["name"], timeouts=timeouts)
     kube.core.create_namespaced_persistent_volume_claim(namespace, kubernetes.client.V1PersistentVolumeClaim.model_validate(pvc))
-
-    def bound() -> None:
-        phase = present(kube.core.read_namespaced_persistent_volume_claim(name, namespace).status).phase
-        if phase != "Bound":
-            raise NotYet(f"PVC {namespace}/{name} is {phase}")
-
-    wait_for(
-        bound,
+    _wait_for_phase(
+        lambda: present(kube.core.read_namespaced_persistent_volume_claim(name, namespace).status).phase,
+        reached=lambda phase: phase == "Bound",
+        subject=f"PVC {namespace}/{name}",
         what=f"PVC {namespace}/{name} to bind to PV {pv['metadata']['name']}",
-        timeout="volume_bound",
         timeouts=timeouts,
-        hint="is kube-controller-manager (its PV controller) running?",
     )
     return name
 
