@@ -766,6 +766,8 @@ def _admission_must_apply(run: ScenarioRun, *, kind: str, spec: Obj, read_cpu: C
     LimitRange or a RuntimeClass waits until it applies before its runs exist.
     `read_cpu(pod)` is the amount (a quantity or None) the plugin set on the probe.
     """
+    import kubernetes
+
     attempt = [0]
 
     def poll() -> None:
@@ -777,7 +779,15 @@ def _admission_must_apply(run: ScenarioRun, *, kind: str, spec: Obj, read_cpu: C
             "metadata": {"name": name, "labels": {PROBE_LABEL: kind}},
             "spec": {"schedulerName": "rescon-nobody", "containers": [{"name": "c", "image": "busybox:1.37"}], **spec},
         }
-        pod = run.kube.core.create_namespaced_pod(run.namespace, body)
+        try:
+            pod = run.kube.core.create_namespaced_pod(run.namespace, body)
+        except kubernetes.client.ApiException as err:
+            if err.status != 403:
+                raise
+            # The LimitRanger defaults in its mutating phase and checks `min` in its
+            # validating phase, each from its own read of a cache that is filling: a
+            # probe can miss the default yet meet the min, and be refused for it.
+            raise NotYet(f"the API server refused a probe pod while the {kind} came into force: {err.body or err.reason}") from err
         run.kube.core.delete_namespaced_pod(name, run.namespace, grace_period_seconds=0)
         amount = read_cpu(pod)
         got = parse_cpu(amount) if amount is not None else 0
