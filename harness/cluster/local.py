@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Sequence, TextIO
 import kubernetes
 import yaml
 
-from harness.cluster import namespaces, node_pools, tekton, volumes
+from harness.cluster import namespaces, node_pools, storage, tekton, volumes
 from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import state_root
 from harness.cluster.processes import ManagedProcess, free_port, port_in_use, tail
@@ -169,8 +169,13 @@ class LocalCluster:
     def tekton_process(self) -> ManagedProcess:
         return ManagedProcess.in_dir(TEKTON_PROCESS, self.workdir)
 
+    @property
+    def provisioner_process(self) -> ManagedProcess:
+        return ManagedProcess.in_dir(storage.PROCESS, self.workdir)
+
     def component_processes(self) -> list[ManagedProcess]:
-        return [ManagedProcess.in_dir(name, self.workdir) for name in KWOKCTL_COMPONENTS] + [self.tekton_process]
+        named = [ManagedProcess.in_dir(name, self.workdir) for name in KWOKCTL_COMPONENTS]
+        return named + [self.provisioner_process, self.tekton_process]
 
     # --- lifecycle ---
 
@@ -194,6 +199,7 @@ class LocalCluster:
             self._create_control_plane(binaries)
         kube = Kube.connect(self.kubeconfig)
         self._wait_api_ready(kube)
+        self._install_storage(kube, binaries[storage.PROCESS])
         if with_tekton:
             self._install_tekton(kube, toolchain, binaries[TEKTON_PROCESS])
         self._say(f"cluster {self.name}: up in {time.monotonic() - started:.1f}s (logs: {self.logs_dir()})")
@@ -202,6 +208,7 @@ class LocalCluster:
     def down(self) -> None:
         """down() stops every process of the cluster and removes its work directory; idempotent."""
         self.tekton_process.stop(grace_seconds=self.timeouts.process_stop)
+        self.provisioner_process.stop(grace_seconds=self.timeouts.process_stop)
         kwokctl = self._kwokctl_path()
         if self.workdir.exists() and kwokctl is not None:
             # kwokctl delete refuses an empty --kubeconfig; give it a scratch file, never the user's.
@@ -430,6 +437,16 @@ class LocalCluster:
             _api_ready(kube)
 
         wait_for(ready, what=f"the API server of cluster {self.name}", timeout="api_ready", timeouts=self.timeouts, hint=f"read {self.logs_dir()}/kube-apiserver.log")
+
+    def _install_storage(self, kube: Kube, binary: Path) -> None:
+        """_install_storage() gives the cluster kind's default storage: the `standard` class and its provisioner (harness.cluster.storage)."""
+        kube.apply_all(storage.cluster_manifests())
+        if self.provisioner_process.alive():
+            return
+        config_dir = storage.write_config_dir(self.workdir / "local-path-config")
+        argv = storage.provisioner_argv(binary, self.kubeconfig, config_dir)
+        self.provisioner_process.start(argv, env=storage.provisioner_env(dict(os.environ), config_dir), cwd=self.workdir)
+        self._say(f"cluster {self.name}: started the local-path provisioner (log: {self.provisioner_process.log_file})")
 
     def _install_tekton(self, kube: Kube, toolchain: Toolchain, binary: Path) -> None:
         config_dir = tekton.module_dir(toolchain) / "config"

@@ -111,6 +111,13 @@ PROGRAMS: tuple[Program, ...] = (
         "github.com/tektoncd/pipeline/cmd/controller",
         probe_args=("-h",),
     ),
+    # kind's default storage: the provisioner behind the `standard` StorageClass (WaitForFirstConsumer).
+    Program(
+        "local-path-provisioner",
+        "local-path-provisioner",
+        "github.com/rancher/local-path-provisioner",
+        "github.com/rancher/local-path-provisioner",
+    ),
 )
 
 
