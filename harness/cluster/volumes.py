@@ -39,6 +39,8 @@ from harness.waits import NotYet, wait_for
 
 STORAGE_CLASS = "rescon-static"
 TEST_NAMESPACE_LABEL = "rescon.dev/test-namespace"
+#: The node label a node-local volume's affinity names, as the local-path provisioner and local PVs do.
+HOSTNAME_LABEL = "kubernetes.io/hostname"
 #: Where hostPath volumes live on a node; only kind's nodes ever create the directories.
 HOST_PATH_ROOT = "/tmp/rescon-volumes"
 
@@ -53,8 +55,10 @@ def template_storage_class(namespace: str) -> str:
     return f"rescon-template-{namespace}"
 
 
-def _volume(namespace: str, name: str, size: str, *, storage_class: str, directory: str) -> dict[str, Any]:
-    return {
+def _volume(
+    namespace: str, name: str, size: str, *, storage_class: str, directory: str, admits: tuple[str, tuple[str, ...]] | None = None
+) -> dict[str, Any]:
+    volume: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "PersistentVolume",
         "metadata": {"name": name, "labels": {TEST_NAMESPACE_LABEL: namespace}},
@@ -67,6 +71,14 @@ def _volume(namespace: str, name: str, size: str, *, storage_class: str, directo
             "hostPath": {"path": f"{HOST_PATH_ROOT}/{namespace}/{directory}", "type": "DirectoryOrCreate"},
         },
     }
+    if admits is not None:
+        # A node-local volume, as the local-path provisioner makes them and as local PVs are: the
+        # kubelet mounts it only on a node the affinity admits.
+        key, values = admits
+        volume["spec"]["nodeAffinity"] = {
+            "required": {"nodeSelectorTerms": [{"matchExpressions": [{"key": key, "operator": "In", "values": list(values)}]}]}
+        }
+    return volume
 
 
 def spare_volume_manifest(namespace: str, index: int, size: str = "1Gi") -> dict[str, Any]:
@@ -113,10 +125,16 @@ def _wait_for_phase(
     wait_for(check, what=what, timeout="volume_bound", timeouts=timeouts, hint="is kube-controller-manager (its PV controller) running?")
 
 
-def volume_manifests(namespace: str, claim: str, size: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """volume_manifests() are a PersistentVolume and a PersistentVolumeClaim that name each other."""
+def volume_manifests(
+    namespace: str, claim: str, size: str, *, admits: tuple[str, tuple[str, ...]] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """volume_manifests() are a PersistentVolume and a PersistentVolumeClaim that name each other.
+
+    With admits=('kubernetes.io/hostname', ('pool-x-1',)) the volume is node-local:
+    its `nodeAffinity` admits only the nodes whose label has one of the values.
+    """
     volume = volume_name(namespace, claim)
-    pv = _volume(namespace, volume, size, storage_class=STORAGE_CLASS, directory=claim)
+    pv = _volume(namespace, volume, size, storage_class=STORAGE_CLASS, directory=claim, admits=admits)
     pv["spec"]["claimRef"] = {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "namespace": namespace, "name": claim}
     pvc = {
         "apiVersion": "v1",
@@ -132,12 +150,21 @@ def volume_manifests(namespace: str, claim: str, size: str) -> tuple[dict[str, A
     return pv, pvc
 
 
-def make_bound_pvc(kube: Kube, namespace: str, name: str, size: str = "1Gi", *, timeouts: TimeoutConfig = DEFAULT_TIMEOUTS) -> str:
+def make_bound_pvc(
+    kube: Kube,
+    namespace: str,
+    name: str,
+    size: str = "1Gi",
+    *,
+    admits: tuple[str, tuple[str, ...]] | None = None,
+    timeouts: TimeoutConfig = DEFAULT_TIMEOUTS,
+) -> str:
     """make_bound_pvc(kube, 'it-a1', 'source') returns 'source' once the claim is Bound.
 
     Use the returned name as a workspace's `persistentVolumeClaim.claimName`.
+    `admits` pins the volume to some nodes (volume_manifests()).
     """
-    pv, pvc = volume_manifests(namespace, name, size)
+    pv, pvc = volume_manifests(namespace, name, size, admits=admits)
     kube.core.create_persistent_volume(kubernetes.client.V1PersistentVolume.model_validate(pv))
     # A claim synced before its volume is in the controller's cache waits for the resync (module docstring).
     wait_volume_seen(kube, pv["metadata"]["name"], timeouts=timeouts)
@@ -150,6 +177,38 @@ def make_bound_pvc(kube: Kube, namespace: str, name: str, size: str = "1Gi", *, 
         timeouts=timeouts,
     )
     return name
+
+
+#: The annotation the PV controller and external provisioners put on a volume they provisioned.
+PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+
+
+def provisioned_volumes_of(volumes: list[Any], namespace: str) -> list[str]:
+    """provisioned_volumes_of() names the provisioned PVs (V1PersistentVolume) whose claim was in `namespace`."""
+    found = []
+    for volume in volumes:
+        meta = present(volume.metadata)
+        claim = volume.spec.claim_ref if volume.spec is not None else None
+        if PROVISIONED_BY in (meta.annotations or {}) and claim is not None and claim.namespace == namespace:
+            found.append(f"{meta.name} ({present(volume.status).phase})")
+    return found
+
+
+def wait_provisioned_volumes_gone(kube: Kube, namespace: str, *, timeouts: TimeoutConfig = DEFAULT_TIMEOUTS) -> None:
+    """wait_provisioned_volumes_gone() returns once no provisioned PV of a claim of `namespace` is left.
+
+    Call it after the namespace's pods are gone and before its nodes go: the
+    local-path provisioner deletes a volume (reclaim policy Delete) with a
+    helper pod on the volume's node, which never runs once the node is gone.
+    """
+
+    def gone() -> None:
+        left = provisioned_volumes_of(kube.core.list_persistent_volume().items, namespace)
+        if left:
+            raise NotYet(f"{len(left)} provisioned volume(s) of namespace {namespace} left: {', '.join(left[:5])}")
+
+    wait_for(gone, what=f"the provisioned volumes of namespace {namespace} to be deleted", timeout="volume_bound", timeouts=timeouts,
+             hint="is the local-path provisioner running (rescon cluster status)?")
 
 
 def delete_test_volumes(kube: Kube, namespace: str) -> None:

@@ -28,6 +28,9 @@ class Feature(StrEnum):
     RESTART = "Restart"
     #: A deleted node drops the claims on it: the group goes back to Pending and claims anew elsewhere.
     NODE_LOSS = "NodeLoss"
+    #: Workspaces on volumes that live somewhere: a claim of the default class (WaitForFirstConsumer) is provisioned
+    #: on the group's node, and a node-local volume's node affinity decides where its group may go (docs/contract.md).
+    VOLUMES = "Volumes"
     #: Extended: lowers a lingering pod's requests after its TaskRun is done.
     RESIZE = "Resize"
     #: Extended, opt-in: fifty runs at once (200 pods) into a tight pool. Tested only when asked for
@@ -50,6 +53,7 @@ CORE_FEATURES: frozenset[Feature] = frozenset(
         Feature.RELEASE,
         Feature.RESTART,
         Feature.NODE_LOSS,
+        Feature.VOLUMES,
         Feature.RESERVATION_RECORDS,
     }
 )

@@ -49,6 +49,12 @@ class Scenario:
     #: workspace): the runner makes that many spare PVs of the scenario's own class, which each
     #: template names as `storageClassName: {{ storage_class }}` (harness.cluster.volumes).
     claim_templates: int = 0
+    #: PVCs the runner creates, bound, on node-local volumes: claim name -> the index of the pool node whose
+    #: `kubernetes.io/hostname` the volume's `nodeAffinity` admits (a local PV, as a shared cache is kept).
+    pinned_volumes: Mapping[str, int] = field(default_factory=dict)
+    #: The fixtures leave a claim's class to the cluster's default (a volumeClaimTemplate with no storageClassName):
+    #: the runner skips the scenario, saying why, on a cluster without a default StorageClass.
+    default_storage_class: bool = False
     #: Named values every fixture of the scenario may use (`{{ pipeline_timeout }}`), declared here as data.
     values: Mapping[str, str] = field(default_factory=dict)
     #: It acts on the whole cluster (restarts the API server, etcd, Tekton): under `pytest -n N` it runs

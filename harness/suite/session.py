@@ -18,7 +18,9 @@ import yaml
 
 from harness.cluster.namespaces import unique_name, wait_pods_gone
 from harness.cluster.node_pools import shape_pool_nodes, unshape_pool_nodes
+from harness.cluster.storage import DEFAULT_CLASS_ANNOTATION, default_storage_class_of
 from harness.cluster.toolchain import Toolchain
+from harness.cluster.volumes import wait_provisioned_volumes_gone
 from harness.contract.install import install_crd
 from harness.errors import HarnessError
 from harness.kube import Kube
@@ -222,11 +224,16 @@ def _scenario_run(
     request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig
 ) -> Iterator[ScenarioRun]:
     """_scenario_run() sets up namespace, pool and volumes, samples the timeline, attaches artifacts, cleans up."""
-    from harness.cluster.volumes import make_bound_pvc, make_spare_volumes, template_storage_class
+    from harness.cluster.volumes import HOSTNAME_LABEL, make_bound_pvc, make_spare_volumes, template_storage_class
 
     skip = provider_skip_reason(scenario, provider=cluster.kind, restartable=restartable_components(cluster))
     if skip is None and scenario.replicas > 1:
         skip = scheduler.replica_skip_reason()
+    if skip is None and scenario.default_storage_class and default_storage_class_of(kube) is None:
+        skip = (
+            f"the {cluster.kind} cluster has no default StorageClass (annotation {DEFAULT_CLASS_ANNOTATION}=true), "
+            "and the scenario's claims take the default class, as most users' do"
+        )
     if skip is not None:
         pytest.skip(skip)
     scheduler.check_alive()
@@ -258,7 +265,13 @@ def _scenario_run(
                 pool_selector=pool.selector,
                 node_cpu_millis=cpu_millis(pool.cpu),
                 node_memory_bytes=memory_bytes(pool.memory),
-                pvcs={name: make_bound_pvc(kube, where, name, timeouts=config.timeouts) for name in scenario.volumes},
+                pvcs={
+                    **{name: make_bound_pvc(kube, where, name, timeouts=config.timeouts) for name in scenario.volumes},
+                    **{
+                        name: make_bound_pvc(kube, where, name, admits=(HOSTNAME_LABEL, (pool.nodes[index],)), timeouts=config.timeouts)
+                        for name, index in scenario.pinned_volumes.items()
+                    },
+                },
                 storage_class=template_storage_class(where),
                 extra=dict(scenario.values),
             )
@@ -300,6 +313,9 @@ def _cleanup(kube: Kube, namespaces: tuple[str, ...], pool: Any, cluster: Any, c
     # Pods go before their nodes: a node deleted under a pod leaves the pod to garbage collection.
     for namespace in namespaces:
         wait_pods_gone(kube, namespace, timeouts=config.timeouts)
+    # A provisioned volume is deleted by a helper pod on its node: before the pool goes.
+    for namespace in namespaces:
+        wait_provisioned_volumes_gone(kube, namespace, timeouts=config.timeouts)
     if pool is not None:
         cluster.remove_node_pool(kube, pool)
 

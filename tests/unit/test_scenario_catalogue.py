@@ -52,7 +52,7 @@ def _context(scenario: Scenario) -> RenderContext:
         pool_selector={"rescon.dev/pool": "p"},
         node_cpu_millis=4800,
         node_memory_bytes=8 << 30,
-        pvcs={name: name for name in scenario.volumes},
+        pvcs={name: name for name in (*scenario.volumes, *scenario.pinned_volumes)},
         extra={"node": "p-1", "name": f"{object_name_prefix(scenario.name)}-named-by-the-test", **scenario.values},
     )
 
