@@ -44,6 +44,16 @@ def json_object(answer: object) -> dict[str, Any]:
     return cast(dict[str, Any], answer)
 
 
+def decoded(response: Any) -> dict[str, Any]:
+    """decoded(kube.core.read_node(name, _preload_content=False)) is the raw answer's JSON object, as the API sent it.
+
+    The typed models drop fields they do not know; a raw read keeps every one.
+    """
+    import json
+
+    return cast(dict[str, Any], json.loads(response.data))
+
+
 def _transport_reason(err: BaseException) -> str:
     """_transport_reason() is the innermost cause of a failed request: 'Connection refused', 'timed out'."""
     cause: BaseException = getattr(err, "reason", None) or err

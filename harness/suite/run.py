@@ -20,7 +20,7 @@ from harness.cluster import node_readiness
 from harness.cluster.node_pools import NodePool
 from harness.contract import record as contract
 from harness.errors import HarnessError
-from harness.kube import Kube, json_object
+from harness.kube import Kube, decoded, json_object
 from harness.monitor.watcher import ContractMonitor
 from harness.suite import manifests
 from harness.suite.features import Feature
@@ -228,7 +228,7 @@ class ScenarioRun:
         node_readiness.let_ready(self.kube, node, self._not_ready.pop(node), timeouts=self.timeouts)
 
     def _taints_but(self, node: str, taint: Obj) -> list[Obj]:
-        current: list[Obj] = (_json(self.kube.core.read_node(node, _preload_content=False)).get("spec") or {}).get("taints") or []
+        current: list[Obj] = (decoded(self.kube.core.read_node(node, _preload_content=False)).get("spec") or {}).get("taints") or []
         return [t for t in current if (t.get("key"), t.get("effect")) != (taint["key"], taint["effect"])]
 
     def create_foreign_record(self, manifest: Obj) -> Obj:
@@ -309,7 +309,7 @@ class ScenarioRun:
         selector = self.scheduler.pod_selector
 
         def poll() -> None:
-            pods = _json(self.kube.core.list_pod_for_all_namespaces(label_selector=selector, _preload_content=False)).get("items") or []
+            pods = decoded(self.kube.core.list_pod_for_all_namespaces(label_selector=selector, _preload_content=False)).get("items") or []
             fresh = [p for p in pods if p["metadata"]["uid"] not in killed]
             ready = [p for p in fresh if {c["type"]: c["status"] for c in (p.get("status") or {}).get("conditions") or []}.get("Ready") == "True"]
             if not ready:
@@ -327,7 +327,7 @@ class ScenarioRun:
         """task_pods() are the pods of one pipeline task, first attempt first (`-pod`, `-pod-retry1`, ...)."""
         selector = f"{PIPELINE_RUN_LABEL}={pipeline_run},{PIPELINE_TASK_LABEL}={task}"
         pods = self.kube.core.list_namespaced_pod(self.namespace, label_selector=selector, _preload_content=False)
-        items: list[Obj] = _json(pods).get("items") or []
+        items: list[Obj] = decoded(pods).get("items") or []
         return sorted(items, key=_attempt)
 
     def task_runs(self, pipeline_run: str, task: str) -> list[Obj]:
@@ -338,10 +338,10 @@ class ScenarioRun:
         return items
 
     def pod(self, name: str) -> Obj:
-        return _json(self.kube.core.read_namespaced_pod(name, self.namespace, _preload_content=False))
+        return decoded(self.kube.core.read_namespaced_pod(name, self.namespace, _preload_content=False))
 
     def pods(self) -> list[Obj]:
-        items: list[Obj] = _json(self.kube.core.list_namespaced_pod(self.namespace, _preload_content=False)).get("items") or []
+        items: list[Obj] = decoded(self.kube.core.list_namespaced_pod(self.namespace, _preload_content=False)).get("items") or []
         return items
 
     def record(self, pipeline_run: str) -> contract.Record | None:
@@ -370,13 +370,6 @@ class ScenarioRun:
 
     def node_memory_bytes(self) -> int:
         return self.context.node_memory_bytes
-
-
-def _json(response: Any) -> Obj:
-    import json
-
-    data: Obj = json.loads(response.data)
-    return data
 
 
 def _attempt(pod: Obj) -> tuple[int, str]:

@@ -15,7 +15,7 @@ from typing import Any
 import kubernetes
 
 from harness.errors import HarnessError
-from harness.kube import json_object
+from harness.kube import decoded
 from harness.suite.run import ScenarioRun
 
 Obj = dict[str, Any]
@@ -74,7 +74,7 @@ def volume_admits(volume: Obj, node: Obj) -> bool:
 
 def _read_claim(run: ScenarioRun, name: str) -> Obj:
     try:
-        return json_object(run.kube.core.read_namespaced_persistent_volume_claim(name, run.namespace, _preload_content=False))
+        return decoded(run.kube.core.read_namespaced_persistent_volume_claim(name, run.namespace, _preload_content=False))
     except kubernetes.client.ApiException as err:
         raise AssertionError(f"PVC {run.namespace}/{name} cannot be read ({err.status} {err.reason}): Tekton made it for the run") from err
 
@@ -88,7 +88,7 @@ def claims_must_be_bound_on(run: ScenarioRun, pod: Obj) -> list[tuple[Obj, Obj]]
     node_name = (pod.get("spec") or {}).get("nodeName")
     if not node_name:
         raise HarnessError(f"claims_must_be_bound_on() needs a bound pod; {pod['metadata']['name']} has no node")
-    node = json_object(run.kube.core.read_node(node_name, _preload_content=False))
+    node = decoded(run.kube.core.read_node(node_name, _preload_content=False))
     names = claim_names_of(pod)
     assert names, f"pod {pod['metadata']['name']} mounts no PVC: the fixture's workspace should be volume-backed"
     found = []
@@ -102,7 +102,7 @@ def claims_must_be_bound_on(run: ScenarioRun, pod: Obj) -> list[tuple[Obj, Obj]]
             f"({SELECTED_NODE}: {selected or 'not set'}): a pod is bound only once each of its claims is Bound; "
             "a WaitForFirstConsumer claim is provisioned once the scheduler annotates it with the chosen node"
         )
-        volume = json_object(run.kube.core.read_persistent_volume(volume_name, _preload_content=False))
+        volume = decoded(run.kube.core.read_persistent_volume(volume_name, _preload_content=False))
         affinity = ((volume.get("spec") or {}).get("nodeAffinity") or {}).get("required")
         assert volume_admits(volume, node), (
             f"pod {pod['metadata']['name']} is on {node_name}, but its claim {name} is Bound to PV {volume_name}, "
