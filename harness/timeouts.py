@@ -111,6 +111,12 @@ class TimeoutConfig:
     #: the plan), not at a periodic resync. Well below the reference's 60 s flush of unschedulable pods (and
     #: kube-scheduler's 5 min), so a scheduler that waits for one fails.
     parked_pod_scheduled: float = field(default=15.0, metadata={"kind": "max"})
+    #: A pod whose claim's provisioning failed on the node the scheduler chose is bound elsewhere: the scheduler gave
+    #: up waiting for the volume (docs/contract.md section 7, Volumes: the wait is bounded), rolled its claim back
+    #: and chose again. The reference gives up after 30 s (--volume-binding-timeout); kube-scheduler after 600 s
+    #: (bindTimeoutSeconds). A scheduler with a longer bound sets `--rescon-timeout provisioning_given_up=SECONDS`
+    #: (its bound plus 30 s).
+    provisioning_given_up: float = field(default=60.0, metadata={"kind": "max"})
 
     def with_overrides(self, overrides: dict[str, float]) -> TimeoutConfig:
         """with_overrides({'pod_scheduled': 60}) returns a copy; an unknown name fails naming the known ones."""

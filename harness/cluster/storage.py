@@ -137,13 +137,19 @@ def provisioner_env(environ: dict[str, str], config_dir: Path) -> dict[str, str]
     return {**environ, "POD_NAMESPACE": NAMESPACE, "CONFIG_MOUNT_PATH": f"{config_dir}/"}
 
 
-def default_storage_class_of(kube: Kube) -> str | None:
-    """default_storage_class_of(kube) names the cluster's default StorageClass (the one a claim without a class gets), or None."""
+def default_storage_class_of(kube: Kube) -> tuple[str, str] | None:
+    """default_storage_class_of(kube) is the cluster's default StorageClass (the one a claim without a class gets) and its provisioner, or None.
+
+    Example: ('standard', 'rancher.io/local-path') on kind and on the local cluster.
+    """
     import kubernetes
 
     from harness.kube import present
 
     classes = kubernetes.client.StorageV1Api(kube.api).list_storage_class().items
-    metas = [present(c.metadata) for c in classes]
-    defaults = sorted(str(m.name) for m in metas if (m.annotations or {}).get(DEFAULT_CLASS_ANNOTATION) == "true")
+    defaults = sorted(
+        (str(present(c.metadata).name), str(c.provisioner))
+        for c in classes
+        if (present(c.metadata).annotations or {}).get(DEFAULT_CLASS_ANNOTATION) == "true"
+    )
     return defaults[0] if defaults else None

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from harness.cluster.node_pools import NodeShape
+from harness.cluster.storage import DEFAULT_CLASS_ANNOTATION
+from harness.cluster.storage import PROVISIONER as LOCAL_PATH_PROVISIONER
 from harness.suite.features import Feature
 
 
@@ -55,6 +57,9 @@ class Scenario:
     #: The fixtures leave a claim's class to the cluster's default (a volumeClaimTemplate with no storageClassName):
     #: the runner skips the scenario, saying why, on a cluster without a default StorageClass.
     default_storage_class: bool = False
+    #: The scenario injects its fault into the local-path provisioner (kind's, the local cluster's): skipped, saying
+    #: why, where the default class is provisioned by anything else.
+    local_path_faults: bool = False
     #: Named values every fixture of the scenario may use (`{{ pipeline_timeout }}`), declared here as data.
     values: Mapping[str, str] = field(default_factory=dict)
     #: It acts on the whole cluster (restarts the API server, etcd, Tekton): under `pytest -n N` it runs
@@ -115,3 +120,27 @@ def provider_skip_reason(scenario: Scenario, *, provider: str, restartable: froz
     if not missing:
         return None
     return f"the {provider} cluster cannot restart {', '.join(missing)} (only the local cluster restarts its components)"
+
+
+def storage_skip_reason(scenario: Scenario, provider: str, default_class: tuple[str, str] | None) -> str | None:
+    """storage_skip_reason() says why the cluster's storage cannot serve the scenario, or None when it can.
+
+    `default_class` is the cluster's default StorageClass and its provisioner
+    (harness.cluster.storage.default_storage_class_of). Example: a scenario with
+    default_storage_class=True on a cluster with no default class gets "the kind
+    cluster has no default StorageClass (...)".
+    """
+    if default_class is None:
+        if scenario.default_storage_class or scenario.local_path_faults:
+            return (
+                f"the {provider} cluster has no default StorageClass (annotation {DEFAULT_CLASS_ANNOTATION}=true), "
+                "and the scenario's claims take the default class, as most users' do"
+            )
+        return None
+    name, provisioner = default_class
+    if scenario.local_path_faults and provisioner != LOCAL_PATH_PROVISIONER:
+        return (
+            f"the scenario injects its fault into the {LOCAL_PATH_PROVISIONER} provisioner, "
+            f"and the {provider} cluster's default class {name} is provisioned by {provisioner}"
+        )
+    return None

@@ -18,7 +18,7 @@ import yaml
 
 from harness.cluster.namespaces import unique_name, wait_pods_gone
 from harness.cluster.node_pools import shape_pool_nodes, unshape_pool_nodes
-from harness.cluster.storage import DEFAULT_CLASS_ANNOTATION, default_storage_class_of
+from harness.cluster.storage import default_storage_class_of
 from harness.cluster.toolchain import Toolchain
 from harness.cluster.volumes import wait_provisioned_volumes_gone
 from harness.contract.install import install_crd
@@ -30,7 +30,7 @@ from harness.suite import manifests
 from harness.suite.attachments import attach_scenario_artifacts
 from harness.suite.launch_logs import LOGS_DIR_NAME, LaunchLogs
 from harness.suite.run import ScenarioRun
-from harness.suite.scenario import Scenario, provider_skip_reason
+from harness.suite.scenario import Scenario, provider_skip_reason, storage_skip_reason
 from harness.suite.scheduler_under_test import SchedulerUnderTest
 
 if TYPE_CHECKING:
@@ -229,11 +229,8 @@ def _scenario_run(
     skip = provider_skip_reason(scenario, provider=cluster.kind, restartable=restartable_components(cluster))
     if skip is None and scenario.replicas > 1:
         skip = scheduler.replica_skip_reason()
-    if skip is None and scenario.default_storage_class and default_storage_class_of(kube) is None:
-        skip = (
-            f"the {cluster.kind} cluster has no default StorageClass (annotation {DEFAULT_CLASS_ANNOTATION}=true), "
-            "and the scenario's claims take the default class, as most users' do"
-        )
+    if skip is None and (scenario.default_storage_class or scenario.local_path_faults):
+        skip = storage_skip_reason(scenario, cluster.kind, default_storage_class_of(kube))
     if skip is not None:
         pytest.skip(skip)
     scheduler.check_alive()

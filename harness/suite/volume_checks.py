@@ -17,6 +17,7 @@ import kubernetes
 from harness.errors import HarnessError
 from harness.kube import decoded
 from harness.suite.run import ScenarioRun
+from harness.waits import NotYet, wait_for
 
 Obj = dict[str, Any]
 
@@ -132,3 +133,49 @@ def claim_must_be_provisioned_for(run: ScenarioRun, pod: Obj) -> tuple[Obj, Obj]
         f"PV {volume['metadata']['name']} of claim {claim['metadata']['name']} has no node affinity: it was not made by a node-local provisioner"
     )
     return claim, volume
+
+
+def claim_of_pod_must_be_selected_for(run: ScenarioRun, pod_name: str, node: str) -> str:
+    """claim_of_pod_must_be_selected_for() waits (`pod_scheduled`) for the pod's one claim to carry `volume.kubernetes.io/selected-node: <node>`.
+
+    It returns the claim's name. It is how a scenario sees which node a
+    scheduler chose for a pod whose claim is still to be provisioned, before the pod is bound.
+    """
+
+    def selected() -> str:
+        run.assert_contract()
+        pod = run.pod(pod_name)
+        names = claim_names_of(pod)
+        if len(names) != 1:
+            raise HarnessError(f"pod {pod_name} mounts {len(names)} claims; the fixture gives it one")
+        claim = _read_claim(run, names[0])
+        chosen = ((claim.get("metadata") or {}).get("annotations") or {}).get(SELECTED_NODE)
+        if chosen != node:
+            raise NotYet(f"claim {names[0]} is {(claim.get('status') or {}).get('phase')} with {SELECTED_NODE}: {chosen or 'not set'}")
+        return names[0]
+
+    return wait_for(selected, what=f"the claim of {pod_name} to be selected for {node}", timeout="pod_scheduled", timeouts=run.timeouts)
+
+
+def helper_pods_must_be_refused_on(run: ScenarioRun, node: str, namespace: str) -> None:
+    """helper_pods_must_be_refused_on() waits (`fault_active`) until a pod on `node` in the provisioner's namespace is refused (a dry run).
+
+    The refusal is the scenario's fault: no volume can be made on that node.
+    """
+
+    def refused() -> None:
+        probe: Any = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": run.named("helper-probe"), "namespace": namespace},
+            "spec": {"nodeName": node, "containers": [{"name": "helper-pod", "image": "busybox:1.37"}]},
+        }
+        try:
+            run.kube.core.create_namespaced_pod(namespace, probe, dry_run="All")
+        except kubernetes.client.ApiException as err:
+            if err.status == 403:
+                return
+            raise
+        raise NotYet(f"a dry-run helper pod on {node} in {namespace} was admitted")
+
+    wait_for(refused, what=f"pods on {node} in {namespace} to be refused", timeout="fault_active", timeouts=run.timeouts)
