@@ -48,7 +48,7 @@ AUDITED_RULES: tuple[AuditedRule, ...] = (
     AuditedRule(rules.BOUND_POD_NOT_HOLDER, Mode.STATE, "records of --scheduler-name's PipelineRuns (or annotated with its name)"),
     AuditedRule(rules.GROUP_VOLUME_NODE_CONFLICT, Mode.TRANSITION,
                 "when a group of a judged record is seen going Reserved, and at each bind of one of its pods: the group's claims (its "
-                "PipelineRun's persistentVolumeClaim workspaces, its bound pods' claims) and their volumes are read, then the record (get)"),
+                "PipelineRun's persistentVolumeClaim workspaces, its bound pods' non-ephemeral claims) and their volumes are read, then the record (get)"),
     AuditedRule(rules.RECORD_AFTER_BIND, Mode.TRANSITION,
                 "by etcd's order only: a group pod whose bind the auditor saw is older than its record's creation, also seen; "
                 "a record that never comes is not reported (the suite confirms that absence at the bind, in a scenario it controls)"),

@@ -463,7 +463,10 @@ def group_claims(record: Record, group: str, pipeline_run: Obj | None, pods: Ite
     PipelineRun workspace its tasks use (the record's `workspaces`, and those
     section 4 gives the tasks, should the record leave one out) and every
     claim its bound pods mount (a volumeClaimTemplate's claim is Tekton's to
-    name, so its pods name it). A PipelineRun of another uid is not this
+    name, so its pods name it), but for their ephemeral volumes: an ephemeral
+    claim is its pod's alone, goes with it, and is judged at that pod's bind
+    (pod-volume-node-conflict); a pod left on a lost node would otherwise pin
+    its group to that node. A PipelineRun of another uid is not this
     record's and adds nothing.
     Example: {'src': 'workspace source of PipelineRun ns/run', 'pvc-1a2b': 'mounted by run-build-pod (task build)'}.
     """
@@ -480,7 +483,7 @@ def group_claims(record: Record, group: str, pipeline_run: Obj | None, pods: Ite
         if node_of(pod) is None:
             continue
         owner = task_of(pod)
-        for claim in volumes.pod_claim_names(pod):
+        for claim in volumes.pod_claim_names(pod, ephemeral=False):
             found.setdefault(claim, f"mounted by {_meta(pod).get('name')} (task {owner[2] if owner else '?'})")
     return found
 

@@ -39,13 +39,15 @@ def _meta(obj: Obj) -> Obj:
     return obj.get("metadata") or {}
 
 
-def pod_claim_names(pod: Obj) -> tuple[str, ...]:
+def pod_claim_names(pod: Obj, *, ephemeral: bool = True) -> tuple[str, ...]:
     """pod_claim_names() is every claim the pod mounts, in the order of its volumes, each once.
 
     A `persistentVolumeClaim` volume names its claim; an `ephemeral` volume's
     claim is `<pod name>-<volume name>`, as the ephemeral volume controller
-    names it. Tekton's volumeClaimTemplate workspaces are claims of the first
-    kind (`pvc-<hash>`, made by Tekton).
+    names it (left out with ephemeral=False: such a claim is the pod's own and
+    goes with it, no other pod of a group mounts it). Tekton's
+    volumeClaimTemplate workspaces are claims of the first kind (`pvc-<hash>`,
+    made by Tekton).
     Example: volumes [{name: w, persistentVolumeClaim: {claimName: src}}, {name: scratch, ephemeral: {...}}]
     of pod `p` give ('src', 'p-scratch').
     """
@@ -54,7 +56,7 @@ def pod_claim_names(pod: Obj) -> tuple[str, ...]:
         if not isinstance(volume, Mapping):
             continue
         claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
-        if not claim and volume.get("ephemeral") is not None and volume.get("name"):
+        if not claim and ephemeral and volume.get("ephemeral") is not None and volume.get("name"):
             claim = f"{_meta(pod).get('name')}-{volume['name']}"
         if claim and str(claim) not in names:
             names.append(str(claim))

@@ -166,13 +166,13 @@ def test_bind_volume_findings_asks_both_pod_rules() -> None:
 
 
 def test_a_groups_claims_are_its_tasks_workspace_claims_and_its_bound_pods_claims() -> None:
-    pods = [pod("run-build-pod", "src", "pvc-tmpl"), pod("run-test-pod", "src", "cache-pvc", node_name=None, task="test"),
+    pods = [pod("run-build-pod", "src", "pvc-tmpl", ephemeral="scratch"), pod("run-test-pod", "src", "cache-pvc", node_name=None, task="test"),
             pod("run-lint-pod", "pvc-lint", task="lint"), pod("other", "theirs", task=None)]
     assert rules.group_claims(record(), "source", pipeline_run(), pods) == {
         "src": "workspace source of PipelineRun ns/run",
         "cache-pvc": "workspace cache of PipelineRun ns/run",  # test's; the record leaves `cache` out, section 4 does not
         "pvc-tmpl": "mounted by run-build-pod (task build)",
-    }
+    }, "not run-build-pod-scratch: an ephemeral claim is its pod's alone"
     assert rules.group_claims(record(), "source", pipeline_run(uid="another"), pods) == {
         "src": "mounted by run-build-pod (task build)", "pvc-tmpl": "mounted by run-build-pod (task build)",
     }, "another run of the same name adds none of its workspaces"

@@ -62,6 +62,13 @@ def test_pod_claim_names(volumes: list[Any], claims: tuple[str, ...]) -> None:
     assert vt.pod_claim_names(pod) == claims
 
 
+def test_a_pods_shared_claims_leave_its_ephemeral_ones_out() -> None:
+    pod = {"metadata": {"name": "p"}, "spec": {"volumes": [
+        {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}, {"name": "w", "persistentVolumeClaim": {"claimName": "src"}}]}}
+    assert vt.pod_claim_names(pod) == ("p-scratch", "src")
+    assert vt.pod_claim_names(pod, ephemeral=False) == ("src",)
+
+
 # --- Bound ---
 
 
