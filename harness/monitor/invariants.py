@@ -503,7 +503,10 @@ def group_volume_node_conflict(
     `node` is the group's node as the monitor sees it (a node it cannot see,
     or another node, is not judged); `claims` and `volumes_by_name` were read
     before `record`, so a claim Bound in that read was still Bound, to the
-    same volume, when the record was read: both held at once.
+    same volume, when the record was read: both held at once. Not guarded:
+    a delayed claim that two runs' groups share, provisioned for the other
+    group's node between this group's claim and the read (contended; no
+    scenario shares a claim between runs).
     Example: group `source` Reserved on n1 while task `test`'s workspace
     `cache` is bound to claim `cache-pvc`, Bound to `pv-cache` pinned to n2.
     """
