@@ -8,6 +8,11 @@ scenario monitor does: watches of different kinds deliver in no common order,
 so a pod may be seen bound before the record write that preceded its bind.
 A finding the fresh read does not show is dropped; if it is real it is found
 again at the next evaluation.
+
+The volume rules are asked at the moment they are due, a bind of the judged
+scheduler or a group going Reserved, on claims, volumes and the record read
+right after it (harness.monitor.volume_reads, as the scenario monitor reads
+them): one line each, like a transition.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from harness.audit.watches import KINDS, WatchEvent, WatchSource
 from harness.contract import record as contract
 from harness.kube import Kube
 from harness.monitor import invariants as rules
+from harness.monitor import volume_reads
 from harness.monitor.release_reads import read_true_reasons
 from harness.timeouts import TimeoutConfig
 
@@ -110,7 +116,23 @@ class Auditor:
             log.warning("rescon audit could not apply a %s %s event: %s", event.kind, event.type, err)
             return
         self.metrics.events.labels(kind=event.kind).inc()
-        self._print(self.tracker.happened(found, at=datetime.now(UTC)))
+        self._print(self.tracker.happened(found + self._judge_volumes(), at=datetime.now(UTC)))
+
+    def _judge_volumes(self) -> list[rules.Finding]:
+        """_judge_volumes() reads the claims behind each bind and claim just seen and asks the volume rules; a failed read is logged and skipped."""
+        checks, self.state.volume_checks = self.state.volume_checks, []
+        found: list[rules.Finding] = []
+        for check in checks:
+            try:
+                if check.pod is not None:
+                    if self.namespace is None or (check.pod.get("metadata") or {}).get("namespace") == self.namespace:
+                        found += volume_reads.judge_bind(self.kube, self.state.world, check.pod, with_reservations=self.state.records_served)
+                elif check.record is not None:
+                    found += volume_reads.judge_claims(self.kube, self.state.world, check.record, check.groups)
+            except Exception as err:  # noqa: BLE001 - one failed read must not stop the auditor; this moment is not judged
+                what = rules.pod_key(check.pod) if check.pod is not None else f"record {check.record.key if check.record else '?'}"
+                log.warning("rescon audit could not read the volumes of %s: %s", what, err)
+        return found
 
     def _worth_evaluating(self) -> bool:
         """_worth_evaluating() is True when an event came since the last evaluation, or a label timer may have run out."""

@@ -7,8 +7,10 @@ LiveState is the auditor's counterpart of the scenario monitor's World upkeep
 - PipelineRuns and ReservationRecords in scope (all namespaces, or one);
 - only what the rules need besides: when each record was created (time and
   resourceVersion), since when each record's label disagrees, which nodes the
-  scheduler under audit has just decided on, and the first binds of runs
-  whose record has not been seen yet (dropped with their run).
+  scheduler under audit has just decided on, the first binds of runs
+  whose record has not been seen yet (dropped with their run), and the
+  moments the volume rules are due at (`volume_checks`: a bind seen, groups
+  seen Reserved), which the auditor takes and judges with fresh reads.
 
 Nothing here calls the API; `apply` returns the transition findings of an
 event, `state_findings` the state findings now.
@@ -27,6 +29,15 @@ from harness.monitor.expected_groups import expected_groups
 
 Obj = dict[str, Any]
 TrueReasons = Callable[[contract.Record, tuple[str, ...]], set[contract.ReleaseReason]]
+
+
+@dataclass(frozen=True)
+class VolumeCheck:
+    """VolumeCheck is a moment the volume rules are due at: a pod of the judged scheduler seen binding, or a record's groups seen going Reserved."""
+
+    pod: Obj | None = None
+    record: contract.Record | None = None
+    groups: tuple[str, ...] = ()
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -51,6 +62,8 @@ class LiveState:
     diverged_since: dict[tuple[str, str], float] = field(default_factory=dict)
     decided_on: set[str] = field(default_factory=set)
     first_binds: dict[tuple[str, str], list[Obj]] = field(default_factory=dict)
+    #: Binds and claims seen live whose claims are still to be read (harness.monitor.volume_reads); the auditor empties it.
+    volume_checks: list[VolumeCheck] = field(default_factory=list)
     events_applied: int = 0
 
     # --- scope ---
@@ -118,6 +131,7 @@ class LiveState:
         # A bind seen live: a decision of the scheduler under audit (a pod bound by nodeName, or by another scheduler, is not).
         if (pod.get("spec") or {}).get("schedulerName") == self.scheduler_name:
             self.decided_on.add(node)
+            self.volume_checks.append(VolumeCheck(pod=pod))
         return self._first_bind(pod)
 
     def _first_bind(self, pod: Obj) -> list[rules.Finding]:
@@ -178,6 +192,9 @@ class LiveState:
         if change == "SYNC" or not self.record_judged(record):
             return found
         self.decided_on.update(rules.new_claims(before, record))
+        claimed = rules.newly_reserved(before, record)
+        if claimed:
+            self.volume_checks.append(VolumeCheck(record=record, groups=tuple(claimed)))
         return found + rules.record_transition(before, record) + rulebook.untrue_releases(before, record, true_reasons_of)
 
     # --- state rules ---

@@ -38,8 +38,17 @@ AUDITED_RULES: tuple[AuditedRule, ...] = (
                 "until it clears; every pod on the node counts, and the residuals of every Reserved group (all schedulers' records)"),
     AuditedRule(rules.GROUP_SPLIT, Mode.STATE,
                 "the groups are derived from each live PipelineRun whose pods use --scheduler-name (status.pipelineSpec, as in the suite)"),
+    AuditedRule(rules.POD_VOLUME_NODE_CONFLICT, Mode.TRANSITION,
+                "at each bind of --scheduler-name seen live (in --namespace, when given): the pod's claims and the PersistentVolumes of "
+                "the Bound ones are read (get) right after, and their node affinity matched against the node's labels as watched"),
+    AuditedRule(rules.POD_BOUND_BEFORE_CLAIM, Mode.TRANSITION,
+                "at each bind of --scheduler-name seen live: the pod's claims are read (get) right after; a claim only ever becomes "
+                "Bound, so one not Bound then was not at the bind; a claim gone (404) or Lost is not judged"),
     AuditedRule(rules.POD_OFF_CLAIM_NODE, Mode.STATE, "records of --scheduler-name's PipelineRuns (or annotated with its name)"),
     AuditedRule(rules.BOUND_POD_NOT_HOLDER, Mode.STATE, "records of --scheduler-name's PipelineRuns (or annotated with its name)"),
+    AuditedRule(rules.GROUP_VOLUME_NODE_CONFLICT, Mode.TRANSITION,
+                "when a group of a judged record is seen going Reserved, and at each bind of one of its pods: the group's claims (its "
+                "PipelineRun's persistentVolumeClaim workspaces, its bound pods' non-ephemeral claims) and their volumes are read, then the record (get)"),
     AuditedRule(rules.RECORD_AFTER_BIND, Mode.TRANSITION,
                 "by etcd's order only: a group pod whose bind the auditor saw is older than its record's creation, also seen; "
                 "a record that never comes is not reported (the suite confirms that absence at the bind, in a scenario it controls)"),

@@ -2,13 +2,15 @@
 
 A busy cluster's pods carry env, volumes, managed fields and long statuses;
 the rules (harness.monitor.invariants) read a pod's name, uid, Tekton labels,
-node, schedulerName, phase and resource requests, a node's allocatable, and a
-PipelineRun's workspaces, pod templates and the tasks' workspace use. An
-embedded taskSpec is kept as the workspaces its steps name (one synthetic
-step), which is all expected_groups reads of it.
+node, schedulerName, phase, resource requests and the claims it mounts, a
+node's name, labels (volume node affinity) and allocatable, and a
+PipelineRun's workspaces (with their claim names), pod templates and the
+tasks' workspace use. An embedded taskSpec is kept as the workspaces its
+steps name (one synthetic step), which is all expected_groups reads of it.
 
     slim_pod(pod) keeps metadata.{name,namespace,uid,resourceVersion,labels: tekton's two},
-    spec.{nodeName,schedulerName,containers,initContainers: name, restartPolicy, requests/limits cpu+memory, resources, overhead},
+    spec.{nodeName,schedulerName,containers,initContainers: name, restartPolicy, requests/limits cpu+memory, resources, overhead,
+          volumes: name and persistentVolumeClaim.claimName or ephemeral, of those that are claims},
     status.phase
 """
 
@@ -62,13 +64,27 @@ def slim_pod(pod: Mapping[str, Any]) -> Obj:
     overhead = _pick(spec.get("overhead"), *COUNTED_RESOURCES)
     if overhead:
         slim_spec["overhead"] = overhead
+    claims = [_claim_volume(v) for v in spec.get("volumes") or [] if isinstance(v, Mapping)]
+    if any(claims):
+        slim_spec["volumes"] = [v for v in claims if v]
     return {"metadata": slim_meta, "spec": slim_spec, "status": _pick(pod.get("status"), "phase")}
 
 
+def _claim_volume(volume: Mapping[str, Any]) -> Obj:
+    """_claim_volume() keeps a volume that is a claim: its name and claimName, or its name and an empty `ephemeral`; {} otherwise."""
+    claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+    if claim:
+        return {"name": volume.get("name"), "persistentVolumeClaim": {"claimName": claim}}
+    if volume.get("ephemeral") is not None:
+        return {"name": volume.get("name"), "ephemeral": {}}
+    return {}
+
+
 def slim_node(node: Mapping[str, Any]) -> Obj:
-    """slim_node() is a node's name and its allocatable cpu and memory."""
+    """slim_node() is a node's name, its labels (a volume's node affinity reads them) and its allocatable cpu and memory."""
+    metadata = _pick(node.get("metadata"), "name", "resourceVersion", "labels")
     return {
-        "metadata": _pick(node.get("metadata"), "name", "resourceVersion"),
+        "metadata": metadata,
         "status": {"allocatable": _pick((node.get("status") or {}).get("allocatable"), *COUNTED_RESOURCES)},
     }
 
@@ -92,11 +108,11 @@ def _pod_template(template: Mapping[str, Any] | None) -> Obj:
 
 
 def slim_pipeline_run(pipeline_run: Mapping[str, Any]) -> Obj:
-    """slim_pipeline_run() keeps what expected_groups, asks_for and the record rules read of a PipelineRun."""
+    """slim_pipeline_run() keeps what expected_groups, asks_for, the record rules and group_claims read of a PipelineRun."""
     meta, spec, status = pipeline_run.get("metadata") or {}, pipeline_run.get("spec") or {}, pipeline_run.get("status") or {}
     slim_spec: Obj = {
         "workspaces": [
-            {"name": b.get("name"), **{kind: {} for kind in CO_LOCATING_BINDINGS if b.get(kind) is not None}}
+            {"name": b.get("name"), **{kind: _pick(b.get(kind), "claimName") for kind in CO_LOCATING_BINDINGS if b.get(kind) is not None}}
             for b in spec.get("workspaces") or []
         ],
         "taskRunTemplate": {"podTemplate": _pod_template((spec.get("taskRunTemplate") or {}).get("podTemplate"))},

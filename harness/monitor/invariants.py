@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from harness.contract.record import SCHEDULER_ANNOTATION, Record, State
+from harness.monitor import volume_topology as volumes
 from harness.monitor.expected_groups import ExpectedGroup, expected_groups, group_of
 from harness.quantities import ZERO, Amount, node_allocatable, pod_request
 
@@ -29,6 +30,8 @@ TERMINAL_PHASES = ("Succeeded", "Failed")
 # Rule names (docs/coverage.md). Placement rules hold for every implementation.
 NODE_OVERCOMMITTED = "node-overcommitted"
 GROUP_SPLIT = "group-split"
+POD_VOLUME_NODE_CONFLICT = "pod-volume-node-conflict"
+POD_BOUND_BEFORE_CLAIM = "pod-bound-before-claim"
 # Reservation-state rules, for implementations that publish records.
 POD_OFF_CLAIM_NODE = "pod-off-claim-node"
 BOUND_POD_NOT_HOLDER = "bound-pod-not-holder"
@@ -43,8 +46,9 @@ SPEC_CHANGED = "spec-changed"
 ACTIVE_LABEL_DIVERGED = "active-label-diverged"
 RELEASE_REASON_UNTRUE = "release-reason-untrue"
 SCHEDULER_NAME_MISSING = "scheduler-name-missing"
+GROUP_VOLUME_NODE_CONFLICT = "group-volume-node-conflict"
 
-PLACEMENT_RULES = (NODE_OVERCOMMITTED, GROUP_SPLIT)
+PLACEMENT_RULES = (NODE_OVERCOMMITTED, GROUP_SPLIT, POD_VOLUME_NODE_CONFLICT, POD_BOUND_BEFORE_CLAIM)
 
 
 @dataclass(frozen=True)
@@ -93,13 +97,7 @@ def pod_key(pod: Obj) -> str:
 
 def group_pods(world: World, namespace: str, pipeline_run: str, tasks: Iterable[str]) -> list[Obj]:
     """group_pods() are the pods Tekton made for these tasks of one PipelineRun (every attempt)."""
-    wanted = set(tasks)
-    found = []
-    for pod in world.pods.values():
-        owner = task_of(pod)
-        if owner is not None and owner[0] == namespace and owner[1] == pipeline_run and owner[2] in wanted:
-            found.append(pod)
-    return found
+    return group_pods_of(world.pods.values(), namespace, pipeline_run, tasks)
 
 
 def _live_on(pods: Iterable[Obj], node: str) -> list[Obj]:
@@ -300,11 +298,7 @@ def record_names_wrong_run(record: Record, record_created: str, pipeline_run: Ob
 
 def new_claims(before: Record | None, after: Record) -> set[str]:
     """new_claims() is the nodes of the groups that went Pending -> Reserved between two states of a record."""
-    old = {s.name: s for s in before.statuses} if before is not None else {}
-    return {
-        str(s.node) for s in after.statuses
-        if s.state is State.RESERVED and s.node and (s.name not in old or old[s.name].state is not State.RESERVED)
-    }
+    return {str(node) for group in newly_reserved(before, after) if (node := after.status_of(group).node)}
 
 
 def _revision(value: object) -> int | None:
@@ -368,3 +362,181 @@ def scheduler_name_missing(record: Record, pipeline_run: Obj, scheduler_name: st
         f"every record carries {SCHEDULER_ANNOTATION}: <the schedulerName that created it>, from its creation on (docs/contract.md section 2, Several schedulers)",
         (f"record {record.key}",),
     )
+
+
+# --- volumes (docs/contract.md section 7, Volumes) ---
+
+VOLUMES_SECTION = "docs/contract.md section 7, Volumes"
+
+
+def _claim_object(namespace: str, claim: str) -> str:
+    return f"persistentvolumeclaim {namespace}/{claim}"
+
+
+def _conflict(node: Obj, claim: Obj | None, volumes_by_name: Mapping[str, Obj]) -> Obj | None:
+    """_conflict() is the claim's PersistentVolume when the claim is Bound and that volume's node affinity excludes the node."""
+    if claim is None or not volumes.is_bound(claim):
+        return None
+    volume = volumes_by_name.get(str(volumes.volume_name_of(claim)))
+    if volume is None or volumes.volume_admits(volume, node):
+        return None
+    return volume
+
+
+def _excluded_by(volume: Obj, node: Obj) -> str:
+    selector = volumes.required_node_selector(volume)
+    return f"whose node affinity ({volumes.describe_node_selector(selector)}) excludes it: {volumes.describe_node_for(selector, node)}"
+
+
+def pod_volume_node_conflict(pod: Obj, node: Obj | None, claims: Mapping[str, Obj], volumes_by_name: Mapping[str, Obj]) -> list[Finding]:
+    """pod_volume_node_conflict() finds each claim of a bound pod that is Bound to a volume whose node affinity excludes the pod's node.
+
+    `claims` (by name, the pod's namespace) and `volumes_by_name` were read
+    after the bind was seen; a claim or volume missing from them was gone
+    (nothing to judge), and so is a node the monitor cannot see. A volume's
+    node affinity never changes and a Bound claim keeps its volume, so what
+    the read shows held at the bind, or the claim was not Bound then
+    (pod-bound-before-claim's fault, found here under this name).
+    Example: pod `run-build-pod` on n1 mounts `src`, Bound to `pv-src` pinned
+    by `kubernetes.io/hostname In [n2]`: one finding naming all four.
+    """
+    where = node_of(pod)
+    if where is None or node is None or _meta(node).get("name") != where:
+        return []
+    namespace = str(_meta(pod).get("namespace"))
+    findings = []
+    for name in volumes.pod_claim_names(pod):
+        volume = _conflict(node, claims.get(name), volumes_by_name)
+        if volume is None:
+            continue
+        volume_name = str(_meta(volume).get("name"))
+        findings.append(Finding(
+            POD_VOLUME_NODE_CONFLICT,
+            f"{_meta(pod).get('name')} is bound to {where}, but its claim {namespace}/{name} is Bound to PersistentVolume {volume_name}, "
+            f"{_excluded_by(volume, node)}: a pod goes only to a node that the volume of each of its Bound claims admits ({VOLUMES_SECTION}, V1)",
+            (pod_key(pod), f"node {where}", _claim_object(namespace, name), f"persistentvolume {volume_name}"),
+        ))
+    return findings
+
+
+def pod_bound_before_claim(pod: Obj, claims: Mapping[str, Obj]) -> list[Finding]:
+    """pod_bound_before_claim() finds each claim of a bound pod that is not Bound, read after the bind was seen.
+
+    A claim only ever goes from unbound to Bound, so one that is not Bound
+    after the bind was not Bound at it: a correct scheduler binds a pod only
+    once every claim of it is Bound (WaitForFirstConsumer ones after it set
+    `volume.kubernetes.io/selected-node` and the provisioner answered), so
+    this read can never wrongly flag it. Not judged: a claim gone (not in
+    `claims`), and a Lost one (it was Bound; its volume has gone since).
+    Example: pod `run-build-pod` bound to n1 while `src` is Pending with
+    `volume.kubernetes.io/selected-node: n1`: the scheduler asked for a
+    volume and did not wait for it.
+    """
+    where = node_of(pod)
+    if where is None:
+        return []
+    namespace = str(_meta(pod).get("namespace"))
+    findings = []
+    for name in volumes.pod_claim_names(pod):
+        claim = claims.get(name)
+        if claim is None or volumes.is_bound(claim) or volumes.claim_phase(claim) == "Lost":
+            continue
+        volume, chosen = volumes.volume_name_of(claim), volumes.selected_node(claim)
+        annotation = (
+            f"{volumes.SELECTED_NODE_ANNOTATION}: {chosen} (a node was chosen for it, but the bind did not wait for the volume)"
+            if chosen else f"no {volumes.SELECTED_NODE_ANNOTATION} annotation (no node was chosen for it)"
+        )
+        findings.append(Finding(
+            POD_BOUND_BEFORE_CLAIM,
+            f"{_meta(pod).get('name')} was bound to {where} while its claim {namespace}/{name} was not Bound "
+            f"(read after the bind: phase {volumes.claim_phase(claim)}, {f'volumeName {volume}' if volume else 'no volumeName'}, {annotation}): "
+            f"a pod is bound only once each of its claims is Bound to a volume that admits the node ({VOLUMES_SECTION}, V1, V2)",
+            (pod_key(pod), f"node {where}", _claim_object(namespace, name)),
+        ))
+    return findings
+
+
+def group_claims(record: Record, group: str, pipeline_run: Obj | None, pods: Iterable[Obj]) -> dict[str, str]:
+    """group_claims() is every claim of a record's group, by name, with where the group gets it.
+
+    The group's claims are the `persistentVolumeClaim.claimName` of each
+    PipelineRun workspace its tasks use (the record's `workspaces`, and those
+    section 4 gives the tasks, should the record leave one out) and every
+    claim its bound pods mount (a volumeClaimTemplate's claim is Tekton's to
+    name, so its pods name it), but for their ephemeral volumes: an ephemeral
+    claim is its pod's alone, goes with it, and is judged at that pod's bind
+    (pod-volume-node-conflict); a pod left on a lost node would otherwise pin
+    its group to that node. A PipelineRun of another uid is not this
+    record's and adds nothing.
+    Example: {'src': 'workspace source of PipelineRun ns/run', 'pvc-1a2b': 'mounted by run-build-pod (task build)'}.
+    """
+    spec = record.group(group)
+    found: dict[str, str] = {}
+    if pipeline_run is not None and _meta(pipeline_run).get("uid") == record.pipeline_run_uid:
+        workspaces = set(spec.workspaces)
+        for expected in expected_groups(pipeline_run) or ():
+            if expected.tasks & set(spec.tasks):
+                workspaces |= expected.workspaces
+        for workspace, claim in sorted(volumes.workspace_claim_names(pipeline_run, workspaces).items()):
+            found.setdefault(claim, f"workspace {workspace} of PipelineRun {record.namespace}/{record.pipeline_run}")
+    for pod in sorted(group_pods_of(pods, record.namespace, record.pipeline_run, spec.tasks), key=lambda p: str(_meta(p).get("name"))):
+        if node_of(pod) is None:
+            continue
+        owner = task_of(pod)
+        for claim in volumes.pod_claim_names(pod, ephemeral=False):
+            found.setdefault(claim, f"mounted by {_meta(pod).get('name')} (task {owner[2] if owner else '?'})")
+    return found
+
+
+def group_pods_of(pods: Iterable[Obj], namespace: str, pipeline_run: str, tasks: Iterable[str]) -> list[Obj]:
+    """group_pods_of() are the pods among `pods` that Tekton made for these tasks of one PipelineRun (every attempt)."""
+    wanted = set(tasks)
+    return [p for p in pods if (owner := task_of(p)) is not None and owner[:2] == (namespace, pipeline_run) and owner[2] in wanted]
+
+
+def group_volume_node_conflict(
+    record: Record, group: str, pipeline_run: Obj | None, pods: Iterable[Obj], node: Obj | None,
+    claims: Mapping[str, Obj], volumes_by_name: Mapping[str, Obj],
+) -> list[Finding]:
+    """group_volume_node_conflict() finds each claim of a Reserved group that is Bound to a volume whose node affinity excludes the group's node.
+
+    `node` is the group's node as the monitor sees it (a node it cannot see,
+    or another node, is not judged); `claims` and `volumes_by_name` were read
+    before `record`, so a claim Bound in that read was still Bound, to the
+    same volume, when the record was read: both held at once. Not guarded:
+    a delayed claim that two runs' groups share, provisioned for the other
+    group's node between this group's claim and the read (contended; no
+    scenario shares a claim between runs).
+    Example: group `source` Reserved on n1 while task `test`'s workspace
+    `cache` is bound to claim `cache-pvc`, Bound to `pv-cache` pinned to n2.
+    """
+    try:
+        status = record.status_of(group)
+    except KeyError:
+        return []
+    if status.state is not State.RESERVED or node is None or _meta(node).get("name") != status.node:
+        return []
+    findings = []
+    for name, source in group_claims(record, group, pipeline_run, pods).items():
+        volume = _conflict(node, claims.get(name), volumes_by_name)
+        if volume is None:
+            continue
+        volume_name = str(_meta(volume).get("name"))
+        findings.append(Finding(
+            GROUP_VOLUME_NODE_CONFLICT,
+            f"group {group} of record {record.key} is Reserved on {status.node} (claimGeneration {status.claim_generation}), but its claim "
+            f"{record.namespace}/{name} ({source}) is Bound to PersistentVolume {volume_name}, {_excluded_by(volume, node)}: "
+            f"a group's claim opens only on a node that admits the volume of every Bound claim of the group, a later task's included "
+            f"({VOLUMES_SECTION}, V3, and V5 after node loss)",
+            (f"record {record.key}", f"node {status.node}", _claim_object(record.namespace, name), f"persistentvolume {volume_name}"),
+        ))
+    return findings
+
+
+def newly_reserved(before: Record | None, after: Record) -> list[str]:
+    """newly_reserved() is the groups that went to Reserved between two states of a record (every Reserved one of a new record)."""
+    old = {s.name: s for s in before.statuses} if before is not None else {}
+    return [
+        s.name for s in after.statuses
+        if s.state is State.RESERVED and (s.name not in old or old[s.name].state is not State.RESERVED)
+    ]

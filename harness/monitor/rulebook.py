@@ -8,7 +8,10 @@ rules with the same arguments and name them the same:
 - after any change of pods, nodes or records: `state_findings`;
 - when a record and its PipelineRun are both known: `run_findings`;
 - when a record's label has disagreed with its status for too long: `label_diverged`;
-- when a group goes Released: `untrue_releases`, given a way to learn which reasons were true.
+- when a group goes Released: `untrue_releases`, given a way to learn which reasons were true;
+- when a pod of the judged scheduler is first seen bound: `bind_volume_findings`, and, with records,
+  `group_volume_findings` for its group; when a group is first seen Reserved: `group_volume_findings`,
+  each on the claims, volumes and record read just after (harness.monitor.volume_reads).
 """
 
 from __future__ import annotations
@@ -92,3 +95,32 @@ def untrue_releases(
                 (f"record {after.key}",),
             ))
     return findings
+
+
+def bind_volume_findings(pod: Obj, node: Obj | None, claims: Mapping[str, Obj], volumes: Mapping[str, Obj]) -> list[rules.Finding]:
+    """bind_volume_findings() is the placement rules of a bind seen: a Bound volume that excludes the node, a claim not Bound yet.
+
+    `claims` (by name) and `volumes` (by name) were read after the bind was
+    seen; a claim that is not Bound is reported as pod-bound-before-claim only.
+    """
+    return rules.pod_volume_node_conflict(pod, node, claims, volumes) + rules.pod_bound_before_claim(pod, claims)
+
+
+def group_volume_findings(
+    record: contract.Record, groups: Iterable[str], pipeline_run: Obj | None, pods: Iterable[Obj],
+    nodes: Mapping[str, Obj], claims: Mapping[str, Obj], volumes: Mapping[str, Obj],
+) -> list[rules.Finding]:
+    """group_volume_findings() is group-volume-node-conflict for these groups of `record`, each judged on its Reserved node.
+
+    `record` was read after `claims` and `volumes`; a group that is not
+    Reserved in it, or whose node is not in `nodes`, is not judged.
+    """
+    known = {g.name for g in record.groups}
+    pods = list(pods)
+    found: list[rules.Finding] = []
+    for group in groups:
+        if group not in known:
+            continue
+        node = nodes.get(str(record.status_of(group).node or ""))
+        found += rules.group_volume_node_conflict(record, group, pipeline_run, pods, node, claims, volumes)
+    return found

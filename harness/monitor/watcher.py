@@ -12,6 +12,10 @@ so a pod may be seen bound before the record write that preceded its bind.
 A finding is confirmed by reading the API afresh, pods first and records
 after, so a record read always reflects every write made before the pods'
 read; a fault shows in that read too, a race between two streams does not.
+
+Claims and PersistentVolumes are not watched: when a pod of the scheduler
+under test is first seen bound, or a group first seen Reserved, they are read
+then (harness.monitor.volume_reads), and the volume rules asked of that read.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from harness.contract import record as contract
 from harness.kube import Kube, json_object
 from harness.monitor import invariants as rules
 from harness.monitor import rulebook
+from harness.monitor import volume_reads
 from harness.monitor.release_reads import TEKTON, read_true_reasons
 from harness.timeouts import TimeoutConfig
 
@@ -41,6 +46,8 @@ Obj = dict[str, Any]
 WATCH_SECONDS = 5
 #: How often the evaluator looks at time-bound rules (the active label) when no event comes.
 TICK_SECONDS = 0.25
+#: The rules judged on claims and volumes read at a bind or a claim (harness.monitor.volume_reads).
+VOLUME_RULES = (rules.POD_VOLUME_NODE_CONFLICT, rules.POD_BOUND_BEFORE_CLAIM, rules.GROUP_VOLUME_NODE_CONFLICT)
 
 
 @dataclass(frozen=True)
@@ -313,6 +320,8 @@ class ContractMonitor:
                 self._bound_seen.add(uid)
                 if event.type != "SYNC" and self._decided_by_us(pod):
                     self._decided_on.add(str(rules.node_of(pod)))
+                    if meta.get("namespace") in self.namespaces:
+                        self._check_bind_volumes(pod)
                 self._check_first_bind(pod)
 
     def _apply_records(self, event: _Event) -> None:
@@ -342,6 +351,7 @@ class ContractMonitor:
                     self._report(finding)
                 self._check_releases(before, record)
                 self._decided_on.update(rules.new_claims(before, record))
+                self._check_claim_volumes(record, rules.newly_reserved(before, record))
             self._track_label(key, record)
             self._check_groups(key)
 
@@ -396,6 +406,39 @@ class ContractMonitor:
             if finding is not None:
                 self._report(finding)
                 return
+
+    def _check_bind_volumes(self, pod: Obj) -> None:
+        """_check_bind_volumes() reads the claims of a pod just seen bound by the scheduler under test, and asks the volume rules.
+
+        The reads come after the bind was seen, so a correct scheduler, which
+        made each claim Bound before binding, cannot be flagged by them
+        (harness.monitor.volume_reads). A failed read is logged, not a finding.
+        """
+        if all(self._has(rule) for rule in VOLUME_RULES):
+            return
+        try:
+            found = volume_reads.judge_bind(self.kube, self.world, pod, with_reservations=self.checks_records)
+        except Exception as err:  # noqa: BLE001 - a failed read must not stop the monitor; the rule is not judged for this bind
+            log.warning("contract monitor could not read the volumes of %s: %s", rules.pod_key(pod), err)
+            return
+        for finding in found:
+            self._report(finding)
+
+    def _check_claim_volumes(self, record: contract.Record, groups: list[str]) -> None:
+        """_check_claim_volumes() reads the claims of groups just seen Reserved and asks group-volume-node-conflict.
+
+        Another scheduler's record (annotated with its name) is not judged.
+        """
+        mine = self.scheduler_name is None or record.scheduler_name in (None, self.scheduler_name)
+        if not groups or not mine or self._has(rules.GROUP_VOLUME_NODE_CONFLICT):
+            return
+        try:
+            found = volume_reads.judge_claims(self.kube, self.world, record, groups)
+        except Exception as err:  # noqa: BLE001 - as in _check_bind_volumes
+            log.warning("contract monitor could not read the volumes of record %s: %s", record.key, err)
+            return
+        for finding in found:
+            self._report(finding)
 
     def _check_groups(self, key: tuple[str, str]) -> None:
         record, pipeline_run = self.world.records.get(key), self.world.pipeline_runs.get(key)

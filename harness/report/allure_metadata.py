@@ -51,6 +51,7 @@ RESERVATION_STATE_RULES: tuple[str, ...] = (
     rules.ACTIVE_LABEL_DIVERGED,
     rules.RELEASE_REASON_UNTRUE,
     rules.SCHEDULER_NAME_MISSING,
+    rules.GROUP_VOLUME_NODE_CONFLICT,
 )
 
 # Class names as allure-pytest writes them (module-qualified; AssertionError is a builtin).

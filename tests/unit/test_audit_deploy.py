@@ -41,7 +41,19 @@ def test_the_cluster_role_grants_only_get_list_watch_and_no_wildcard() -> None:
 
 def test_the_cluster_role_reads_every_kind_the_auditor_calls() -> None:
     granted = {(group, resource) for rule in load("rbac.yaml")[2]["rules"] for group in rule["apiGroups"] for resource in rule["resources"]}
-    assert granted == {("", "pods"), ("", "nodes"), ("tekton.dev", "pipelineruns"), ("tekton.dev", "taskruns"), ("rescon.dev", "reservationrecords")}
+    assert granted == {
+        ("", "pods"), ("", "nodes"), ("", "persistentvolumeclaims"), ("", "persistentvolumes"),
+        ("tekton.dev", "pipelineruns"), ("tekton.dev", "taskruns"), ("rescon.dev", "reservationrecords"),
+    }
+
+
+def test_claims_and_volumes_are_only_read_one_by_one() -> None:
+    """The volume rules GET a claim, its volume and the record after a bind or a claim: no list, no watch."""
+    verbs = {
+        resource: set(rule["verbs"]) for rule in load("rbac.yaml")[2]["rules"] for resource in rule["resources"]
+        if resource in ("persistentvolumeclaims", "persistentvolumes")
+    }
+    assert verbs == {"persistentvolumeclaims": {"get"}, "persistentvolumes": {"get"}}
 
 
 def test_the_deployment_runs_rescon_audit_as_the_service_account() -> None:

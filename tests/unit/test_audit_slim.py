@@ -11,6 +11,7 @@ from harness.audit.slim import slim_node, slim_pipeline_run, slim_pod
 from harness.cluster.simulation import sim_task_spec
 from harness.monitor import invariants as rules
 from harness.monitor.expected_groups import expected_groups
+from harness.monitor.volume_topology import pod_claim_names, volume_admits, workspace_claim_names
 from harness.quantities import node_allocatable, pod_request
 
 pytestmark = pytest.mark.unit
@@ -36,7 +37,10 @@ POD: Obj = {
              "resources": {"requests": {"cpu": "500m"}, "limits": {"memory": "256Mi", "nvidia.com/gpu": "1"}}},
         ],
         "overhead": {"cpu": "10m"},
-        "volumes": [{"name": f"v{i}", "emptyDir": {}} for i in range(10)],
+        "volumes": [{"name": f"v{i}", "emptyDir": {}} for i in range(10)] + [
+            {"name": "ws-source", "persistentVolumeClaim": {"claimName": "src", "readOnly": False}},
+            {"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}},
+        ],
     },
     "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}] * 4, "containerStatuses": [{"name": "step-work", "ready": True}]},
 }
@@ -82,10 +86,19 @@ def test_a_slim_pod_counts_the_same_request_and_keeps_what_the_rules_read() -> N
     assert len(json.dumps(slim)) * 5 < len(json.dumps(POD))
 
 
-def test_a_slim_node_keeps_its_allocatable() -> None:
-    node: Obj = {"metadata": {"name": "n1", "labels": {"x": "y"}}, "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}, "images": [{"names": ["a"]}] * 50}}
+def test_a_slim_pod_mounts_the_same_claims() -> None:
+    assert pod_claim_names(slim_pod(POD)) == pod_claim_names(POD) == ("src", "run-build-pod-scratch")
+    assert "volumes" not in slim_pod({**POD, "spec": {**POD["spec"], "volumes": [{"name": "e", "emptyDir": {}}]}})["spec"]
+
+
+def test_a_slim_node_keeps_its_allocatable_and_labels() -> None:
+    node: Obj = {"metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}, "annotations": {"a": "b" * 100}},
+                 "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}, "images": [{"names": ["a"]}] * 50}}
     assert node_allocatable(slim_node(node)) == node_allocatable(node)
     assert slim_node(node)["metadata"]["name"] == "n1"
+    pinned = {"spec": {"nodeAffinity": {"required": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]}]}}}}
+    assert volume_admits(pinned, slim_node(node)) and volume_admits(pinned, node)
 
 
 @pytest.mark.parametrize("resolved", [True, False], ids=["status-pipelineSpec", "embedded-pipelineSpec"])
@@ -98,6 +111,8 @@ def test_a_slim_pipeline_run_has_the_same_groups_and_scheduler(resolved: bool) -
     for name in ("tkn-scheduler", "other", "nobody"):
         assert rules.asks_for(slim, name) == rules.asks_for(run, name)
     assert slim["metadata"]["uid"] == "r1" and slim["metadata"]["creationTimestamp"] == "2026-12-03T11:00:00Z"
+    workspaces = ["source", "cache", "config"]
+    assert workspace_claim_names(slim, workspaces) == workspace_claim_names(run, workspaces) == {"source": "src"}
     assert len(json.dumps(slim)) * 3 < len(json.dumps(run))
 
 

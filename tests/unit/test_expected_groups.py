@@ -54,6 +54,21 @@ def test_a_lone_task_with_a_volume_is_a_group_of_its_own() -> None:
     assert groups is not None and group_of(groups, "y") == groups[1] and group_of(groups, "z") is None
 
 
+@pytest.mark.parametrize("access_modes", [["ReadWriteOnce"], ["ReadWriteMany"], ["ReadOnlyMany", "ReadWriteMany"], None],
+                         ids=["read-write-once", "read-write-many", "read-only-and-read-write-many", "unsaid"])
+def test_access_modes_do_not_change_the_groups(access_modes: list[str] | None) -> None:
+    """Section 4, Access modes do not matter (V7): a ReadWriteMany template co-locates like any other."""
+    run = _run({"source": "volumeClaimTemplate", "shared": "persistentVolumeClaim"}, [_task("build", "source"), _task("test", "source"), _task("lint", "shared")])
+    template: dict[str, Any] = {"spec": {"resources": {"requests": {"storage": "1Gi"}}}}
+    if access_modes is not None:
+        template["spec"]["accessModes"] = access_modes
+    run["spec"]["workspaces"][0]["volumeClaimTemplate"] = template
+    run["spec"]["workspaces"][1]["persistentVolumeClaim"] = {"claimName": "shared-rwx"}
+    assert expected_groups(run) == (
+        ExpectedGroup(frozenset({"build", "test"}), frozenset({"source"})), ExpectedGroup(frozenset({"lint"}), frozenset({"shared"})),
+    )
+
+
 def test_a_binding_without_workspace_uses_its_own_name() -> None:
     assert workspaces_used({"workspaces": [{"name": "source"}]}) == {"source"}
 
