@@ -170,8 +170,14 @@ def volume_admits(volume: Obj, node: Obj) -> bool:
 
     Example: a local PV with required term `kubernetes.io/hostname In [n2]`
     admits the node labelled `kubernetes.io/hostname: n2`, and no other.
+
+    Only the node's labels are read, as kube-scheduler and the kubelet read a
+    volume's affinity (CheckNodeAffinity in k8s.io/component-helpers/storage/volume
+    builds a node of labels alone): a matchFields term on `metadata.name` meets an
+    empty name there, so `metadata.name In [n2]` admits no node at all.
     """
-    return node_selector_admits(required_node_selector(volume), node)
+    labels_only = {"metadata": {"labels": dict(_meta(node).get("labels") or {})}}
+    return node_selector_admits(required_node_selector(volume), labels_only)
 
 
 def _describe_requirement(requirement: Obj) -> str:

@@ -164,13 +164,14 @@ def test_a_field_requirement_reads_the_node_name(requirement: Obj, matches: bool
         (pinned_volume(term(expr(HOSTNAME, "In", "n2"))), False),
         (pinned_volume(term(expr(HOSTNAME, "In", "n2")), term(expr("zone", "In", "a"))), True),
         (pinned_volume(term(expr("zone", "In", "a"), expr("disk", "In", "hdd"))), False),
-        (pinned_volume(term(expr("zone", "In", "a"), fields=(expr("metadata.name", "In", "n1"),))), True),
-        (pinned_volume(term(fields=(expr("metadata.name", "NotIn", "n1"),))), False),
+        # kube reads a volume's affinity against the node's labels alone (its name is empty there):
+        (pinned_volume(term(expr("zone", "In", "a"), fields=(expr("metadata.name", "In", "n1"),))), False),
+        (pinned_volume(term(fields=(expr("metadata.name", "NotIn", "n1"),))), True),
         (pinned_volume(term()), False),
         (pinned_volume(), False),
     ],
     ids=["no-affinity", "no-required-affinity", "pinned-to-its-hostname", "pinned-to-another-hostname",
-         "terms-are-ored", "a-terms-expressions-are-anded", "expressions-and-fields-are-anded", "notin-its-own-name",
+         "terms-are-ored", "a-terms-expressions-are-anded", "a-field-on-the-name-admits-no-node", "notin-its-own-name-admits-it-too",
          "an-empty-term-matches-nothing", "no-terms-match-nothing"],
 )
 def test_a_volume_admits_a_node_as_its_required_affinity_says(volume: Obj, admits: bool) -> None:
