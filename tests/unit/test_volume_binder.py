@@ -1,4 +1,4 @@
-"""The bind phase of volumes (runtime/volume_binder.py): the selected-node writes and the waits.
+"""The bind phase of volumes (runtime/volume_binder.py): the selected-node writes, the waits, and the cycle's use of them.
 
 A fake API holds the claims (resourceVersions, compare-and-swap on merge patches); the
 informer cache the binder reads is a separate dict that sees the API's state only when a
@@ -17,9 +17,15 @@ from typing import Any, Callable
 import kubernetes
 import pytest
 
+from bench import microbench
+from reference_scheduler.core.reasons import VOLUME_CLAIM_NOT_FOUND_MESSAGE, VOLUME_NODE_AFFINITY_CONFLICT_SUMMARY
+from reference_scheduler.core.scoring import Strategy
 from reference_scheduler.core.volume_binding import SELECTED_NODE_ANNOTATION, VolumeLookups
 from reference_scheduler.core.volume_provisioning import SELECTED_ELSEWHERE_MESSAGE, SELECTION_REMOVED_MESSAGE, timed_out_message
 from reference_scheduler.runtime import volume_binder
+from reference_scheduler.runtime.cluster_view import ClusterView
+from reference_scheduler.runtime.cycle import Cycle, Outcome
+from reference_scheduler.runtime.records import RecordWriter
 from reference_scheduler.runtime.volume_binder import (
     MERGE_PATCH,
     ProvisionWaits,
@@ -371,3 +377,206 @@ class TestProvisionWaits:
         started = time.monotonic()
         assert self.waits(api).wait("ns", ("src",), "n1", timeout=0.05, written={}) == timed_out_message("src", "n1", 0.05)
         assert time.monotonic() - started < THREAD_SECONDS
+
+
+# --- the cycle's bind phase ---------------------------------------------------------------
+
+
+class FakeRecordsApi:
+    """Just enough of the record endpoints for one group's claim and its rollback."""
+
+    def __init__(self, record: Obj) -> None:
+        self.record = record
+        self.version = 10
+
+    def replace_namespaced_custom_object_status(self, group: str, version: str, ns: str, plural: str, name: str, body: Obj) -> Obj:
+        if body["metadata"].get("resourceVersion") != self.record["metadata"]["resourceVersion"]:
+            raise kubernetes.client.ApiException(status=409)
+        self.version += 1
+        self.record = {**self.record, "metadata": {**self.record["metadata"], "resourceVersion": str(self.version)}, "status": body["status"]}
+        return copy.deepcopy(self.record)
+
+    def get_namespaced_custom_object(self, group: str, version: str, ns: str, plural: str, name: str) -> Obj:
+        return copy.deepcopy(self.record)
+
+    def patch_namespaced_custom_object(self, *args: Any) -> Obj:
+        return copy.deepcopy(self.record)
+
+
+def pending_pod(name: str, *claims: str, run: str | None = None, task: str = "fetch") -> Obj:
+    labels = {"tekton.dev/pipelineRun": run, "tekton.dev/pipelineTask": task} if run else {}
+    return {
+        "metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "resourceVersion": "1", "labels": labels},
+        "spec": {
+            "schedulerName": "s",
+            "containers": [{"name": "c", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}}}],
+            "volumes": [{"name": f"ws-{c}", "persistentVolumeClaim": {"claimName": c}} for c in claims],
+        },
+        "status": {"phase": "Pending"},
+    }
+
+
+def group_record(*, state: str = "Pending", node_name: str | None = None) -> Obj:
+    entry: Obj = {"name": "g0", "state": state, "holders": [], "claimGeneration": 1 if node_name else 0}
+    if node_name:
+        entry["node"] = node_name
+    return {
+        "metadata": {"name": "run", "namespace": "ns", "resourceVersion": "5"},
+        "spec": {"groups": [{"name": "g0", "tasks": ["fetch", "build"], "workspaces": ["cache", "source"], "peak": {"cpu": "1", "memory": "64Mi"}}]},
+        "status": {"groups": [entry]},
+    }
+
+
+#: The PipelineRun of group_record(): `cache` is bound to the existing claim team-cache.
+PIPELINE_RUN = {
+    "metadata": {"name": "run", "namespace": "ns"},
+    "spec": {"workspaces": [{"name": "source", "volumeClaimTemplate": {}}, {"name": "cache", "persistentVolumeClaim": {"claimName": "team-cache"}}]},
+}
+
+
+class VolumeCycle:
+    """A Cycle over nodes n1 and n2 (n1 wins every tie), with the fake claims API behind its VolumeBinder."""
+
+    def __init__(
+        self, api: FakeClaimsApi, pods: list[Obj], *, record: Obj | None = None, workers: bool = False, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.api = api
+        self.records = FakeRecordsApi(record) if record is not None else None
+        self.view = ClusterView(
+            pods=microbench._informer("pods", pods),  # noqa: SLF001
+            nodes=microbench._informer("nodes", [node("n1"), node("n2")]),  # noqa: SLF001
+            records=microbench._informer("records", [record] if record is not None else []),  # noqa: SLF001
+        )
+        writer = RecordWriter(None, field_manager="s", latest=self.view.confirmed_record_of, on_written=self.view.assume_record)  # type: ignore[arg-type]
+        writer._custom = self.records  # type: ignore[assignment]  # noqa: SLF001
+        # A wait inline that no event ends fails the test in THREAD_SECONDS, not in a minute.
+        self.binder = VolumeBinder(None, lookups=api.lookups, node_named=self.view.node_named, timeout=60 if workers else THREAD_SECONDS, clock=clock)
+        self.binder._core = api  # type: ignore[assignment]  # noqa: SLF001
+        self.events = microbench._Events()  # noqa: SLF001
+        self.binds: list[Callable[[], Outcome]] = []
+        self.bound: list[tuple[str, str]] = []
+        self.cycle = Cycle(
+            api=None,  # type: ignore[arg-type]
+            view=self.view,
+            records=writer,
+            events=self.events,  # type: ignore[arg-type]
+            get_pipeline_run=lambda ns, name: PIPELINE_RUN if name == "run" else None,
+            get_task=lambda ns, name: None,
+            get_limit_range=lambda ns: None,
+            strategy=Strategy.LEAST_ALLOCATED,
+            scheduler_name="s",
+            bind_later=(lambda pod, bind: self.binds.append(bind)) if workers else None,
+            volumes=self.binder,
+        )
+        self.cycle._bind = lambda pod, node_name: self.bound.append((pod["metadata"]["name"], node_name))  # type: ignore[method-assign]  # noqa: SLF001
+
+    def run_binds(self) -> list[Outcome]:
+        done, self.binds = self.binds, []
+        return [bind() for bind in done]
+
+    def group_entry(self) -> Obj:
+        assert self.records is not None
+        entry: Obj = self.records.record["status"]["groups"][0]
+        return entry
+
+
+class TestCycleFilter:
+    def test_a_bound_claims_volume_decides_the_node_over_scoring(self) -> None:
+        api = FakeClaimsApi(claim("cache", bound_to="pv-1"), volumes=(volume("pv-1", "n2"),))
+        h = VolumeCycle(api, [p := pending_pod("p", "cache")])
+        assert h.cycle.schedule(p) is Outcome.BOUND and h.bound == [("p", "n2")]
+        assert api.calls == []  # a Bound claim is not written
+
+    def test_a_missing_claim_fails_every_node_at_once_naming_it(self) -> None:
+        h = VolumeCycle(FakeClaimsApi(), [p := pending_pod("p", "cache")])
+        assert h.cycle.schedule(p) is Outcome.UNSCHEDULABLE
+        assert h.events.messages == [f"p: 0/2 nodes are available: {VOLUME_CLAIM_NOT_FOUND_MESSAGE.format(claim='cache')}."]
+
+    def test_volumes_that_can_never_meet_leave_the_pod_pending_with_the_conflict_named(self) -> None:
+        api = FakeClaimsApi(claim("a", bound_to="pv-a"), claim("b", bound_to="pv-b"), volumes=(volume("pv-a", "n1"), volume("pv-b", "n2")))
+        h = VolumeCycle(api, [p := pending_pod("p", "a", "b")])
+        assert h.cycle.schedule(p) is Outcome.UNSCHEDULABLE and h.bound == []
+        (message,) = h.events.messages
+        assert f"0/2 nodes are available: 2 {VOLUME_NODE_AFFINITY_CONFLICT_SUMMARY}." in message
+        assert 'persistentvolume "pv-a"' in message and 'persistentvolume "pv-b"' in message
+
+    def test_a_pod_without_claims_never_reads_a_volume_cache(self) -> None:
+        def refuse(*args: Any) -> None:
+            raise AssertionError("a pod without claims read the volume caches")
+
+        api = FakeClaimsApi()
+        h = VolumeCycle(api, [p := pending_pod("p")])
+        h.binder.lookups = VolumeLookups(refuse, refuse, refuse)
+        assert h.cycle.schedule(p) is Outcome.BOUND
+
+    def test_v3_the_groups_first_pod_goes_where_a_later_tasks_pinned_claim_is(self) -> None:
+        # fetch mounts only the template claim (pvc-src); build, with no pod yet, mounts team-cache, pinned to n2.
+        api = FakeClaimsApi(claim("pvc-src"), claim("team-cache", bound_to="pv-cache"), volumes=(volume("pv-cache", "n2"),))
+        api.provision = api.provision_and_watch
+        h = VolumeCycle(api, [fetch := pending_pod("fetch", "pvc-src", run="run")], record=group_record())
+        assert h.cycle.schedule(fetch) is Outcome.BOUND
+        assert h.bound == [("fetch", "n2")] and (h.group_entry()["state"], h.group_entry()["node"]) == ("Reserved", "n2")
+        assert selected_of(api, "pvc-src") == "n2"
+
+    def test_a_reserved_groups_pod_whose_claim_excludes_the_groups_node_is_not_bound(self) -> None:
+        api = FakeClaimsApi(claim("other", bound_to="pv-o"), volumes=(volume("pv-o", "n2"),))
+        h = VolumeCycle(api, [build := pending_pod("build", "other", run="run", task="build")], record=group_record(state="Reserved", node_name="n1"))
+        assert h.cycle.schedule(build) is Outcome.UNSCHEDULABLE and h.bound == []
+        assert "node(s) had volume node affinity conflict" in h.events.messages[0]
+
+
+class TestCycleBindPhase:
+    def test_inline_the_claim_is_annotated_provisioned_and_then_the_pod_bound(self) -> None:
+        api = FakeClaimsApi(claim("src"))
+        api.provision = api.provision_and_watch
+        h = VolumeCycle(api, [p := pending_pod("p", "src")])
+        assert h.cycle.schedule(p) is Outcome.BOUND
+        assert api.calls == ["patch src n1"] and h.bound == [("p", "n1")]
+        assert api.objects[("ns", "src")]["spec"]["volumeName"] == "pv-src"
+
+    def test_with_workers_the_wait_holds_no_worker_and_the_bind_resumes_on_one(self) -> None:
+        api = FakeClaimsApi(claim("src"))
+        h = VolumeCycle(api, [p := pending_pod("p", "src")], workers=True)
+        assert h.cycle.schedule(p) is Outcome.BINDING
+        assert h.run_binds() == [Outcome.BINDING]  # annotated; now waiting, off the worker
+        assert h.binder.waits.pending() == 1 and h.binds == [] and h.bound == []
+        api.bind_on_selected_node(api.objects[("ns", "src")])
+        api.sync()
+        h.binder.waits.check()
+        assert h.run_binds() == [Outcome.BOUND] and h.bound == [("p", "n1")]
+
+    def test_a_provisioner_that_gives_up_fails_the_bind_and_everything_is_rolled_back(self) -> None:
+        api = FakeClaimsApi(claim("pvc-src"), claim("team-cache", bound_to="pv-cache"), volumes=(volume("pv-cache", "n1"),))
+        h = VolumeCycle(api, [fetch := pending_pod("fetch", "pvc-src", run="run")], record=group_record(), workers=True)
+        assert h.cycle.schedule(fetch) is Outcome.BINDING
+        assert h.run_binds() == [Outcome.BINDING]
+        assert h.group_entry()["state"] == "Reserved" and h.view.node_of("uid-fetch") == "n1"
+        api.take_annotation_off("pvc-src")
+        api.sync()
+        h.binder.waits.check()
+        assert h.run_binds() == [Outcome.RETRY] and h.bound == []
+        assert h.view.node_of("uid-fetch") is None  # un-assumed
+        assert h.group_entry()["state"] == "Pending"  # its claim rolled back, as after any failed bind
+        assert h.events.messages == [f"fetch: FailedBinding volume binding on n1 failed: {SELECTION_REMOVED_MESSAGE.format(claim='pvc-src', node='n1')}"]
+        assert api.calls[-1] == "get pvc-src"  # already off: nothing to take off
+
+    def test_a_timeout_takes_our_annotation_off_again(self) -> None:
+        api = FakeClaimsApi(claim("src"))
+        clock = Clock()
+        h = VolumeCycle(api, [p := pending_pod("p", "src")], workers=True, clock=clock)
+        assert h.cycle.schedule(p) is Outcome.BINDING and h.run_binds() == [Outcome.BINDING]
+        api.sync()
+        clock.now += 60
+        h.binder.waits.check()
+        assert h.run_binds() == [Outcome.RETRY]
+        assert selected_of(api, "src") is None and api.calls[-2:] == ["get src", "patch src None"]
+        assert h.events.messages == [f"p: FailedBinding volume binding on n1 failed: {timed_out_message('src', 'n1', 60)}"]
+
+    def test_a_claim_selected_for_another_node_since_the_attempt_fails_the_bind_unwritten(self) -> None:
+        api = FakeClaimsApi(claim("src"))
+        h = VolumeCycle(api, [p := pending_pod("p", "src")], workers=True)
+        assert h.cycle.schedule(p) is Outcome.BINDING
+        api.objects[("ns", "src")]["metadata"]["annotations"] = {SELECTED_NODE_ANNOTATION: "n2"}
+        api.sync()
+        assert h.run_binds() == [Outcome.RETRY] and api.calls == [] and selected_of(api, "src") == "n2"
+        assert h.events.messages == ['p: FailedBinding volume binding on n1 failed: persistentvolumeclaim "src" is being provisioned on node n2']
