@@ -666,7 +666,7 @@ class Cycle:
         if not claims:
             return self._bind_now(pod, node, claimed, generation)
         namespace = pod["metadata"].get("namespace") or ""
-        written, failure = self._volumes.select(namespace, claims, node)
+        known, failure = self._volumes.select(namespace, claims, node)
         if failure is not None:
             return self._volume_bind_failed(pod, node, claimed, generation, claims, failure)
 
@@ -676,9 +676,9 @@ class Cycle:
             return self._bind_now(pod, node, claimed, generation)
 
         if self._bind_later is None:
-            return after_wait(self._volumes.wait(namespace, claims, node, written))
+            return after_wait(self._volumes.wait(namespace, claims, node, known))
         bind_later = self._bind_later
-        self._volumes.wait_later(namespace, claims, node, written, lambda failure: bind_later(pod, partial(after_wait, failure)))
+        self._volumes.wait_later(namespace, claims, node, known, lambda failure: bind_later(pod, partial(after_wait, failure)))
         return Outcome.BINDING
 
     def _volume_bind_failed(self, pod: Obj, node: str, claimed: GroupKey | None, generation: int, claims: tuple[str, ...], failure: str) -> Outcome:

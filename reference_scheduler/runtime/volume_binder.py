@@ -61,14 +61,17 @@ MERGE_PATCH = "application/merge-patch+json"
 
 @dataclass(frozen=True)
 class Selection:
-    """Selection is what selecting a node on one claim did: a one-line failure, or the resourceVersion written ("" if none).
+    """Selection is what selecting a node on one claim did: a one-line failure, or the version that selects the node.
 
-    Example: ``Selection(written_version="4711")`` after an annotation was written;
-    ``Selection()`` when the claim already named the node.
+    ``known_version`` is the claim's resourceVersion at which it is known to
+    select the node (our write's, or that of the copy that already did): the
+    wait reads the cache's copy as the annotation's fate only from then on.
+
+    Example: ``Selection(known_version="4711")`` after an annotation was written.
     """
 
     failure: str | None = None
-    written_version: str = ""
+    known_version: str = ""
 
 
 def _api_reason(err: kubernetes.client.ApiException) -> str:
@@ -116,7 +119,7 @@ def select_node(core: CoreV1Api, namespace: str, claim_name: str, node: str, *, 
     Module-level, so a fault can be patched in for it (tests/mutants).
 
     Example: claim ``src`` Pending without the annotation, node n1: one PATCH,
-    ``Selection(written_version=<the claim's new resourceVersion>)``.
+    ``Selection(known_version=<the claim's new resourceVersion>)``.
     """
     claim: Mapping[str, Any] | None = cached
     try:
@@ -127,7 +130,7 @@ def select_node(core: CoreV1Api, namespace: str, claim_name: str, node: str, *, 
                     return Selection(CLAIM_GONE_MESSAGE.format(claim=claim_name))
             step = selection_step(claim, node)
             if step is SelectionStep.NOTHING:
-                return Selection()
+                return Selection(known_version=_version(claim))
             if step is SelectionStep.REFUSE:
                 selected = volume_binding.selected_node(claim)
                 return Selection(SELECTED_ELSEWHERE_MESSAGE.format(claim=claim_name, selected=selected, node=node))
@@ -139,7 +142,7 @@ def select_node(core: CoreV1Api, namespace: str, claim_name: str, node: str, *, 
                 claim = None  # changed since it was read: read it again and decide again
                 continue
             log.info("persistentvolumeclaim %s/%s: selected node %s", namespace, claim_name, node)
-            return Selection(written_version=_version(written))
+            return Selection(known_version=_version(written))
     except kubernetes.client.ApiException as err:
         if err.status == 404:
             return Selection(CLAIM_GONE_MESSAGE.format(claim=claim_name))
@@ -179,17 +182,19 @@ def unselect_node(core: CoreV1Api, namespace: str, claim_name: str, node: str) -
     log.warning("persistentvolumeclaim %s/%s kept changing; its selected node %s may stay", namespace, claim_name, node)
 
 
-def cache_caught_up(cached_version: str, written_version: str) -> bool:
-    """cache_caught_up(cached, written): the cached claim is at least as new as our write, so it shows the annotation's fate.
+def cache_caught_up(cached_version: str, known_version: str) -> bool:
+    """cache_caught_up(cached, known): the cached claim is at least as new as the version known to select the node.
 
-    resourceVersions are compared as numbers (etcd revisions, as everywhere in
-    this scheduler: see cluster_view._not_newer); nothing written: caught up.
+    Only then does a cached copy without the annotation mean it was taken off,
+    not that the watch has not shown it yet. resourceVersions are compared as
+    numbers (etcd revisions, as everywhere in this scheduler: see
+    cluster_view._not_newer); nothing known: caught up.
 
     Example: ``cache_caught_up("41", "42")`` is False; ``("42", "42")`` and ``("57", "42")`` are True.
     """
-    if not written_version or cached_version == written_version:
+    if not known_version or cached_version == known_version:
         return True
-    return cached_version.isdigit() and written_version.isdigit() and int(cached_version) > int(written_version)
+    return cached_version.isdigit() and known_version.isdigit() and int(cached_version) > int(known_version)
 
 
 @dataclass
@@ -199,7 +204,8 @@ class _Wait:
     node: str
     timeout: float
     deadline: float
-    written: Mapping[str, str]
+    #: Per claim, the resourceVersion known to select the node (select_node): an older cached copy tells only whether it is Bound.
+    known: Mapping[str, str]
     on_done: Callable[[str | None], None] = field(default=lambda failure: None)
     #: Claims seen selecting the node (or Bound) in the cache: a stale copy cannot hide them any more.
     seen: set[str] = field(default_factory=set)
@@ -237,18 +243,18 @@ class ProvisionWaits:
             return len(self._waits)
 
     def add(
-        self, namespace: str, claims: tuple[str, ...], node: str, *, timeout: float, written: Mapping[str, str], on_done: Callable[[str | None], None]
+        self, namespace: str, claims: tuple[str, ...], node: str, *, timeout: float, known: Mapping[str, str], on_done: Callable[[str | None], None]
     ) -> None:
         """add() registers a bind waiting for ``claims`` on ``node``; ``on_done`` runs on the waits' thread (keep it quick)."""
-        wait = _Wait(namespace, claims, node, timeout, self._clock() + timeout, dict(written), on_done)
+        wait = _Wait(namespace, claims, node, timeout, self._clock() + timeout, dict(known), on_done)
         with self._changed:
             self._waits.append(wait)
             self._generation += 1
             self._changed.notify_all()
 
-    def wait(self, namespace: str, claims: tuple[str, ...], node: str, *, timeout: float, written: Mapping[str, str]) -> str | None:
+    def wait(self, namespace: str, claims: tuple[str, ...], node: str, *, timeout: float, known: Mapping[str, str]) -> str | None:
         """wait() blocks until the claims are Bound on the node (None) or the wait fails (the one-line reason); at most ``timeout``."""
-        pending = _Wait(namespace, claims, node, timeout, self._clock() + timeout, dict(written))
+        pending = _Wait(namespace, claims, node, timeout, self._clock() + timeout, dict(known))
         while True:
             with self._changed:
                 seen = self._generation
@@ -299,7 +305,7 @@ class ProvisionWaits:
             claim = self._lookups.get_claim(wait.namespace, name)
             volume_name = ((claim or {}).get("spec") or {}).get("volumeName")
             volume = self._lookups.get_volume(str(volume_name)) if volume_name else None
-            fresh = name in wait.seen or cache_caught_up(_version(claim), wait.written.get(name, ""))
+            fresh = name in wait.seen or cache_caught_up(_version(claim), wait.known.get(name, ""))
             check = provisioning_check(name, claim, volume, node, wait.node, fresh=fresh)
             if check.state is ProvisionState.FAILED:
                 return True, check.failure
@@ -352,25 +358,25 @@ class VolumeBinder:
         return volume_binding.claims_to_provision(namespace, own, self.lookups), None
 
     def select(self, namespace: str, claims: tuple[str, ...], node: str) -> tuple[dict[str, str], str | None]:
-        """select() makes each claim select the node (``select_node``); returns the versions written, and the first failure."""
-        written: dict[str, str] = {}
+        """select() makes each claim select the node (``select_node``); returns the versions known to select it, and the first failure."""
+        known: dict[str, str] = {}
         for name in claims:
             selection = select_node(self._core, namespace, name, node, cached=self.lookups.get_claim(namespace, name))
             if selection.failure is not None:
-                return written, selection.failure
-            if selection.written_version:
-                written[name] = selection.written_version
-        return written, None
+                return known, selection.failure
+            if selection.known_version:
+                known[name] = selection.known_version
+        return known, None
 
     def unselect(self, namespace: str, claims: tuple[str, ...], node: str) -> None:
         """unselect() takes the node's selection off each claim still unbound and naming it (``unselect_node``)."""
         for name in claims:
             unselect_node(self._core, namespace, name, node)
 
-    def wait(self, namespace: str, claims: tuple[str, ...], node: str, written: Mapping[str, str]) -> str | None:
+    def wait(self, namespace: str, claims: tuple[str, ...], node: str, known: Mapping[str, str]) -> str | None:
         """wait() blocks until the claims are Bound on the node, at most ``timeout``: None, or why not."""
-        return self.waits.wait(namespace, claims, node, timeout=self.timeout, written=written)
+        return self.waits.wait(namespace, claims, node, timeout=self.timeout, known=known)
 
-    def wait_later(self, namespace: str, claims: tuple[str, ...], node: str, written: Mapping[str, str], on_done: Callable[[str | None], None]) -> None:
+    def wait_later(self, namespace: str, claims: tuple[str, ...], node: str, known: Mapping[str, str], on_done: Callable[[str | None], None]) -> None:
         """wait_later() hands the wait to ProvisionWaits' thread; ``on_done(None or why not)`` runs there when it ends."""
-        self.waits.add(namespace, claims, node, timeout=self.timeout, written=written, on_done=on_done)
+        self.waits.add(namespace, claims, node, timeout=self.timeout, known=known, on_done=on_done)

@@ -171,7 +171,7 @@ class TestSelectNode:
     def test_a_pending_claim_is_annotated_with_compare_and_swap(self) -> None:
         api = FakeClaimsApi(claim("src"))
         selection = select_node(core(api), "ns", "src", "n1", cached=api.cache[("ns", "src")])
-        assert selection.failure is None and selection.written_version == "101"
+        assert selection.failure is None and selection.known_version == "101"
         assert api.calls == ["patch src n1"] and selected_of(api, "src") == "n1"
 
     def test_a_stale_cached_copy_costs_a_read_and_a_second_try(self) -> None:
@@ -183,8 +183,8 @@ class TestSelectNode:
 
     def test_a_claim_already_selecting_the_node_or_bound_is_not_written(self) -> None:
         api = FakeClaimsApi(claim("src", selected="n1"), claim("cache", bound_to="pv-1"))
-        assert select_node(core(api), "ns", "src", "n1", cached=api.cache[("ns", "src")]) == volume_binder.Selection()
-        assert select_node(core(api), "ns", "cache", "n1", cached=api.cache[("ns", "cache")]) == volume_binder.Selection()
+        assert select_node(core(api), "ns", "src", "n1", cached=api.cache[("ns", "src")]) == volume_binder.Selection(known_version="1")
+        assert select_node(core(api), "ns", "cache", "n1", cached=api.cache[("ns", "cache")]).failure is None
         assert api.calls == []
 
     def test_a_claim_selecting_another_node_is_refused_never_overwritten(self) -> None:
@@ -240,17 +240,17 @@ class TestUnselectNode:
 
 
 @pytest.mark.parametrize(
-    ("cached", "written", "caught_up"),
+    ("cached", "known", "caught_up"),
     [
         pytest.param("41", "42", False, id="older"),
         pytest.param("42", "42", True, id="our-write"),
         pytest.param("57", "42", True, id="newer"),
-        pytest.param("41", "", True, id="nothing-written"),
+        pytest.param("41", "", True, id="nothing-known"),
         pytest.param("", "42", False, id="not-cached"),
     ],
 )
-def test_cache_caught_up(cached: str, written: str, caught_up: bool) -> None:
-    assert cache_caught_up(cached, written) is caught_up
+def test_cache_caught_up(cached: str, known: str, caught_up: bool) -> None:
+    assert cache_caught_up(cached, known) is caught_up
 
 
 # --- ProvisionWaits -------------------------------------------------------------------
@@ -273,7 +273,7 @@ class TestProvisionWaits:
     def test_a_wait_ends_when_every_claim_is_bound_to_a_volume_on_the_node(self) -> None:
         api = FakeClaimsApi(claim("a", selected="n1"), claim("b", selected="n1"))
         waits, done = self.waits(api, Clock()), []
-        waits.add("ns", ("a", "b"), "n1", timeout=60, written={}, on_done=done.append)
+        waits.add("ns", ("a", "b"), "n1", timeout=60, known={}, on_done=done.append)
         assert waits.check() == 60 and done == [] and waits.pending() == 1
         api.bind_on_selected_node(api.objects[("ns", "a")])
         api.sync()
@@ -286,7 +286,7 @@ class TestProvisionWaits:
     def test_the_provisioner_taking_the_annotation_off_ends_the_wait_at_once(self) -> None:
         api = FakeClaimsApi(claim("src", selected="n1"))
         waits, done = self.waits(api, Clock()), []
-        waits.add("ns", ("src",), "n1", timeout=60, written={}, on_done=done.append)
+        waits.add("ns", ("src",), "n1", timeout=60, known={}, on_done=done.append)
         api.take_annotation_off("src")
         api.sync()
         waits.check()
@@ -296,7 +296,7 @@ class TestProvisionWaits:
         api = FakeClaimsApi(claim("src"))
         selection = select_node(core(api), "ns", "src", "n1", cached=api.cache[("ns", "src")])
         waits, done = self.waits(api, Clock()), []
-        waits.add("ns", ("src",), "n1", timeout=60, written={"src": selection.written_version}, on_done=done.append)
+        waits.add("ns", ("src",), "n1", timeout=60, known={"src": selection.known_version}, on_done=done.append)
         waits.check()
         assert done == []  # the cache still shows the claim without the annotation: not the provisioner's doing
         api.sync()
@@ -307,10 +307,25 @@ class TestProvisionWaits:
         waits.check()
         assert done == [SELECTION_REMOVED_MESSAGE.format(claim="src", node="n1")]
 
+    def test_a_sibling_finding_the_claim_selected_by_another_bind_waits_for_the_cache(self) -> None:
+        # Two pods of a group share a claim: the first bind's annotation is in the API, not yet in the cache.
+        api = FakeClaimsApi(claim("src"))
+        select_node(core(api), "ns", "src", "n1", cached=api.cache[("ns", "src")])
+        selection = select_node(core(api), "ns", "src", "n1", cached=api.cache[("ns", "src")])  # the sibling's, from the stale copy
+        assert selection.failure is None and api.calls == ["patch src n1", "patch src n1", "get src"]
+        waits, done = self.waits(api, Clock()), []
+        waits.add("ns", ("src",), "n1", timeout=60, known={"src": selection.known_version}, on_done=done.append)
+        waits.check()
+        assert done == []  # not read as the provisioner taking the annotation off
+        api.bind_on_selected_node(api.objects[("ns", "src")])
+        api.sync()
+        waits.check()
+        assert done == [None]
+
     def test_a_volume_bound_elsewhere_fails_the_wait_naming_it(self) -> None:
         api = FakeClaimsApi(claim("src", selected="n1", bound_to="pv-x"), volumes=(volume("pv-x", "n2"),))
         waits, done = self.waits(api, Clock()), []
-        waits.add("ns", ("src",), "n1", timeout=60, written={}, on_done=done.append)
+        waits.add("ns", ("src",), "n1", timeout=60, known={}, on_done=done.append)
         waits.check()
         assert done == ['persistentvolumeclaim "src" was bound to persistentvolume "pv-x", whose node affinity does not admit node n1']
 
@@ -318,7 +333,7 @@ class TestProvisionWaits:
         api = FakeClaimsApi(claim("a", selected="n1", bound_to="pv-a"), claim("b", selected="n1"), volumes=(volume("pv-a", "n1"),))
         clock = Clock()
         waits, done = self.waits(api, clock), []
-        waits.add("ns", ("a", "b"), "n1", timeout=60, written={}, on_done=done.append)
+        waits.add("ns", ("a", "b"), "n1", timeout=60, known={}, on_done=done.append)
         clock.now += 59.9
         assert waits.check() == pytest.approx(0.1)
         clock.now += 0.1
@@ -330,7 +345,7 @@ class TestProvisionWaits:
         waits, done = self.waits(api, Clock()), []
         threads = threading.active_count()
         for i in range(100):
-            waits.add("ns", (f"c{i}",), "n1", timeout=60, written={}, on_done=done.append)
+            waits.add("ns", (f"c{i}",), "n1", timeout=60, known={}, on_done=done.append)
         assert waits.pending() == 100 and threading.active_count() == threads
         for i in range(100):
             api.bind_on_selected_node(api.objects[("ns", f"c{i}")])
@@ -345,7 +360,7 @@ class TestProvisionWaits:
         thread = threading.Thread(target=waits.run, args=(stop,), daemon=True)
         thread.start()
         try:
-            waits.add("ns", ("src",), "n1", timeout=60, written={}, on_done=lambda failure: ended.set())
+            waits.add("ns", ("src",), "n1", timeout=60, known={}, on_done=lambda failure: ended.set())
             api.bind_on_selected_node(api.objects[("ns", "src")])
             api.sync()
             waits.notify()
@@ -368,14 +383,14 @@ class TestProvisionWaits:
         timer = threading.Timer(0.05, provision)
         timer.start()
         try:
-            assert waits.wait("ns", ("src",), "n1", timeout=THREAD_SECONDS, written={}) is None
+            assert waits.wait("ns", ("src",), "n1", timeout=THREAD_SECONDS, known={}) is None
         finally:
             timer.cancel()
 
     def test_the_blocking_wait_is_bounded(self) -> None:
         api = FakeClaimsApi(claim("src", selected="n1"))
         started = time.monotonic()
-        assert self.waits(api).wait("ns", ("src",), "n1", timeout=0.05, written={}) == timed_out_message("src", "n1", 0.05)
+        assert self.waits(api).wait("ns", ("src",), "n1", timeout=0.05, known={}) == timed_out_message("src", "n1", 0.05)
         assert time.monotonic() - started < THREAD_SECONDS
 
 
