@@ -28,6 +28,7 @@ import yaml
 
 from reference_scheduler.core.resources import InvalidQuantity, Resources, cpu_millis, memory_bytes
 from reference_scheduler.core.scoring import Strategy
+from reference_scheduler.core.volume_provisioning import DEFAULT_VOLUME_BINDING_TIMEOUT
 
 LogLevel = Literal["debug", "info", "warning", "error"]
 """LogLevel names the least severe log records that are written."""
@@ -150,6 +151,13 @@ class SchedulerConfig:
             "As kube-scheduler's: stop filtering once this percentage of the nodes is found feasible "
             "(at least 100 nodes; clusters under 100 nodes are filtered whole). 0: adaptive, "
             "50 percent less 1 per 125 nodes, at least 5 percent; 100: every node, every attempt."
+        ),
+    )
+    volume_binding_timeout: float = field(
+        default=DEFAULT_VOLUME_BINDING_TIMEOUT,
+        metadata=_doc(
+            "Seconds a bind waits for the pod's WaitForFirstConsumer claims, once annotated with the chosen node, "
+            "to be Bound to a volume there; past it the bind fails, the selection is taken off, and the pod is tried again."
         ),
     )
 
@@ -332,6 +340,10 @@ def _validate(config: SchedulerConfig, origin: Mapping[str, str]) -> None:
         raise ConfigError(f"{where('percentage_of_nodes_to_score')} must be in 0..100 (0: adaptive), not {config.percentage_of_nodes_to_score}")
     if not config.release_resync_seconds > 0:
         raise ConfigError(f"{where('release_resync_seconds')} must be above 0 seconds, not {config.release_resync_seconds}")
+    if not config.volume_binding_timeout > 0:
+        raise ConfigError(
+            f"{where('volume_binding_timeout')} must be above 0 seconds (how long a bind waits for its volumes), not {config.volume_binding_timeout}"
+        )
 
 
 def parse_config(argv: Sequence[str]) -> SchedulerConfig:

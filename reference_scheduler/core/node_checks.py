@@ -255,6 +255,24 @@ def node_selector_term_matches(term: Mapping[str, Any], node: Json) -> bool:
     )
 
 
+def _selector_terms(selector: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [t for t in _list(selector.get("nodeSelectorTerms")) if isinstance(t, Mapping)]
+
+
+def node_selector_matches(selector: Mapping[str, Any], node: Json) -> bool:
+    """node_selector_matches ORs a NodeSelector's ``nodeSelectorTerms``: the node passes when any term matches.
+
+    The one NodeSelector matcher of the reference: a pod's required node
+    affinity and a PersistentVolume's ``spec.nodeAffinity.required`` are both
+    NodeSelectors. A selector with no terms matches no node.
+
+    Example: ``{"nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/hostname",
+    "operator": "In", "values": ["n1"]}]}]}`` matches the node labelled ``kubernetes.io/hostname=n1``
+    and no other.
+    """
+    return any(node_selector_term_matches(term, node) for term in _selector_terms(selector))
+
+
 def node_affinity_mismatch(pod: Json, node: Json) -> NodeAffinityMismatch | None:
     """node_affinity_mismatch checks ``requiredDuringSchedulingIgnoredDuringExecution``.
 
@@ -269,10 +287,9 @@ def node_affinity_mismatch(pod: Json, node: Json) -> NodeAffinityMismatch | None
     required = _get(pod, "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
     if not isinstance(required, Mapping):
         return None
-    terms = [t for t in _list(required.get("nodeSelectorTerms")) if isinstance(t, Mapping)]
-    if any(node_selector_term_matches(term, node) for term in terms):
+    if node_selector_matches(required, node):
         return None
-    return NodeAffinityMismatch(terms=len(terms))
+    return NodeAffinityMismatch(terms=len(_selector_terms(required)))
 
 
 # --- the node's room ----------------------------------------------------------

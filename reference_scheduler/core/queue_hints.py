@@ -22,6 +22,16 @@ section 2, "The first pod before the plan"):
   without one (then the pod is scheduled as a plain pod);
 * the PipelineRun's record appears (another pod of the run planned it).
 
+What can let a pod parked on its volumes (core/volume_binding.py) go somewhere:
+
+* one of its claims (its own, or its group's) appears or changes what the
+  volume rules read: Bound at last (an immediate claim the PV controller bound),
+  a selected node set or taken off, a deletion;
+* the volume of one of its claims appears or changes its claim, phase or node
+  affinity;
+* the StorageClass of one of its claims appears or changes its binding mode or
+  allowed topologies.
+
 Worked example: pod B waits for 2000m on the seed node, where group A holds
 3800m. A's reservation is released: ``reservation_changed(a, None,
 pod_group=b) is QUEUE``. A's 200m pod then completes: ``pod_updated(running,
@@ -31,6 +41,7 @@ already matched: ``node_updated(b_pod, old, new) is SKIP``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Mapping, TypeAlias
@@ -40,9 +51,13 @@ from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import allocatable_pods, node_check_failures
 from reference_scheduler.core.plan_readiness import PlanReadiness, plan_readiness
 from reference_scheduler.core.resources import InvalidQuantity, Resources
+from reference_scheduler.core.volume_binding import SELECTED_NODE_ANNOTATION, storage_class_name
 
 Json: TypeAlias = Mapping[str, Any]
-"""Json is a raw Kubernetes object (the waiting pod, a node)."""
+"""Json is a raw Kubernetes object (the waiting pod, a node, a claim, a volume, a storage class)."""
+
+ClaimKey: TypeAlias = tuple[str, str]
+"""ClaimKey is a claim's (namespace, name)."""
 
 
 class QueueingHint(StrEnum):
@@ -257,3 +272,107 @@ def record_added(pod_run: tuple[str, str] | None, record_run: tuple[str, str]) -
     a pod of ``ci/other`` or a plain pod is SKIP.
     """
     return QUEUE if pod_run == record_run else SKIP
+
+
+def _field(obj: Json | None, *path: str) -> Any:
+    current: Any = obj
+    for step in path:
+        if not isinstance(current, Mapping):
+            return None
+        current = current.get(step)
+    return current
+
+
+def _claim_key(claim: Json) -> ClaimKey:
+    return (str(_field(claim, "metadata", "namespace") or ""), str(_field(claim, "metadata", "name") or ""))
+
+
+def claim_fields_read(claim: Json) -> tuple[object, ...]:
+    """claim_fields_read is what the volume rules read of a claim; an update changing none of it is no news.
+
+    Example: a claim's ``status.capacity`` or an annotation of the PV controller
+    changing gives equal tuples; ``status.phase`` going Bound does not.
+    """
+    return (
+        _field(claim, "spec", "volumeName"),
+        _field(claim, "status", "phase"),
+        _field(claim, "metadata", "annotations", SELECTED_NODE_ANNOTATION),
+        _field(claim, "metadata", "deletionTimestamp"),
+        storage_class_name(claim),
+    )
+
+
+def claim_changed(waiting_claims: Collection[ClaimKey], old: Json | None, new: Json | None) -> QueueingHint:
+    """claim_changed queues a parked pod when one of its claims appears or changes what the volume rules read.
+
+    ``waiting_claims`` are the pod's claims and its group's, as (namespace, name);
+    ``old``/``new`` the claim before and after (old None: added; new None: deleted).
+    A deleted claim cannot make a pod schedulable.
+
+    Example: the pod's claim ``data`` going from Pending to Bound is QUEUE (a pod
+    waiting for an immediate claim is retried at once); the same claim's capacity
+    update is SKIP; another pod's claim is SKIP.
+    """
+    if new is None or _claim_key(new) not in waiting_claims:
+        return SKIP
+    if old is None:
+        return QUEUE
+    return QUEUE if claim_fields_read(old) != claim_fields_read(new) else SKIP
+
+
+def _claim_ref(volume: Json | None) -> ClaimKey | None:
+    ref = _field(volume, "spec", "claimRef")
+    if not isinstance(ref, Mapping) or not ref.get("name"):
+        return None
+    return (str(ref.get("namespace") or ""), str(ref.get("name")))
+
+
+def volume_fields_read(volume: Json) -> tuple[object, ...]:
+    """volume_fields_read is what the volume rules read of a PersistentVolume: whose it is, its phase, its node affinity.
+
+    Example: a volume whose ``status.message`` changes gives equal tuples.
+    """
+    return (_claim_ref(volume), _field(volume, "status", "phase"), _field(volume, "spec", "nodeAffinity"))
+
+
+def volume_changed(waiting_claims: Collection[ClaimKey], old: Json | None, new: Json | None) -> QueueingHint:
+    """volume_changed queues a parked pod when the volume of one of its claims appears or changes what the rules read.
+
+    The volume's claim is its ``spec.claimRef`` (before or after the update). A
+    volume that belongs to no claim of the pod cannot help it (static volumes
+    are not matched to unbound claims); a deleted volume cannot either.
+
+    Example: the provisioned volume of the pod's claim ``src`` added is QUEUE; a
+    volume of another claim is SKIP; the same volume's ``status.message`` is SKIP.
+    """
+    if new is None:
+        return SKIP
+    refs = {_claim_ref(new), _claim_ref(old)}
+    if not any(ref is not None and ref in waiting_claims for ref in refs):
+        return SKIP
+    if old is None:
+        return QUEUE
+    return QUEUE if volume_fields_read(old) != volume_fields_read(new) else SKIP
+
+
+def storage_class_fields_read(storage_class: Json) -> tuple[object, ...]:
+    """storage_class_fields_read is what the volume rules read of a StorageClass: its binding mode and allowed topologies."""
+    return (storage_class.get("volumeBindingMode"), storage_class.get("allowedTopologies"))
+
+
+def storage_class_changed(waiting_classes: Collection[str], old: Json | None, new: Json | None) -> QueueingHint:
+    """storage_class_changed queues a parked pod when the class of one of its claims appears or changes its rules.
+
+    ``waiting_classes`` are the class names of the pod's (and its group's) claims.
+    A class appearing turns an "immediate" claim of that name (no class object)
+    into a delayed one; a changed binding mode or allowedTopologies moves where
+    the claim may go. A deleted class cannot help.
+
+    Example: class ``standard`` added is QUEUE for a pod whose claim names it, SKIP for
+    one whose claims name ``fast``; a new label on the class is SKIP.
+    """
+    if new is None or str(_field(new, "metadata", "name") or "") not in waiting_classes:
+        return SKIP
+    if old is None:
+        return QUEUE
+    return QUEUE if storage_class_fields_read(old) != storage_class_fields_read(new) else SKIP

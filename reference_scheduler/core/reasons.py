@@ -35,6 +35,13 @@ class ReasonCode(StrEnum):
     NODE_SELECTOR_MISMATCH = "NodeSelectorMismatch"
     NODE_AFFINITY_MISMATCH = "NodeAffinityMismatch"
     GROUP_RESERVED_ON_ANOTHER_NODE = "GroupReservedOnAnotherNode"
+    VOLUME_CLAIM_NOT_FOUND = "VolumeClaimNotFound"
+    VOLUME_CLAIM_BEING_DELETED = "VolumeClaimBeingDeleted"
+    UNBOUND_IMMEDIATE_CLAIMS = "UnboundImmediateClaims"
+    BOUND_VOLUME_NOT_FOUND = "BoundVolumeNotFound"
+    VOLUME_NODE_AFFINITY_CONFLICT = "VolumeNodeAffinityConflict"
+    SELECTED_NODE_MISMATCH = "SelectedNodeMismatch"
+    ALLOWED_TOPOLOGY_MISMATCH = "AllowedTopologyMismatch"
 
 
 # Message templates. Format them with str.format and the record's fields
@@ -71,6 +78,33 @@ NODE_AFFINITY_MISMATCH_MESSAGE = (
 
 GROUP_RESERVED_ON_ANOTHER_NODE_SUMMARY = "node(s) didn't match the group's reserved node"
 GROUP_RESERVED_ON_ANOTHER_NODE_MESSAGE = "group {group} is reserved on node {reserved_node}"
+
+# Volumes (core/volume_binding.py). The summaries are kube-scheduler's VolumeBinding strings where
+# it has one (its PreFilter messages name the claim), so existing greps keep working.
+
+VOLUME_CLAIM_NOT_FOUND_MESSAGE = 'persistentvolumeclaim "{claim}" not found'
+VOLUME_CLAIM_BEING_DELETED_MESSAGE = 'persistentvolumeclaim "{claim}" is being deleted'
+
+UNBOUND_IMMEDIATE_CLAIMS_SUMMARY = "pod has unbound immediate PersistentVolumeClaims"
+UNBOUND_IMMEDIATE_CLAIMS_MESSAGE = (
+    "pod has unbound immediate PersistentVolumeClaims: {claims} (bound by the PV controller, not on a node the scheduler picks)"
+)
+
+BOUND_VOLUME_NOT_FOUND_SUMMARY = "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+BOUND_VOLUME_NOT_FOUND_MESSAGE = 'persistentvolumeclaim "{claim}" is bound to persistentvolume "{volume}", which does not exist'
+
+VOLUME_NODE_AFFINITY_CONFLICT_SUMMARY = "node(s) had volume node affinity conflict"
+VOLUME_NODE_AFFINITY_CONFLICT_MESSAGE = (
+    'node is not admitted by the node affinity of persistentvolume "{volume}" (the volume of persistentvolumeclaim "{claim}")'
+)
+
+SELECTED_NODE_MISMATCH_SUMMARY = "node(s) did not match the claim's selected node"
+SELECTED_NODE_MISMATCH_MESSAGE = 'persistentvolumeclaim "{claim}" is being provisioned on node {selected_node}'
+
+ALLOWED_TOPOLOGY_MISMATCH_SUMMARY = "node(s) didn't match the storage class's allowed topologies"
+ALLOWED_TOPOLOGY_MISMATCH_MESSAGE = (
+    'node is not in the allowedTopologies of storageclass "{storage_class}" (the class of persistentvolumeclaim "{claim}")'
+)
 
 FIT_ERROR_MESSAGE = "0/{total} nodes are available: {reasons}."
 """FIT_ERROR_MESSAGE is the pod-level message, as kube-scheduler words it, so existing greps keep working."""
@@ -290,6 +324,152 @@ class GroupReservedOnAnotherNode:
         )
 
 
+@dataclass(frozen=True)
+class VolumeClaimNotFound:
+    """VolumeClaimNotFound says a claim the pod (or its group) mounts does not exist; no node can take the pod.
+
+    An ephemeral volume's claim is created after its pod, so the pod waits for it.
+
+    Example: ``VolumeClaimNotFound("cache").message() == 'persistentvolumeclaim "cache" not found'``,
+    kube-scheduler's words; the summary is the same text.
+    """
+
+    claim: str
+
+    code = ReasonCode.VOLUME_CLAIM_NOT_FOUND
+
+    def summary(self) -> str:
+        return self.message()
+
+    def message(self) -> str:
+        return VOLUME_CLAIM_NOT_FOUND_MESSAGE.format(claim=self.claim)
+
+
+@dataclass(frozen=True)
+class VolumeClaimBeingDeleted:
+    """VolumeClaimBeingDeleted says a claim the pod (or its group) mounts has a deletionTimestamp; no node can take the pod.
+
+    Example: ``VolumeClaimBeingDeleted("cache").message() == 'persistentvolumeclaim "cache" is being deleted'``.
+    """
+
+    claim: str
+
+    code = ReasonCode.VOLUME_CLAIM_BEING_DELETED
+
+    def summary(self) -> str:
+        return self.message()
+
+    def message(self) -> str:
+        return VOLUME_CLAIM_BEING_DELETED_MESSAGE.format(claim=self.claim)
+
+
+@dataclass(frozen=True)
+class UnboundImmediateClaims:
+    """UnboundImmediateClaims names the claims not yet Bound whose class binds them at once (Immediate, or no class object).
+
+    The PV controller binds those without the scheduler, so the pod waits for it on every node.
+
+    Example: ``UnboundImmediateClaims(("data",)).summary() == "pod has unbound immediate PersistentVolumeClaims"``
+    (kube-scheduler's string); the message adds ``: data``.
+    """
+
+    claims: tuple[str, ...]
+
+    code = ReasonCode.UNBOUND_IMMEDIATE_CLAIMS
+
+    def summary(self) -> str:
+        return UNBOUND_IMMEDIATE_CLAIMS_SUMMARY
+
+    def message(self) -> str:
+        return UNBOUND_IMMEDIATE_CLAIMS_MESSAGE.format(claims=", ".join(self.claims))
+
+
+@dataclass(frozen=True)
+class BoundVolumeNotFound:
+    """BoundVolumeNotFound says a Bound claim's PersistentVolume does not exist (deleted, or not seen yet).
+
+    Example: ``BoundVolumeNotFound("cache", "pv-1").message()
+    == 'persistentvolumeclaim "cache" is bound to persistentvolume "pv-1", which does not exist'``.
+    """
+
+    claim: str
+    volume: str
+
+    code = ReasonCode.BOUND_VOLUME_NOT_FOUND
+
+    def summary(self) -> str:
+        return BOUND_VOLUME_NOT_FOUND_SUMMARY
+
+    def message(self) -> str:
+        return BOUND_VOLUME_NOT_FOUND_MESSAGE.format(claim=self.claim, volume=self.volume)
+
+
+@dataclass(frozen=True)
+class VolumeNodeAffinityConflict:
+    """VolumeNodeAffinityConflict says the node is outside the node affinity of a claim's PersistentVolume.
+
+    The kubelet could never mount the volume there. The summary is
+    kube-scheduler's string; the message names the volume and its claim, so
+    two volumes pinned to two nodes read as the conflict they are.
+
+    Example: ``VolumeNodeAffinityConflict("cache", "pv-1").summary() == "node(s) had volume node affinity conflict"``.
+    """
+
+    claim: str
+    volume: str
+
+    code = ReasonCode.VOLUME_NODE_AFFINITY_CONFLICT
+
+    def summary(self) -> str:
+        return VOLUME_NODE_AFFINITY_CONFLICT_SUMMARY
+
+    def message(self) -> str:
+        return VOLUME_NODE_AFFINITY_CONFLICT_MESSAGE.format(claim=self.claim, volume=self.volume)
+
+
+@dataclass(frozen=True)
+class SelectedNodeMismatch:
+    """SelectedNodeMismatch says an unbound WaitForFirstConsumer claim is already being provisioned on another node.
+
+    Its ``volume.kubernetes.io/selected-node`` annotation names that node; only it passes.
+
+    Example: ``SelectedNodeMismatch("src", "n2").message() == 'persistentvolumeclaim "src" is being provisioned on node n2'``.
+    """
+
+    claim: str
+    selected_node: str
+
+    code = ReasonCode.SELECTED_NODE_MISMATCH
+
+    def summary(self) -> str:
+        return SELECTED_NODE_MISMATCH_SUMMARY
+
+    def message(self) -> str:
+        return SELECTED_NODE_MISMATCH_MESSAGE.format(claim=self.claim, selected_node=self.selected_node)
+
+
+@dataclass(frozen=True)
+class AllowedTopologyMismatch:
+    """AllowedTopologyMismatch says the node is outside the allowedTopologies of an unbound claim's StorageClass.
+
+    The provisioner could not make the volume there.
+
+    Example: ``AllowedTopologyMismatch("src", "zonal").summary()
+    == "node(s) didn't match the storage class's allowed topologies"``.
+    """
+
+    claim: str
+    storage_class: str
+
+    code = ReasonCode.ALLOWED_TOPOLOGY_MISMATCH
+
+    def summary(self) -> str:
+        return ALLOWED_TOPOLOGY_MISMATCH_SUMMARY
+
+    def message(self) -> str:
+        return ALLOWED_TOPOLOGY_MISMATCH_MESSAGE.format(claim=self.claim, storage_class=self.storage_class)
+
+
 Reason: TypeAlias = (
     InsufficientResource
     | TooManyPods
@@ -299,6 +479,13 @@ Reason: TypeAlias = (
     | NodeSelectorMismatch
     | NodeAffinityMismatch
     | GroupReservedOnAnotherNode
+    | VolumeClaimNotFound
+    | VolumeClaimBeingDeleted
+    | UnboundImmediateClaims
+    | BoundVolumeNotFound
+    | VolumeNodeAffinityConflict
+    | SelectedNodeMismatch
+    | AllowedTopologyMismatch
 )
 """Reason is any record explaining why one node rejected one pod."""
 
@@ -324,3 +511,18 @@ def fit_error_message(total_nodes: int, reasons_by_node: Mapping[str, Sequence[R
         histogram.update({reason.summary() for reason in reasons})
     parts = sorted(f"{count} {summary}" for summary, count in histogram.items())
     return FIT_ERROR_MESSAGE.format(total=total_nodes, reasons=", ".join(parts))
+
+
+def unresolvable_error_message(total_nodes: int, reasons: Sequence[Reason]) -> str:
+    """unresolvable_error_message is the pod-level text for reasons that hold on every node alike.
+
+    kube-scheduler words a PreFilter failure (a claim missing, an unbound
+    immediate claim) this way: no count per node, only the reason, which
+    names the claim; walking the nodes would say nothing more.
+
+    Example::
+
+        >>> unresolvable_error_message(3, [VolumeClaimNotFound("cache")])
+        '0/3 nodes are available: persistentvolumeclaim "cache" not found.'
+    """
+    return FIT_ERROR_MESSAGE.format(total=total_nodes, reasons="; ".join(reason.message() for reason in reasons))

@@ -3,13 +3,16 @@
 The decisions are core's; this module only gathers their inputs from the
 caches and performs the writes, in the order that keeps the contract:
 
-    record exists -> claim (compare-and-swap) -> assume -> bind -> on bind failure, un-assume and unreserve
+    record exists -> claim (compare-and-swap) -> assume -> volumes Bound on the node -> bind
+    -> on any failure of the last two, un-assume and unreserve (and take a volume selection back)
 
 As in kube-scheduler, the bind is the *binding cycle*: with `bind_later` given, the
 scheduling thread assumes the pod (and, through the record just written, its group's
 claim) in ClusterView and hands the bind to a worker, then starts the next pod at once;
 the worker reports the outcome. Without `bind_later` (unit tests, the microbenchmark)
-the bind runs inline.
+the bind runs inline. A pod whose WaitForFirstConsumer claims must be provisioned first
+(runtime/volume_binder.py) leaves the worker while it waits, and its bind comes back to a
+worker when the claims are Bound (or the wait fails).
 
 With `write_later` given too, the record writes leave the scheduling thread as well:
 the record's create and the group's claim or join are decided on the record as the
@@ -41,6 +44,7 @@ from typing import Any, Callable, Protocol
 import kubernetes
 from kubernetes.client import ApiClient, CoreV1Api
 
+from reference_scheduler.core import volume_binding
 from reference_scheduler.core.claims import ClaimConflict, Claimed, ClaimState, GroupClaim, reserve, unreserve
 from reference_scheduler.core.feasible import ALL_NODES, feasible_nodes_to_find
 from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, NodeView, PodUsage, fit, required_for
@@ -48,13 +52,15 @@ from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import node_check_failures
 from reference_scheduler.core.partition import WorkspaceGroup
 from reference_scheduler.core.plan_readiness import PlanReadiness, plan_readiness, waiting_for_plan_message
-from reference_scheduler.core.reasons import Reason, fit_error_message
+from reference_scheduler.core.reasons import Reason, fit_error_message, unresolvable_error_message
 from reference_scheduler.core.resources import ZERO, InvalidQuantity, Resources
 from reference_scheduler.core.scoring import Strategy, score
+from reference_scheduler.core.volume_binding import NO_VOLUMES, VolumeConstraints
 from reference_scheduler.runtime.cluster_view import ClusterView, pipeline_task_of
 from reference_scheduler.runtime.events import EventRecorder
 from reference_scheduler.runtime.planner import PlanUnavailable, PodShaping, plan_pipeline_run
 from reference_scheduler.runtime.records import RecordGone, RecordWriter, changed_status, claim_of, spec_group_of_task, status_entry_of, with_claim
+from reference_scheduler.runtime.volume_binder import VolumeBinder
 
 log = logging.getLogger("tkn-scheduler.cycle")
 
@@ -95,6 +101,7 @@ class GroupState:
     peak: Resources
     claim: GroupClaim
     tasks: frozenset[str] = frozenset()  # the group's pipeline tasks (spec.groups[].tasks)
+    workspaces: frozenset[str] = frozenset()  # the group's PipelineRun workspaces (spec.groups[].workspaces)
 
 
 class NodeCheckCache:
@@ -232,8 +239,11 @@ class Cycle:
         write_later: WriteLater | None = None,
         siblings: Siblings | None = None,
         percentage_of_nodes_to_score: int = ALL_NODES,
+        volumes: VolumeBinder | None = None,
     ) -> None:
         self._core = CoreV1Api(api)
+        # Without the scheduler's caches no claim is found: a pod that mounts one is never bound blind.
+        self._volumes = volumes if volumes is not None else VolumeBinder(api, lookups=NO_VOLUMES, node_named=view.node_named)
         self._get_shaping = get_shaping
         self._bind_later = bind_later
         # Record writes are deferred only with the bind: a deferred claim hands its bind to a worker.
@@ -296,6 +306,13 @@ class Cycle:
         if group is not None and group.claim.state is not ClaimState.RELEASED:
             demand = GroupDemand(group.key, group.peak, group.claim.node if group.claim.state is ClaimState.RESERVED else None)
         usage = PodUsage(pod["metadata"]["uid"], request, group.key if group else None)
+        constraints = self._volume_constraints(pod, group, opening=demand is not None and demand.node is None)
+        if constraints is not None and constraints.unresolvable:
+            # No node can cure these (a claim missing, an unbound immediate claim): kube-scheduler's PreFilter.
+            self._events.unschedulable(pod, unresolvable_error_message(len(nodes), constraints.unresolvable))
+            return Outcome.UNSCHEDULABLE
+        # Outside NodeCheckCache: claims, volumes and classes change without the node's version changing.
+        volume_check = partial(volume_binding.volume_failures, constraints) if constraints is not None else None
 
         reasons: dict[str, list[Reason]] = {}
         feasible: list[tuple[int, str]] = []
@@ -325,6 +342,8 @@ class Cycle:
             name = node["metadata"]["name"]
             view = views_get(name)
             failures = node_checks(node)
+            if volume_check is not None:
+                failures += volume_check(node)
             if view is not None:
                 reservations = reservations_get(name, ())
                 if name == own_node:
@@ -398,7 +417,31 @@ class Cycle:
         except InvalidQuantity as err:
             self._events.pod_warning(pod, "InvalidReservation", f"record {namespace}/{run_name} has an invalid peak: {err}")
             return None
-        return GroupState(GroupKey(namespace, run_name, name), peak, claim_of(entry), frozenset(spec_group.get("tasks") or ()))
+        return GroupState(
+            GroupKey(namespace, run_name, name),
+            peak,
+            claim_of(entry),
+            frozenset(spec_group.get("tasks") or ()),
+            frozenset(spec_group.get("workspaces") or ()),
+        )
+
+    def _volume_constraints(self, pod: Obj, group: GroupState | None, *, opening: bool) -> VolumeConstraints | None:
+        """_volume_constraints() is what the pod's claims (and, when it opens its group's claim, the group's) ask of a node.
+
+        None when there is nothing to check: the pod mounts no claim and opens no
+        group with a claim, so it pays one scan of its volumes and nothing per node.
+        A pod that opens its group's claim is held to every claim of the group
+        (volume spec V1, V3), those of tasks whose pods do not exist yet too.
+        """
+        namespace = pod["metadata"].get("namespace") or ""
+        if opening and group is not None and group.workspaces:
+            pipeline_run = self._get_pipeline_run(group.key.namespace, group.key.pipeline_run)
+            claims = volume_binding.group_claim_names(pod, pipeline_run, group.workspaces)
+        else:
+            claims = volume_binding.pod_claim_names(pod)
+        if not claims:
+            return None
+        return volume_binding.volume_constraints(namespace, claims, self._volumes.lookups)
 
     def _create_record(self, pod: Obj, namespace: str, run_name: str, task: str) -> Obj | None:
         """_create_record() plans the run and creates its record; None: schedule the pod as a plain pod.
@@ -591,7 +634,7 @@ class Cycle:
                 usage = PodUsage(sibling["metadata"]["uid"], self._view.request_of(sibling), group.key)
             except InvalidQuantity:
                 usage = None
-            fits = usage is not None and not self._node_checks.for_pod(sibling)(node_object)
+            fits = usage is not None and not self._node_checks.for_pod(sibling)(node_object) and not self._own_volume_failures(sibling, node_object)
             if usage is None or not fits or fit(NodeView(view.name, view.allocatable, view.max_pods, tuple(usages)), reservations, usage, demand):
                 self._siblings.give_back(sibling)
                 continue
@@ -599,13 +642,61 @@ class Cycle:
             placed.append(sibling)
         return placed
 
+    def _own_volume_failures(self, pod: Obj, node: Obj) -> tuple[Reason, ...]:
+        """_own_volume_failures() is why the node cannot take the pod's own claims (a sibling placed beside its group's claim)."""
+        constraints = self._volume_constraints(pod, None, opening=False)
+        return volume_binding.volume_failures(constraints, node) if constraints is not None else ()
+
     def _hand_over(self, pod: Obj, finish: Callable[[], Outcome]) -> None:
         """_hand_over() gives a pod whose claim write has returned to the bind workers, which run finish() and report its Outcome."""
         assert self._bind_later is not None  # deferred writes come only with deferred binds
         self._bind_later(pod, finish)
 
     def _bind_and_report(self, pod: Obj, node: str, claimed: GroupKey | None, generation: int) -> Outcome:
-        """_bind_and_report() binds an assumed pod; a failed bind un-assumes it and rolls its claim back."""
+        """_bind_and_report() binds an assumed pod, once its delayed claims are Bound on the node (volume spec V2).
+
+        A pod with unbound WaitForFirstConsumer claims first has them select the
+        node, then waits for them (runtime/volume_binder.py): inline without
+        workers, else on ProvisionWaits' thread, the bind resuming on a worker
+        (Outcome.BINDING until then). Any failure is a failed bind.
+        """
+        claims, failure = self._volumes.prepare(pod, node)
+        if failure is not None:
+            return self._volume_bind_failed(pod, node, claimed, generation, (), failure)
+        if not claims:
+            return self._bind_now(pod, node, claimed, generation)
+        namespace = pod["metadata"].get("namespace") or ""
+        known, failure = self._volumes.select(namespace, claims, node)
+        if failure is not None:
+            return self._volume_bind_failed(pod, node, claimed, generation, claims, failure)
+
+        def after_wait(failure: str | None) -> Outcome:
+            if failure is not None:
+                return self._volume_bind_failed(pod, node, claimed, generation, claims, failure)
+            return self._bind_now(pod, node, claimed, generation)
+
+        if self._bind_later is None:
+            return after_wait(self._volumes.wait(namespace, claims, node, known))
+        bind_later = self._bind_later
+        self._volumes.wait_later(namespace, claims, node, known, lambda failure: bind_later(pod, partial(after_wait, failure)))
+        return Outcome.BINDING
+
+    def _volume_bind_failed(self, pod: Obj, node: str, claimed: GroupKey | None, generation: int, claims: tuple[str, ...], failure: str) -> Outcome:
+        """_volume_bind_failed() ends a bind whose volumes did not come (V4): un-assume, undo the selection, roll the claim back, RETRY."""
+        uid = pod["metadata"]["uid"]
+        self._view.forget_assumed(uid)
+        namespace = pod["metadata"].get("namespace") or ""
+        if claims:
+            self._volumes.unselect(namespace, claims, node)
+        message = f"volume binding on {node} failed: {failure}"
+        log.info("%s: %s", _name(pod), message)
+        self._events.pod_warning(pod, "FailedBinding", message)
+        if claimed is not None:
+            self._unreserve(claimed, uid, generation)
+        return Outcome.RETRY
+
+    def _bind_now(self, pod: Obj, node: str, claimed: GroupKey | None, generation: int) -> Outcome:
+        """_bind_now() binds an assumed pod; a failed bind un-assumes it and rolls its claim back."""
         uid = pod["metadata"]["uid"]
         try:
             self._bind(pod, node)

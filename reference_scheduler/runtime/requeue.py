@@ -21,10 +21,14 @@ from typing import Callable
 
 from reference_scheduler.core.headroom import ActiveReservation
 from reference_scheduler.core.keys import GroupKey
+from reference_scheduler.core import volume_binding
 from reference_scheduler.core.node_checks import node_check_failures
 from reference_scheduler.core.queue_hints import (
     QUEUE,
+    ClaimKey,
     PodSnapshot,
+    claim_changed,
+    claim_fields_read,
     node_added,
     node_updated,
     pipeline_run_changed,
@@ -32,11 +36,17 @@ from reference_scheduler.core.queue_hints import (
     pod_updated,
     record_added,
     reservation_changed,
+    storage_class_changed,
+    storage_class_fields_read,
+    volume_changed,
+    volume_fields_read,
 )
 from reference_scheduler.core.resources import InvalidQuantity
+from reference_scheduler.core.volume_binding import NO_VOLUMES, VolumeLookups
 from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, pipeline_task_of, reservations_of
 from reference_scheduler.runtime.informer import Obj
 from reference_scheduler.runtime.queue import PodKey
+from reference_scheduler.runtime.records import spec_group_of_task
 
 #: The predicate the queue applies to each parked pod: move it back (True) or leave it parked.
 ShouldMove = Callable[[PodKey], bool]
@@ -65,10 +75,14 @@ class EventHints:
         view: ClusterView,
         waiting_pod: Callable[[str, str], Obj | None],
         node_named: Callable[[str], Obj | None],
+        volumes: VolumeLookups = NO_VOLUMES,
+        pipeline_run_named: Callable[[str, str], Obj | None] = lambda namespace, name: None,
     ) -> None:
         self._view = view
         self._waiting_pod = waiting_pod
         self._node_named = node_named
+        self._volumes = volumes
+        self._pipeline_run_named = pipeline_run_named
 
     # --- pods ---
 
@@ -173,6 +187,61 @@ class EventHints:
             return None
         run = _namespaced_name(pipeline_run)
         return self._per_pod(lambda pod: _run_of(pod) == run)
+
+    # --- volumes ---
+
+    def after_claim_event(self, kind: str, claim: Obj, old: Obj | None) -> ShouldMove | None:
+        """after_claim_event: a claim added or changed where the volume rules look moves the parked pods it belongs to.
+
+        An immediate claim the PV controller binds moves its pods at once, not at
+        the next flush. A deleted claim, or an update the rules do not read, moves no one.
+        """
+        if kind == "DELETED":
+            return None
+        before = old if kind == "MODIFIED" else None
+        if before is not None and claim_fields_read(before) == claim_fields_read(claim):
+            return None
+        return self._per_pod(lambda pod: claim_changed(self._claims_of(pod), before, claim) is QUEUE)
+
+    def after_volume_event(self, kind: str, volume: Obj, old: Obj | None) -> ShouldMove | None:
+        """after_volume_event: the volume of a parked pod's claim added or changed (claim, phase, node affinity) moves that pod."""
+        if kind == "DELETED":
+            return None
+        before = old if kind == "MODIFIED" else None
+        if before is not None and volume_fields_read(before) == volume_fields_read(volume):
+            return None
+        return self._per_pod(lambda pod: volume_changed(self._claims_of(pod), before, volume) is QUEUE)
+
+    def after_storage_class_event(self, kind: str, storage_class: Obj, old: Obj | None) -> ShouldMove | None:
+        """after_storage_class_event: the class of a parked pod's claim added or changed (mode, topologies) moves that pod."""
+        if kind == "DELETED":
+            return None
+        before = old if kind == "MODIFIED" else None
+        if before is not None and storage_class_fields_read(before) == storage_class_fields_read(storage_class):
+            return None
+        return self._per_pod(lambda pod: storage_class_changed(self._classes_of(pod), before, storage_class) is QUEUE)
+
+    def _claims_of(self, pod: Obj) -> frozenset[ClaimKey]:
+        """_claims_of(pod) is the parked pod's claims and its group's (whether or not it opens the group: when in doubt, move)."""
+        namespace = (pod.get("metadata") or {}).get("namespace") or ""
+        names = volume_binding.pod_claim_names(pod)
+        found = pipeline_task_of(pod)
+        if found is not None:
+            record = self._view.record_of(namespace, found[0])
+            group = spec_group_of_task(record, found[1]) if record is not None else None
+            workspaces = frozenset(group.get("workspaces") or ()) if group is not None else frozenset()
+            if workspaces:
+                names = volume_binding.group_claim_names(pod, self._pipeline_run_named(namespace, found[0]), workspaces)
+        return frozenset((namespace, name) for name in names)
+
+    def _classes_of(self, pod: Obj) -> frozenset[str]:
+        """_classes_of(pod) is the StorageClass names of the parked pod's claims (and its group's) that exist."""
+        classes = set()
+        for namespace, name in self._claims_of(pod):
+            claim = self._volumes.get_claim(namespace, name)
+            if claim is not None:
+                classes.add(volume_binding.storage_class_name(claim))
+        return frozenset(c for c in classes if c)
 
     # --- helpers ---
 

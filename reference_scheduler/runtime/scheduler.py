@@ -4,6 +4,7 @@ Threads:
 - one informer thread per watched resource (they only update caches and enqueue);
 - the scheduling loop (one pod at a time, like kube-scheduler's scheduleOne);
 - the record writers (runtime/lanes.py: each record's writes in order) and the bind workers;
+- the volume waits (runtime/volume_binder.py: binds waiting for their claims to be provisioned);
 - the releaser loop.
 
 Nothing here decides; every decision is in `core` and is called from `cycle`
@@ -26,6 +27,8 @@ from reference_scheduler.core.queue_hints import QUEUE, own_pod_updated
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.core.scoring import Strategy
 from reference_scheduler.core.tekton_config import FEATURE_FLAGS_CONFIGMAP, feature_flags_of
+from reference_scheduler.core.volume_binding import VolumeLookups
+from reference_scheduler.core.volume_provisioning import DEFAULT_VOLUME_BINDING_TIMEOUT
 from reference_scheduler.runtime.background import Background
 from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, pipeline_task_of
 from reference_scheduler.runtime.cycle import Cycle, Outcome
@@ -39,6 +42,7 @@ from reference_scheduler.runtime.releaser import Releaser
 from reference_scheduler.runtime.requeue import EventHints, ShouldMove
 from reference_scheduler.runtime.resizer import Resizer
 from reference_scheduler.runtime.siblings import PendingSiblings
+from reference_scheduler.runtime.volume_binder import VolumeBinder
 
 log = logging.getLogger("tkn-scheduler")
 
@@ -78,6 +82,7 @@ class Scheduler:
         on_attempt: AttemptObserver | None = None,
         on_release: Callable[[str], None] | None = None,
         tekton_namespace: str = TEKTON_NAMESPACE,
+        volume_binding_timeout: float = DEFAULT_VOLUME_BINDING_TIMEOUT,
     ) -> None:
         self.scheduler_name = scheduler_name
         self.stop_event = threading.Event()
@@ -100,14 +105,24 @@ class Scheduler:
             raw_lister(core.list_namespaced_config_map, namespace=tekton_namespace, field_selector=f"metadata.name={FEATURE_FLAGS_CONFIGMAP}"),
             stop=stop,
         )
+        # Volumes (docs/reference-scheduler.md, Volumes): read only; the claims' selected-node annotation is patched.
+        self.claims = Informer("persistentvolumeclaims", raw_lister(core.list_persistent_volume_claim_for_all_namespaces), stop=stop)
+        self.volumes = Informer("persistentvolumes", raw_lister(core.list_persistent_volume), stop=stop)
+        self.storage_classes = Informer("storageclasses", raw_lister(kubernetes.client.StorageV1Api(api).list_storage_class), stop=stop)
         self._tekton_namespace = tekton_namespace
         self.informers = [
             self.pods, self.nodes, self.records, self.pipeline_runs, self.task_runs, self.tasks, self.limit_ranges,
-            self.runtime_classes, self.tekton_flags,
+            self.runtime_classes, self.tekton_flags, self.claims, self.volumes, self.storage_classes,
         ]
+        volume_lookups = VolumeLookups(
+            get_claim=self.claims.get,
+            get_volume=lambda name: self.volumes.get("", name),
+            get_storage_class=lambda name: self.storage_classes.get("", name),
+        )
 
         self.queue = SchedulingQueue()
         self.view = ClusterView(pods=self.pods, nodes=self.nodes, records=self.records)
+        self.volume_binder = VolumeBinder(api, lookups=volume_lookups, node_named=self.view.node_named, timeout=volume_binding_timeout)
         self.binds = Background("bind", threads=BIND_THREADS)
         self.labels = Background("labels", threads=1)  # one thread: label writes stay in order
         self.record_writes = Lanes("record-writes", threads=RECORD_WRITE_THREADS)
@@ -132,6 +147,7 @@ class Scheduler:
             write_later=self.record_writes.submit,
             siblings=self.siblings,
             percentage_of_nodes_to_score=percentage_of_nodes_to_score,
+            volumes=self.volume_binder,
         )
         self.releaser = Releaser(
             records=self.records,
@@ -148,7 +164,13 @@ class Scheduler:
             if resize_floor is not None
             else None
         )
-        self.hints = EventHints(view=self.view, waiting_pod=self.pods.get, node_named=lambda name: self.nodes.get("", name))
+        self.hints = EventHints(
+            view=self.view,
+            waiting_pod=self.pods.get,
+            node_named=lambda name: self.nodes.get("", name),
+            volumes=volume_lookups,
+            pipeline_run_named=self.pipeline_runs.get,
+        )
         self._wire_handlers()
 
     # --- lifecycle ---
@@ -175,6 +197,7 @@ class Scheduler:
         releaser.start()
         if self.resizer is not None:
             threading.Thread(target=self.resizer.run, args=(self.stop_event,), name="resizer", daemon=True).start()
+        threading.Thread(target=self.volume_binder.waits.run, args=(self.stop_event,), name="volume-waits", daemon=True).start()
         for pod in self.pods.list(self._is_ours_pending):
             self.queue.add(_key(pod))
         log.info("scheduler %s is serving", self.scheduler_name)
@@ -222,6 +245,8 @@ class Scheduler:
             except Exception:  # noqa: BLE001 - as in _schedule_one: back off and try again
                 log.exception("binding %s/%s failed unexpectedly; backing off", *key)
                 outcome, result = Outcome.RETRY, "error"
+            if outcome is Outcome.BINDING:
+                return  # waiting for its volumes: the bind resumes on a worker when they come (runtime/volume_binder.py)
             self._finish(key, outcome, result)
 
         self.binds.submit(run)
@@ -255,6 +280,11 @@ class Scheduler:
         self.records.add_handler(lambda kind, record, old: self._move(self.hints.after_record_event(kind, record, old), "reservation changed"))
         self.pipeline_runs.add_handler(self._on_pipeline_run)
         self.task_runs.add_handler(self._on_task_run)
+        self.claims.add_handler(self._on_claim)
+        self.volumes.add_handler(self._on_volume)
+        self.storage_classes.add_handler(
+            lambda kind, storage_class, old: self._move(self.hints.after_storage_class_event(kind, storage_class, old), f"storageclass {kind.lower()}")
+        )
 
     def _on_pod(self, kind: str, pod: Obj, old: Obj | None) -> None:
         key = _key(pod)
@@ -280,6 +310,14 @@ class Scheduler:
         run = ((task_run.get("metadata") or {}).get("labels") or {}).get("tekton.dev/pipelineRun")
         if run:
             self.releaser.mark(_key(task_run)[0], run)
+
+    def _on_claim(self, kind: str, claim: Obj, old: Obj | None) -> None:
+        self.volume_binder.waits.notify()  # a bind waiting for this claim re-checks it
+        self._move(self.hints.after_claim_event(kind, claim, old), f"persistentvolumeclaim {kind.lower()}")
+
+    def _on_volume(self, kind: str, volume: Obj, old: Obj | None) -> None:
+        self.volume_binder.waits.notify()
+        self._move(self.hints.after_volume_event(kind, volume, old), f"persistentvolume {kind.lower()}")
 
     def _move(self, should_move: ShouldMove | None, why: str) -> None:
         # The hints decide which parked pods this event may help (runtime/requeue.py); None: none.

@@ -14,9 +14,11 @@ import pytest
 
 from bench import microbench
 from reference_scheduler.core.scoring import Strategy
+from reference_scheduler.core.volume_binding import VolumeLookups
 from reference_scheduler.runtime.cluster_view import ClusterView
 from reference_scheduler.runtime.cycle import Cycle, Outcome
 from reference_scheduler.runtime.records import ACTIVE_LABEL, RecordWriter
+from reference_scheduler.runtime.volume_binder import VolumeBinder
 
 pytestmark = pytest.mark.unit
 
@@ -109,6 +111,11 @@ class FakeSiblings:
         self.waiting.append(pod)
 
 
+#: The claim _resolved_run's workspace `source` is bound to: Bound, to a volume any node may mount.
+BOUND_CLAIMS = {("ns", "c"): {"metadata": {"namespace": "ns", "name": "c"}, "spec": {"volumeName": "pv-c"}, "status": {"phase": "Bound"}}}
+BOUND_VOLUMES = {"pv-c": {"metadata": {"name": "pv-c"}, "spec": {}}}
+
+
 class Harness:
     """A Cycle over one 4-CPU node, whose binds wait in `self.binds` until a test runs them."""
 
@@ -159,6 +166,11 @@ class Harness:
             bind_later=lambda pod, bind: self.binds.append((pod, bind)),
             write_later=(lambda key, write: self.writes.append((key, write))) if deferred_writes else None,
             siblings=self.siblings,
+            volumes=VolumeBinder(
+                None,
+                lookups=VolumeLookups(lambda ns, name: BOUND_CLAIMS.get((ns, name)), BOUND_VOLUMES.get, lambda name: None),
+                node_named=self.view.node_named,
+            ),
         )
         self.cycle._bind = self._bind  # type: ignore[method-assign]  # noqa: SLF001
 
@@ -452,6 +464,17 @@ def test_a_sibling_that_would_fail_on_the_claims_node_is_given_back_untouched() 
     h.run_writes()
     assert h.group("run-a")["holders"] == ["uid-a-1"]
     assert h.run_binds() == [Outcome.BOUND]
+
+
+def test_a_sibling_whose_own_claim_the_node_cannot_take_is_given_back() -> None:
+    # a-2 mounts a claim that does not exist (yet): its own attempt would fail on every node.
+    a, a2, a3 = _pending("a-1", "run-a"), _pending("a-2", "run-a", task="b"), _pending("a-3", "run-a", task="b")
+    a2["spec"]["volumes"] = [{"name": "ws", "persistentVolumeClaim": {"claimName": "not-yet"}}]
+    a3["spec"]["volumes"] = [{"name": "ws", "persistentVolumeClaim": {"claimName": "c"}}]  # Bound, admits n1
+    h = Harness([_record("run-a")], [a, a2, a3], deferred_writes=True, waiting=(a2, a3))
+    assert h.cycle.schedule(a) is Outcome.BINDING
+    assert h.siblings.given_back == ["a-2"]
+    assert (h.view.node_of("uid-a-2"), h.view.node_of("uid-a-3")) == (None, "n1")
 
 
 def test_a_sibling_beyond_the_peak_left_on_the_node_is_given_back() -> None:

@@ -34,6 +34,7 @@ def test_no_arguments_give_the_documented_defaults() -> None:
     assert (config.qps, config.burst) == (50.0, 100)
     assert (config.log_level, config.log_format) == ("info", "json")
     assert config.release_resync_seconds == 5.0
+    assert config.volume_binding_timeout == 60.0
     assert config.resize_floor == Resources(cpu=10, memory=16 * 1024 * 1024)
 
 
@@ -68,6 +69,7 @@ def test_flags_set_every_kind_of_field() -> None:
             "--log-format", "text",
             "--log-level", "debug",
             "--release-resync-seconds", "0.5",
+            "--volume-binding-timeout", "120",
         ]
     )  # fmt: skip
     assert config == dataclasses.replace(
@@ -87,6 +89,7 @@ def test_flags_set_every_kind_of_field() -> None:
         log_format="text",
         log_level="debug",
         release_resync_seconds=0.5,
+        volume_binding_timeout=120.0,
     )
     assert isinstance(config.score_strategy, Strategy)
 
@@ -129,6 +132,8 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         pytest.param(["--renew-deadline-seconds", "15"], None, "must be below --lease-duration-seconds", id="deadline-not-below-duration"),
         pytest.param(["--retry-period-seconds", "9"], None, "must exceed 1.2 x --retry-period-seconds", id="retry-too-slow"),
         pytest.param(["--qps", "0"], None, "--qps must be above 0", id="zero-qps"),
+        pytest.param(["--volume-binding-timeout", "0"], None, "--volume-binding-timeout must be above 0 seconds", id="zero-volume-timeout"),
+        pytest.param([], "volumeBindingTimeout: -1\n", "volumeBindingTimeout in ", id="negative-volume-timeout-in-file"),
         pytest.param(["--no-such-flag"], None, "unrecognized arguments: --no-such-flag", id="unknown-flag"),
         pytest.param([], "schedulerNmae: x\n", "unknown key 'schedulerNmae'; valid keys are: bindAddress, burst", id="unknown-file-key"),
         pytest.param([], "metricsPort: '9100'\n", "metricsPort must be a whole number", id="file-wrong-type"),

@@ -73,6 +73,11 @@ def test_the_cluster_role_grants_what_the_scheduler_uses_and_no_deletes() -> Non
         ("rescon.dev", "reservationrecords", "create"),
         ("rescon.dev", "reservationrecords", "update"),
         ("rescon.dev", "reservationrecords/status", "update"),
+        ("", "persistentvolumeclaims", "watch"),
+        ("", "persistentvolumeclaims", "get"),
+        ("", "persistentvolumeclaims", "patch"),
+        ("", "persistentvolumes", "watch"),
+        ("storage.k8s.io", "storageclasses", "watch"),
     ]:
         assert needed in granted, f"missing {needed}"
     assert not any(v in ("delete", "deletecollection", "escalate", "bind", "impersonate") for _, _, v in granted)
@@ -80,6 +85,9 @@ def test_the_cluster_role_grants_what_the_scheduler_uses_and_no_deletes() -> Non
     configmaps = [rule for rule in one(load("rbac.yaml"), "ClusterRole")["rules"] if "configmaps" in rule["resources"]]
     assert [rule.get("resourceNames") for rule in configmaps] == [["feature-flags"]]  # Tekton's flags, no other ConfigMap
     assert ("", "pods", "patch") not in granted  # binding and status are subresources
+    # Volumes are read; only a claim's selected-node annotation is written, by patch.
+    assert {v for g, r, v in granted if r in ("persistentvolumeclaims", "persistentvolumes", "storageclasses")} == {"get", "list", "watch", "patch"}
+    assert not any(r in ("persistentvolumes", "storageclasses") and v not in ("list", "watch") for _, r, v in granted)
 
 
 def test_the_lease_role_is_namespaced_and_names_the_lease() -> None:

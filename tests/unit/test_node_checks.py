@@ -10,6 +10,7 @@ from reference_scheduler.core.node_checks import (
     NODE_CHECKS,
     allocatable_pods,
     node_affinity_mismatch,
+    node_selector_matches,
     node_check_failures,
     node_name_mismatch,
     node_selector_mismatch,
@@ -243,6 +244,16 @@ LABELS = {"pool": "ci", "cores": "16", "zone": "a"}
 def test_required_node_affinity(terms: list[dict[str, Any]], matches: bool) -> None:
     reason = node_affinity_mismatch(pod(affinity=required_affinity(*terms)), node("n1", labels=LABELS))
     assert reason == (None if matches else NodeAffinityMismatch(terms=len(terms)))
+
+
+def test_node_selector_matches_is_the_one_matcher_for_pods_and_volumes() -> None:
+    # A PV's spec.nodeAffinity.required is a NodeSelector too (core/volume_binding.py uses this).
+    ci_or_n9 = {"nodeSelectorTerms": [{"matchExpressions": [expr("pool", "In", "ci")]}, {"matchFields": [expr("metadata.name", "In", "n9")]}]}
+    assert node_selector_matches(ci_or_n9, node("n1", labels=LABELS))
+    assert node_selector_matches(ci_or_n9, node("n9"))
+    assert not node_selector_matches(ci_or_n9, node("n2"))
+    assert not node_selector_matches({"nodeSelectorTerms": []}, node("n1", labels=LABELS))
+    assert not node_selector_matches({}, node("n1", labels=LABELS))
 
 
 def test_preferred_affinity_and_no_affinity_never_reject() -> None:

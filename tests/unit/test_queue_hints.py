@@ -13,6 +13,7 @@ from reference_scheduler.core.queue_hints import (
     SKIP,
     PodSnapshot,
     QueueingHint,
+    claim_changed,
     node_added,
     node_updated,
     pipeline_run_changed,
@@ -21,6 +22,8 @@ from reference_scheduler.core.queue_hints import (
     own_pod_updated,
     record_added,
     reservation_changed,
+    storage_class_changed,
+    volume_changed,
 )
 from reference_scheduler.core.resources import Resources
 
@@ -243,3 +246,86 @@ def test_pipeline_run_changed(old: dict[str, Any] | None, new: dict[str, Any], h
 )
 def test_record_added(pod_run: tuple[str, str] | None, hint: QueueingHint) -> None:
     assert record_added(pod_run, ("ci", "run-b")) is hint
+
+
+# --- volumes -------------------------------------------------------------------
+
+WAITING_CLAIMS = {("ci", "src"), ("ci", "cache")}
+
+
+def claim(name: str = "src", namespace: str = "ci", *, phase: str = "Pending", volume: str | None = None, selected: str | None = None,
+          deleting: bool = False, capacity: str = "1Gi", storage_class: str = "standard") -> dict[str, Any]:  # fmt: skip
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if selected is not None:
+        meta["annotations"] = {"volume.kubernetes.io/selected-node": selected}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-12-04T10:00:00Z"
+    spec = {"storageClassName": storage_class, **({"volumeName": volume} if volume else {})}
+    return {"metadata": meta, "spec": spec, "status": {"phase": phase, "capacity": {"storage": capacity}}}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "hint"),
+    [
+        pytest.param(None, claim(), QUEUE, id="the-pods-claim-appeared"),
+        pytest.param(claim(), claim(phase="Bound", volume="pv-1"), QUEUE, id="immediate-claim-bound"),
+        pytest.param(claim(selected="n1"), claim(), QUEUE, id="selected-node-taken-off"),
+        pytest.param(claim(), claim(selected="n1"), QUEUE, id="selected-node-set"),
+        pytest.param(claim(), claim(deleting=True), QUEUE, id="deletion-started"),
+        pytest.param(claim(), claim(storage_class="zonal"), QUEUE, id="class-changed"),
+        pytest.param(claim(), claim(capacity="2Gi"), SKIP, id="status-churn-the-rules-do-not-read"),
+        pytest.param(claim(), None, SKIP, id="claim-deleted"),
+        pytest.param(None, claim("other"), SKIP, id="another-pods-claim"),
+        pytest.param(None, claim(namespace="elsewhere"), SKIP, id="same-name-other-namespace"),
+    ],
+)
+def test_claim_changed(old: dict[str, Any] | None, new: dict[str, Any] | None, hint: QueueingHint) -> None:
+    assert claim_changed(WAITING_CLAIMS, old, new) is hint
+
+
+def pv(claim_name: str | None = "src", *, phase: str = "Bound", host: str | None = "n1", message: str = "") -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if claim_name is not None:
+        spec["claimRef"] = {"namespace": "ci", "name": claim_name}
+    if host is not None:
+        spec["nodeAffinity"] = {"required": {"nodeSelectorTerms": [{"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}]}}
+    return {"metadata": {"name": "pv-1"}, "spec": spec, "status": {"phase": phase, "message": message}}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "hint"),
+    [
+        pytest.param(None, pv(), QUEUE, id="the-claims-volume-appeared"),
+        pytest.param(pv(phase="Available"), pv(), QUEUE, id="the-claims-volume-bound"),
+        pytest.param(pv(host="n1"), pv(host="n2"), QUEUE, id="node-affinity-changed"),
+        pytest.param(pv("other"), pv("src"), QUEUE, id="claim-ref-now-the-pods"),
+        pytest.param(pv(), pv(message="resized"), SKIP, id="status-message-only"),
+        pytest.param(None, pv("other"), SKIP, id="another-claims-volume"),
+        pytest.param(None, pv(None, phase="Available"), SKIP, id="static-volume-of-no-claim"),
+        pytest.param(pv(), None, SKIP, id="volume-deleted"),
+    ],
+)
+def test_volume_changed(old: dict[str, Any] | None, new: dict[str, Any] | None, hint: QueueingHint) -> None:
+    assert volume_changed(WAITING_CLAIMS, old, new) is hint
+
+
+def storage_class(name: str = "standard", *, mode: str = "WaitForFirstConsumer", zones: tuple[str, ...] = (), label: str = "") -> dict[str, Any]:
+    found: dict[str, Any] = {"metadata": {"name": name, "labels": {"l": label}}, "volumeBindingMode": mode}
+    if zones:
+        found["allowedTopologies"] = [{"matchLabelExpressions": [{"key": "zone", "values": list(zones)}]}]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "hint"),
+    [
+        pytest.param(None, storage_class(), QUEUE, id="the-claims-class-appeared"),
+        pytest.param(storage_class(mode="Immediate"), storage_class(), QUEUE, id="binding-mode-changed"),
+        pytest.param(storage_class(zones=("a",)), storage_class(zones=("a", "b")), QUEUE, id="allowed-topologies-changed"),
+        pytest.param(storage_class(), storage_class(label="x"), SKIP, id="label-only"),
+        pytest.param(None, storage_class("fast"), SKIP, id="another-class"),
+        pytest.param(storage_class(), None, SKIP, id="class-deleted"),
+    ],
+)
+def test_storage_class_changed(old: dict[str, Any] | None, new: dict[str, Any] | None, hint: QueueingHint) -> None:
+    assert storage_class_changed({"standard"}, old, new) is hint

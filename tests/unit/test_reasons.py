@@ -13,6 +13,10 @@ from reference_scheduler.core.reasons import (
     NODE_UNSCHEDULABLE_MESSAGE,
     NODE_UNSCHEDULABLE_SUMMARY,
     TOO_MANY_PODS_MESSAGE,
+    UNBOUND_IMMEDIATE_CLAIMS_SUMMARY,
+    VOLUME_NODE_AFFINITY_CONFLICT_SUMMARY,
+    AllowedTopologyMismatch,
+    BoundVolumeNotFound,
     UNTOLERATED_TAINT_SUMMARY,
     GroupReservedOnAnotherNode,
     InsufficientResource,
@@ -22,10 +26,16 @@ from reference_scheduler.core.reasons import (
     NodeUnschedulable,
     Reason,
     ReasonCode,
+    SelectedNodeMismatch,
     TooManyPods,
+    UnboundImmediateClaims,
     UntoleratedTaint,
+    VolumeClaimBeingDeleted,
+    VolumeClaimNotFound,
+    VolumeNodeAffinityConflict,
     fit_error_message,
     format_amount,
+    unresolvable_error_message,
 )
 
 pytestmark = pytest.mark.unit
@@ -105,6 +115,40 @@ def test_insufficient_resource_seed_message() -> None:
             ReasonCode.GROUP_RESERVED_ON_ANOTHER_NODE,
             id="group-reserved-on-another-node",
         ),
+        pytest.param(VolumeClaimNotFound("cache"), 'persistentvolumeclaim "cache" not found', ReasonCode.VOLUME_CLAIM_NOT_FOUND, id="claim-not-found"),
+        pytest.param(
+            VolumeClaimBeingDeleted("cache"), 'persistentvolumeclaim "cache" is being deleted', ReasonCode.VOLUME_CLAIM_BEING_DELETED, id="claim-being-deleted"
+        ),
+        pytest.param(
+            UnboundImmediateClaims(("a", "b")),
+            "pod has unbound immediate PersistentVolumeClaims: a, b (bound by the PV controller, not on a node the scheduler picks)",
+            ReasonCode.UNBOUND_IMMEDIATE_CLAIMS,
+            id="unbound-immediate-claims",
+        ),
+        pytest.param(
+            BoundVolumeNotFound("cache", "pv-1"),
+            'persistentvolumeclaim "cache" is bound to persistentvolume "pv-1", which does not exist',
+            ReasonCode.BOUND_VOLUME_NOT_FOUND,
+            id="bound-volume-not-found",
+        ),
+        pytest.param(
+            VolumeNodeAffinityConflict("cache", "pv-1"),
+            'node is not admitted by the node affinity of persistentvolume "pv-1" (the volume of persistentvolumeclaim "cache")',
+            ReasonCode.VOLUME_NODE_AFFINITY_CONFLICT,
+            id="volume-node-affinity-conflict",
+        ),
+        pytest.param(
+            SelectedNodeMismatch("src", "n2"),
+            'persistentvolumeclaim "src" is being provisioned on node n2',
+            ReasonCode.SELECTED_NODE_MISMATCH,
+            id="selected-node-mismatch",
+        ),
+        pytest.param(
+            AllowedTopologyMismatch("src", "zonal"),
+            'node is not in the allowedTopologies of storageclass "zonal" (the class of persistentvolumeclaim "src")',
+            ReasonCode.ALLOWED_TOPOLOGY_MISMATCH,
+            id="allowed-topology-mismatch",
+        ),
     ],
 )
 def test_messages_and_codes(reason: Reason, message: str, code: ReasonCode) -> None:
@@ -140,6 +184,24 @@ def test_fit_error_message_counts_nodes_per_summary_sorted() -> None:
     assert message == FIT_ERROR_MESSAGE.format(
         total=4,
         reasons="1 node(s) didn't match Pod's node affinity/selector, 2 Insufficient cpu, 2 node(s) were unschedulable",
+    )
+
+
+def test_volume_summaries_are_kube_schedulers_strings() -> None:
+    # Users and monitors grep for these (volume spec V1).
+    assert VolumeNodeAffinityConflict("c", "pv").summary() == VOLUME_NODE_AFFINITY_CONFLICT_SUMMARY == "node(s) had volume node affinity conflict"
+    assert UnboundImmediateClaims(("c",)).summary() == UNBOUND_IMMEDIATE_CLAIMS_SUMMARY == "pod has unbound immediate PersistentVolumeClaims"
+    assert BoundVolumeNotFound("c", "pv").summary() == "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)"
+    assert SelectedNodeMismatch("c", "n1").summary() == "node(s) did not match the claim's selected node"
+    assert AllowedTopologyMismatch("c", "sc").summary() == "node(s) didn't match the storage class's allowed topologies"
+    # A claim's own reasons are the same on every node: the summary names the claim.
+    assert VolumeClaimNotFound("c").summary() == VolumeClaimNotFound("c").message()
+
+
+def test_unresolvable_error_message_is_kube_schedulers_prefilter_shape() -> None:
+    assert unresolvable_error_message(3, [VolumeClaimNotFound("c")]) == '0/3 nodes are available: persistentvolumeclaim "c" not found.'
+    assert unresolvable_error_message(1, [VolumeClaimNotFound("a"), VolumeClaimBeingDeleted("b")]) == (
+        '0/1 nodes are available: persistentvolumeclaim "a" not found; persistentvolumeclaim "b" is being deleted.'
     )
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from reference_scheduler.core.volume_binding import VolumeLookups
 from reference_scheduler.runtime.cluster_view import ClusterView
 from reference_scheduler.runtime.informer import Informer
 from reference_scheduler.runtime.requeue import EventHints, node_fields_checked
@@ -196,3 +197,71 @@ class TestPipelineRuns:
 
 def test_a_waiting_pod_that_is_gone_is_moved_so_the_loop_forgets_it() -> None:
     assert moved(hints(waiting={}).after_node_event("ADDED", node("n2", taint=True), None), {"gone": {}}) == {"gone"}
+
+
+# --- volumes ---------------------------------------------------------------------
+
+
+def claim(name: str, *, phase: str = "Pending", storage_class: str = "standard", capacity: str = "1Gi") -> Obj:
+    spec: Obj = {"storageClassName": storage_class, **({"volumeName": f"pv-{name}"} if phase == "Bound" else {})}
+    return {"metadata": {"name": name, "namespace": "ns"}, "spec": spec, "status": {"phase": phase, "capacity": {"storage": capacity}}}
+
+
+def mounting(name: str, claim_name: str, **kwargs: Any) -> Obj:
+    found = pod(name, **kwargs)
+    found["spec"]["volumes"] = [{"name": "ws", "persistentVolumeClaim": {"claimName": claim_name}}]
+    return found
+
+
+class TestVolumes:
+    """A pod parked on its volumes is moved by its own claims', volumes' and classes' events only."""
+
+    WAITING = {"plain": pod("plain"), "b-build": pod("b-build", run="b"), "data-pod": mounting("data-pod", "data")}
+    GROUP_RECORD = {
+        "metadata": {"name": "b", "namespace": "ns"},
+        "spec": {"groups": [{"name": "g0", "tasks": ["build"], "workspaces": ["cache"], "peak": {"cpu": "1"}}]},
+    }
+    RUN_B = {"metadata": {"name": "b", "namespace": "ns"}, "spec": {"workspaces": [{"name": "cache", "persistentVolumeClaim": {"claimName": "team-cache"}}]}}
+
+    def hints(self, *claims: Obj) -> EventHints:
+        pods = informer("pods", list(self.WAITING.values()))
+        view = ClusterView(pods=pods, nodes=informer("nodes", []), records=informer("records", [self.GROUP_RECORD]))
+        by_key = {("ns", c["metadata"]["name"]): c for c in claims}
+        return EventHints(
+            view=view,
+            waiting_pod=pods.get,
+            node_named=lambda name: None,
+            volumes=VolumeLookups(lambda ns, name: by_key.get((ns, name)), lambda name: None, lambda name: None),
+            pipeline_run_named=lambda ns, name: self.RUN_B if (ns, name) == ("ns", "b") else None,
+        )
+
+    def test_an_immediate_claim_bound_moves_the_pod_waiting_for_it_at_once(self) -> None:
+        found = self.hints().after_claim_event("MODIFIED", claim("data", phase="Bound"), claim("data"))
+        assert moved(found, self.WAITING) == {"data-pod"}
+
+    def test_a_claim_appearing_moves_its_pods(self) -> None:
+        assert moved(self.hints().after_claim_event("ADDED", claim("data"), None), self.WAITING) == {"data-pod"}
+
+    def test_a_groups_workspace_claim_moves_the_groups_pods_that_do_not_mount_it(self) -> None:
+        found = self.hints().after_claim_event("MODIFIED", claim("team-cache", phase="Bound"), claim("team-cache"))
+        assert moved(found, self.WAITING) == {"b-build"}
+
+    def test_claim_churn_a_deleted_claim_or_another_claim_move_no_one(self) -> None:
+        assert self.hints().after_claim_event("MODIFIED", claim("data", capacity="2Gi"), claim("data")) is None
+        assert self.hints().after_claim_event("DELETED", claim("data"), None) is None
+        assert moved(self.hints().after_claim_event("ADDED", claim("unrelated"), None), self.WAITING) == set()
+
+    def test_the_volume_of_a_pods_claim_moves_it(self) -> None:
+        volume = {"metadata": {"name": "pv-data"}, "spec": {"claimRef": {"namespace": "ns", "name": "data"}}, "status": {"phase": "Bound"}}
+        assert moved(self.hints().after_volume_event("ADDED", volume, None), self.WAITING) == {"data-pod"}
+        assert self.hints().after_volume_event("MODIFIED", volume, volume) is None
+        assert self.hints().after_volume_event("DELETED", volume, None) is None
+
+    def test_the_class_of_a_pods_claim_moves_it(self) -> None:
+        standard = {"metadata": {"name": "standard"}, "volumeBindingMode": "WaitForFirstConsumer"}
+        found = self.hints(claim("data", storage_class="standard"), claim("team-cache", storage_class="fast"))
+        assert moved(found.after_storage_class_event("ADDED", standard, None), self.WAITING) == {"data-pod"}
+        fast = {"metadata": {"name": "fast"}, "volumeBindingMode": "WaitForFirstConsumer"}
+        assert moved(found.after_storage_class_event("MODIFIED", fast, {**fast, "volumeBindingMode": "Immediate"}), self.WAITING) == {"b-build"}
+        assert found.after_storage_class_event("MODIFIED", standard, standard) is None
+        assert found.after_storage_class_event("DELETED", standard, None) is None
