@@ -239,9 +239,11 @@ def classify(claim: Json | None, lookups: VolumeLookups) -> ClaimKind:
 def pv_admits_node(volume: Json, node: Json) -> bool:
     """pv_admits_node says the volume's ``spec.nodeAffinity.required`` admits the node; no affinity admits every node.
 
-    The terms are ORed; each term's matchExpressions (node labels) and
-    matchFields (``metadata.name`` only) are ANDed (core.node_checks.node_selector_matches).
-    The kubelet mounts a volume only on a node this admits.
+    The terms are ORed; each term's matchExpressions and matchFields are ANDed
+    (core.node_checks.node_selector_matches), against the node's labels alone, as
+    kube-scheduler and the kubelet match it (CheckNodeAffinity builds a node of labels
+    only): a matchFields entry on ``metadata.name`` meets an empty name. The kubelet
+    mounts a volume only on a node this admits.
 
     Example: a local volume with ``kubernetes.io/hostname In [n1]`` admits the node
     labelled ``kubernetes.io/hostname=n1`` and no other.
@@ -249,7 +251,7 @@ def pv_admits_node(volume: Json, node: Json) -> bool:
     required = _get(volume, "spec", "nodeAffinity", "required")
     if not isinstance(required, Mapping):
         return True
-    return node_selector_matches(required, node)
+    return node_selector_matches(required, {"metadata": {"labels": _get(node, "metadata", "labels") or {}}})
 
 
 def allowed_topologies_admit(storage_class: Json, node: Json) -> bool:

@@ -29,7 +29,7 @@ from reference_scheduler.core.volume_binding import is_being_deleted, is_bound, 
 Json: TypeAlias = Mapping[str, Any]
 """Json is a raw Kubernetes object: a claim, a volume or a node."""
 
-DEFAULT_VOLUME_BINDING_TIMEOUT = 60.0
+DEFAULT_VOLUME_BINDING_TIMEOUT = 30.0
 """DEFAULT_VOLUME_BINDING_TIMEOUT is the default of ``--volume-binding-timeout``: seconds a bind waits for its claims."""
 
 # One-line failure reasons of a bind whose volumes did not come; the runtime prefixes the node.

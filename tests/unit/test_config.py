@@ -34,7 +34,7 @@ def test_no_arguments_give_the_documented_defaults() -> None:
     assert (config.qps, config.burst) == (50.0, 100)
     assert (config.log_level, config.log_format) == ("info", "json")
     assert config.release_resync_seconds == 5.0
-    assert config.volume_binding_timeout == 60.0
+    assert config.volume_binding_timeout == 30.0
     assert config.resize_floor == Resources(cpu=10, memory=16 * 1024 * 1024)
 
 

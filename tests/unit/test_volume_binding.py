@@ -228,8 +228,8 @@ def test_the_legacy_class_annotation_wins_over_the_field() -> None:
         pytest.param(
             {"required": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]}},
             {"metadata": {"name": "n1", "labels": {}}},
-            True,
-            id="match-fields-metadata-name",
+            False,
+            id="match-fields-on-the-name-meet-an-empty-name-as-in-kube",
         ),
         pytest.param(
             {"required": {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.uid", "operator": "In", "values": ["n1"]}]}]}},
