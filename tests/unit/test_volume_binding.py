@@ -277,10 +277,12 @@ _NODE = st.builds(
 @settings(max_examples=300, deadline=None)
 @given(terms=st.lists(_TERM, max_size=3), target=_NODE)
 def test_a_volume_and_a_pod_with_the_same_node_selector_admit_the_same_nodes(terms: list[Obj], target: Obj) -> None:
-    # One matcher for both (core.node_checks.node_selector_matches), so they can never drift apart.
+    # One matcher for both (core.node_checks.node_selector_matches), so they can never drift apart; a volume's
+    # is read against the node's labels alone (kube's CheckNodeAffinity), as a pod's against a node with no name.
     selector = {"nodeSelectorTerms": terms}
     a_pod = {"spec": {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": selector}}}}
-    assert pv_admits_node(volume("pv", affinity={"required": selector}), target) is (node_affinity_mismatch(a_pod, target) is None)
+    nameless = {"metadata": {"name": "", "labels": target["metadata"]["labels"]}}
+    assert pv_admits_node(volume("pv", affinity={"required": selector}), target) is (node_affinity_mismatch(a_pod, nameless) is None)
 
 
 @pytest.mark.parametrize(
