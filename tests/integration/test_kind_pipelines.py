@@ -123,6 +123,8 @@ NEEDED = [
     ("list", "limitranges", None), ("list", "pipelineruns.tekton.dev", None), ("watch", "taskruns.tekton.dev", None),
     ("create", "reservationrecords.rescon.dev", "ns-a"), ("patch", "reservationrecords.rescon.dev", "ns-a"),
     ("update", "reservationrecords.rescon.dev/status", "ns-a"),
+    ("watch", "persistentvolumeclaims", None), ("get", "persistentvolumeclaims", "ns-a"), ("patch", "persistentvolumeclaims", "ns-a"),
+    ("watch", "persistentvolumes", None), ("list", "storageclasses.storage.k8s.io", None),
     ("create", "leases.coordination.k8s.io", "tkn-scheduler"), ("update", "leases.coordination.k8s.io/tkn-scheduler", "tkn-scheduler"),
 ]
 #: What least privilege forbids: secrets, writing nodes or pods, deleting records, other schedulers' Leases.
@@ -133,6 +135,8 @@ FORBIDDEN = [
     ("get", "leases.coordination.k8s.io/mutant-scheduler", "tkn-scheduler"), ("update", "leases.coordination.k8s.io/kube-scheduler", "kube-system"),
     ("create", "leases.coordination.k8s.io", "kube-system"), ("create", "clusterrolebindings.rbac.authorization.k8s.io", None),
     ("patch", "pipelineruns.tekton.dev", "ns-a"),
+    ("delete", "persistentvolumeclaims", "ns-a"), ("patch", "persistentvolumes", None), ("create", "persistentvolumes", None),
+    ("patch", "storageclasses.storage.k8s.io", None),
 ]
 
 
