@@ -2757,3 +2757,102 @@ MUTANTS["ignores_tolerations"] = Mutant(
     apply_ignores_tolerations,
     "7.node_checks",
 )
+
+
+# --- volumes (docs/contract.md section 7, Volumes) ------------------------------------------------
+
+
+def admits_every_node(volume: Obj, node: Obj) -> bool:
+    """admits_every_node: a volume's node affinity as a scheduler blind to it reads it.
+
+    The fault: pinned_cache_volume's cache volume admits only n1, which fillers
+    make the choice of no scoring: the first run's group opens its claim on n0 or
+    n2, where the kubelet can never mount the cache.
+    """
+    return True
+
+
+def apply_ignores_volume_node_affinity() -> None:
+    from reference_scheduler.core import volume_binding
+
+    volume_binding.pv_admits_node = admits_every_node
+
+
+def nothing_to_provision(namespace: str, claim_names: Any, lookups: Any) -> tuple[str, ...]:
+    """nothing_to_provision: no claim of a pod ever needs a node chosen for it, as a scheduler that ignores volumes binds.
+
+    The fault: a WaitForFirstConsumer claim is never annotated
+    `volume.kubernetes.io/selected-node`, so no provisioner acts, and the pod is
+    bound at once with its claim Pending for ever (the reference before volumes).
+    """
+    return ()
+
+
+def apply_never_selects_node_for_delayed_claim() -> None:
+    from reference_scheduler.core import volume_binding
+
+    volume_binding.claims_to_provision = nothing_to_provision
+
+
+def own_claims_only(pod: Obj, pipeline_run: Any, workspaces: Any) -> tuple[str, ...]:
+    """own_claims_only: a group's first pod is checked against its own claims only, not its group's later tasks'.
+
+    The fault: in later_task_pinned_volume, fetch mounts only a template claim
+    that could go anywhere, so the group's claim opens where fetch fits best, and
+    build, whose cache volume admits only n2, can then never run.
+    """
+    from reference_scheduler.core import volume_binding
+
+    return volume_binding.pod_claim_names(pod)
+
+
+def apply_checks_only_own_pod_volumes() -> None:
+    from reference_scheduler.core import volume_binding
+
+    volume_binding.group_claim_names = own_claims_only
+
+
+def apply_keeps_selection_after_failed_provisioning() -> None:
+    """The fault: a bind whose volume did not come rolls its claim back but leaves `volume.kubernetes.io/selected-node` on the claim.
+
+    The claim then pins every later attempt to the node where its volume could
+    not be made (a selected node is the only node an unbound claim admits), so
+    in provisioning_refused_rolls_back the pod never leaves n0.
+    """
+    from reference_scheduler.runtime import volume_binder
+
+    volume_binder.unselect_node = lambda *args, **kwargs: None
+
+
+RULES["7.volume_affinity"] = "section 7, Volumes V1: a pod is bound only to a node that the volume of each of its Bound claims admits"
+RULES["7.volume_provisioning"] = "section 7, Volumes V2: a WaitForFirstConsumer claim is annotated with the chosen node and Bound before the pod is bound"
+RULES["7.volume_group"] = "section 7, Volumes V3: a group's claim opens only on a node that admits the claims of every task of the group"
+RULES["7.volume_rollback"] = "section 7, Volumes V4: provisioning that fails is a failed bind: the claim rolled back and the node taken off the claim"
+MUTANTS["ignores_volume_node_affinity"] = Mutant(
+    "ignores_volume_node_affinity",
+    "a Bound claim's volume node affinity is not checked: a pod goes where its volume cannot be mounted",
+    "pinned_cache_volume",
+    apply_ignores_volume_node_affinity,
+    "7.volume_affinity",
+)
+MUTANTS["never_selects_node_for_delayed_claim"] = Mutant(
+    "never_selects_node_for_delayed_claim",
+    "a WaitForFirstConsumer claim is never annotated with the chosen node, and the pod is bound before its claim is Bound",
+    "volume_claim_template_default_class",
+    apply_never_selects_node_for_delayed_claim,
+    "7.volume_provisioning",
+)
+MUTANTS["checks_only_own_pod_volumes"] = Mutant(
+    "checks_only_own_pod_volumes",
+    "a group's claim opens where its first pod's own volumes can go, whatever its later tasks' volumes admit",
+    "later_task_pinned_volume",
+    apply_checks_only_own_pod_volumes,
+    "7.volume_group",
+)
+MUTANTS["keeps_selection_after_failed_provisioning"] = Mutant(
+    "keeps_selection_after_failed_provisioning",
+    "a bind whose volume was not provisioned rolls its claim back but leaves the claim's selected node, pinning the pod to that node",
+    "provisioning_refused_rolls_back",
+    apply_keeps_selection_after_failed_provisioning,
+    "7.volume_rollback",
+)

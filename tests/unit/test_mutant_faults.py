@@ -376,3 +376,28 @@ class TestNamespaceBlindRunPods:
         found = faults.record_of_run_anywhere(self.RECORDS, "lint")
         assert found is not None and found["metadata"]["namespace"] == "team-b"
         assert faults.record_of_run_anywhere(self.RECORDS, "deploy") is None
+
+
+class TestVolumeFaults:
+    """The volume mutants: each drops one rule of section 7, Volumes, and keeps the rest."""
+
+    PINNED = {"metadata": {"name": "pv"}, "spec": {"nodeAffinity": {"required": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["n1"]}]}]}}}}
+    N0 = {"metadata": {"name": "n0", "labels": {"kubernetes.io/hostname": "n0"}}}
+    BUILD = {"metadata": {"name": "build", "namespace": "ci"}, "spec": {"volumes": [{"name": "ws", "persistentVolumeClaim": {"claimName": "pvc-1"}}]}}
+    RUN = {"spec": {"workspaces": [{"name": "source", "volumeClaimTemplate": {}}, {"name": "cache", "persistentVolumeClaim": {"claimName": "cache"}}]}}
+
+    def test_a_volume_pinned_elsewhere_admits_the_node_where_the_reference_refuses_it(self) -> None:
+        from reference_scheduler.core.volume_binding import pv_admits_node
+
+        assert not pv_admits_node(self.PINNED, self.N0)
+        assert faults.admits_every_node(self.PINNED, self.N0)
+
+    def test_no_claim_is_ever_provisioned(self) -> None:
+        assert faults.nothing_to_provision("ci", ("pvc-1",), None) == ()
+
+    def test_a_group_loses_its_later_tasks_claims_and_keeps_the_pods_own(self) -> None:
+        from reference_scheduler.core.volume_binding import group_claim_names
+
+        assert set(group_claim_names(self.BUILD, self.RUN, ("source", "cache"))) == {"pvc-1", "cache"}
+        assert faults.own_claims_only(self.BUILD, self.RUN, ("source", "cache")) == ("pvc-1",)
