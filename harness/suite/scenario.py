@@ -19,6 +19,7 @@ from typing import Any, Iterable, Mapping
 from harness.cluster.node_pools import NodeShape
 from harness.cluster.storage import DEFAULT_CLASS_ANNOTATION
 from harness.cluster.storage import PROVISIONER as LOCAL_PATH_PROVISIONER
+from harness.cluster.volumes import HOSTNAME_LABEL
 from harness.suite.features import Feature
 
 
@@ -51,9 +52,10 @@ class Scenario:
     #: workspace): the runner makes that many spare PVs of the scenario's own class, which each
     #: template names as `storageClassName: {{ storage_class }}` (harness.cluster.volumes).
     claim_templates: int = 0
-    #: PVCs the runner creates, bound, on node-local volumes: claim name -> the index of the pool node whose
-    #: `kubernetes.io/hostname` the volume's `nodeAffinity` admits (a local PV, as a shared cache is kept).
-    pinned_volumes: Mapping[str, int] = field(default_factory=dict)
+    #: PVCs the runner creates, bound, on volumes with a `nodeAffinity`: claim name -> where the volume is. An int is
+    #: the index of the pool node whose `kubernetes.io/hostname` it admits (a local PV, as a shared cache is kept); a
+    #: (label, value) pair admits the nodes with that label (a zonal disk: ('topology.kubernetes.io/zone', 'zone-b')).
+    pinned_volumes: Mapping[str, int | tuple[str, str]] = field(default_factory=dict)
     #: The fixtures leave a claim's class to the cluster's default (a volumeClaimTemplate with no storageClassName):
     #: the runner skips the scenario, saying why, on a cluster without a default StorageClass.
     default_storage_class: bool = False
@@ -144,3 +146,14 @@ def storage_skip_reason(scenario: Scenario, provider: str, default_class: tuple[
             f"and the {provider} cluster's default class {name} is provisioned by {provisioner}"
         )
     return None
+
+
+def volume_admits(where: int | tuple[str, str], nodes: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+    """volume_admits() is the (label, values) a pinned volume's node affinity names (Scenario.pinned_volumes).
+
+    Example: volume_admits(1, ('p-0', 'p-1')) == ('kubernetes.io/hostname', ('p-1',));
+    volume_admits(('topology.kubernetes.io/zone', 'b'), nodes) == ('topology.kubernetes.io/zone', ('b',)).
+    """
+    if isinstance(where, int):
+        return HOSTNAME_LABEL, (nodes[where],)
+    return where[0], (where[1],)

@@ -30,7 +30,7 @@ from harness.suite import manifests
 from harness.suite.attachments import attach_scenario_artifacts
 from harness.suite.launch_logs import LOGS_DIR_NAME, LaunchLogs
 from harness.suite.run import ScenarioRun
-from harness.suite.scenario import Scenario, provider_skip_reason, storage_skip_reason
+from harness.suite.scenario import Scenario, provider_skip_reason, storage_skip_reason, volume_admits
 from harness.suite.scheduler_under_test import SchedulerUnderTest
 
 if TYPE_CHECKING:
@@ -224,7 +224,7 @@ def _scenario_run(
     request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig
 ) -> Iterator[ScenarioRun]:
     """_scenario_run() sets up namespace, pool and volumes, samples the timeline, attaches artifacts, cleans up."""
-    from harness.cluster.volumes import HOSTNAME_LABEL, make_bound_pvc, make_spare_volumes, template_storage_class
+    from harness.cluster.volumes import make_bound_pvc, make_spare_volumes, template_storage_class
 
     skip = provider_skip_reason(scenario, provider=cluster.kind, restartable=restartable_components(cluster))
     if skip is None and scenario.replicas > 1:
@@ -265,8 +265,8 @@ def _scenario_run(
                 pvcs={
                     **{name: make_bound_pvc(kube, where, name, timeouts=config.timeouts) for name in scenario.volumes},
                     **{
-                        name: make_bound_pvc(kube, where, name, admits=(HOSTNAME_LABEL, (pool.nodes[index],)), timeouts=config.timeouts)
-                        for name, index in scenario.pinned_volumes.items()
+                        name: make_bound_pvc(kube, where, name, admits=volume_admits(place, pool.nodes), timeouts=config.timeouts)
+                        for name, place in scenario.pinned_volumes.items()
                     },
                 },
                 storage_class=template_storage_class(where),
