@@ -373,14 +373,16 @@ def _claim_object(namespace: str, claim: str) -> str:
     return f"persistentvolumeclaim {namespace}/{claim}"
 
 
-def _conflict(node: Obj, claim: Obj | None, volumes_by_name: Mapping[str, Obj]) -> Obj | None:
-    """_conflict() is the claim's PersistentVolume when the claim is Bound and that volume's node affinity excludes the node."""
-    if claim is None or not volumes.is_bound(claim):
-        return None
-    volume = volumes_by_name.get(str(volumes.volume_name_of(claim)))
-    if volume is None or volumes.volume_admits(volume, node):
-        return None
-    return volume
+def _conflicts(node: Obj, names: Iterable[str], claims: Mapping[str, Obj], volumes_by_name: Mapping[str, Obj]) -> Iterable[tuple[str, Obj, str]]:
+    """_conflicts() yields (claim name, volume, volume name) for each named claim Bound to a volume whose node affinity excludes the node."""
+    for name in names:
+        claim = claims.get(name)
+        if claim is None or not volumes.is_bound(claim):
+            continue
+        volume = volumes_by_name.get(str(volumes.volume_name_of(claim)))
+        if volume is None or volumes.volume_admits(volume, node):
+            continue
+        yield name, volume, str(_meta(volume).get("name"))
 
 
 def _excluded_by(volume: Obj, node: Obj) -> str:
@@ -405,11 +407,7 @@ def pod_volume_node_conflict(pod: Obj, node: Obj | None, claims: Mapping[str, Ob
         return []
     namespace = str(_meta(pod).get("namespace"))
     findings = []
-    for name in volumes.pod_claim_names(pod):
-        volume = _conflict(node, claims.get(name), volumes_by_name)
-        if volume is None:
-            continue
-        volume_name = str(_meta(volume).get("name"))
+    for name, volume, volume_name in _conflicts(node, volumes.pod_claim_names(pod), claims, volumes_by_name):
         findings.append(Finding(
             POD_VOLUME_NODE_CONFLICT,
             f"{_meta(pod).get('name')} is bound to {where}, but its claim {namespace}/{name} is Bound to PersistentVolume {volume_name}, "
@@ -517,11 +515,9 @@ def group_volume_node_conflict(
     if status.state is not State.RESERVED or node is None or _meta(node).get("name") != status.node:
         return []
     findings = []
-    for name, source in group_claims(record, group, pipeline_run, pods).items():
-        volume = _conflict(node, claims.get(name), volumes_by_name)
-        if volume is None:
-            continue
-        volume_name = str(_meta(volume).get("name"))
+    sources = group_claims(record, group, pipeline_run, pods)
+    for name, volume, volume_name in _conflicts(node, sources, claims, volumes_by_name):
+        source = sources[name]
         findings.append(Finding(
             GROUP_VOLUME_NODE_CONFLICT,
             f"group {group} of record {record.key} is Reserved on {status.node} (claimGeneration {status.claim_generation}), but its claim "

@@ -139,6 +139,14 @@ def pod_must_be_running(run: ScenarioRun, pod_name: str) -> Obj:
     return _wait_for(run, poll, what=f"{pod_name} to run", timeout="pod_scheduled", timeouts=run.timeouts)
 
 
+def fillers_must_run(run: ScenarioRun, shares: dict[str, float]) -> None:
+    """fillers_must_run(run, {n1: 0.25}) pins a held filler taking that share of a node's CPU on each node, named `filler-<node's last character>`, and waits until all run."""
+    for node, share in shares.items():
+        run.apply("filler", name=run.named(f"filler-{node[-1]}"), node=node, share=share)
+    for node in shares:
+        pod_must_be_running(run, run.named(f"filler-{node[-1]}"))
+
+
 def pod_must_be_finished(run: ScenarioRun, pod_name: str) -> str:
     """pod_must_be_finished() waits for Succeeded or Failed and returns the phase."""
 

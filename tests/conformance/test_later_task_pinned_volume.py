@@ -15,8 +15,8 @@ from harness.suite.checks import (
     group_must_be,
     group_must_have,
     pipelinerun_must_succeed,
+    fillers_must_run,
     pod_must_be_finished,
-    pod_must_be_running,
     task_must_hold_its_group,
     task_pod_must_be_bound,
 )
@@ -50,10 +50,7 @@ PEAK_CPU = 1920
 
 def test_later_task_pinned_volume(run: ScenarioRun) -> None:
     n0, n1, n2 = run.node_names
-    run.apply("filler", name=run.named("filler-1"), node=n1, share=2400 / 4800)
-    run.apply("filler", name=run.named("filler-2"), node=n2, share=1200 / 4800)
-    pod_must_be_running(run, run.named("filler-1"))
-    pod_must_be_running(run, run.named("filler-2"))
+    fillers_must_run(run, {n1: 2400 / 4800, n2: 1200 / 4800})
 
     run.apply("later_task_pinned_volume")
     fetch, node, record = task_must_hold_its_group(run, NAME, "fetch")

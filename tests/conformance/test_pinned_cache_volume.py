@@ -10,13 +10,15 @@ to an emptier node where its pod could never start.
 
 from __future__ import annotations
 
+from typing import Any
+
 from harness.contract.record import State
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
     pipelinerun_must_succeed,
+    fillers_must_run,
     pod_must_be_finished,
-    pod_must_be_running,
     task_must_hold_its_group,
     task_pod_must_be_bound,
     task_pod_must_stay_pending,
@@ -51,13 +53,12 @@ R1 = "pinned-cache-volume-r1"
 # 1200 + 2400 = 3600m again, with r1.
 PEAK_CPU = 2400
 
+Obj = dict[str, Any]
+
 
 def test_pinned_cache_volume(run: ScenarioRun) -> None:
     n0, n1, n2 = run.node_names
-    run.apply("filler", name=run.named("filler-1"), node=n1, share=1200 / 4800)
-    run.apply("filler", name=run.named("filler-2"), node=n2, share=2400 / 4800)
-    pod_must_be_running(run, run.named("filler-1"))
-    pod_must_be_running(run, run.named("filler-2"))
+    fillers_must_run(run, {n1: 1200 / 4800, n2: 2400 / 4800})
 
     run.apply("pinned_cache_volume", name=R0)
     restore, node, record = task_must_hold_its_group(run, R0, "restore")
@@ -68,22 +69,21 @@ def test_pinned_cache_volume(run: ScenarioRun) -> None:
 
     run.apply("pinned_cache_volume", name=R1)
     task_pod_must_stay_pending(run, R1, "restore")
-
-    run.release_pod(restore["metadata"]["name"])
-    assert pod_must_be_finished(run, restore["metadata"]["name"]) == "Succeeded"
-    build = task_pod_must_be_bound(run, R0, "build")
-    assert build["spec"]["nodeName"] == n1, f"r0's build ran on {build['spec']['nodeName']}, not on {n1}, its group's and its volume's node"
-    run.release_pod(build["metadata"]["name"])
-    pipelinerun_must_succeed(run, R0)
-    group_must_be(run, R0, "restore", state=State.RELEASED, node=n1)
+    run_must_end_on(run, R0, restore, n1)
 
     waiting, node, _ = task_must_hold_its_group(run, R1, "restore")
     assert node == n1, f"r1's restore landed on {node} once r0 was done; its cache volume admits only {n1}"
     claims_must_be_bound_on(run, waiting)
-    run.release_pod(waiting["metadata"]["name"])
-    assert pod_must_be_finished(run, waiting["metadata"]["name"]) == "Succeeded"
-    build = task_pod_must_be_bound(run, R1, "build")
-    assert build["spec"]["nodeName"] == n1, f"r1's build ran on {build['spec']['nodeName']}, not on {n1}"
+    run_must_end_on(run, R1, waiting, n1)
+
+
+def run_must_end_on(run: ScenarioRun, name: str, restore: Obj, node: str) -> None:
+    """run_must_end_on() lets the run's held restore finish; its build must run on `node`, and the group end Released there."""
+    run.release_pod(restore["metadata"]["name"])
+    assert pod_must_be_finished(run, restore["metadata"]["name"]) == "Succeeded"
+    build = task_pod_must_be_bound(run, name, "build")
+    assert build["spec"]["nodeName"] == node, f"{name}'s build ran on {build['spec']['nodeName']}, not on {node}, its group's and its volume's node"
+    claims_must_be_bound_on(run, build)
     run.release_pod(build["metadata"]["name"])
-    pipelinerun_must_succeed(run, R1)
-    group_must_be(run, R1, "restore", state=State.RELEASED, node=n1)
+    pipelinerun_must_succeed(run, name)
+    group_must_be(run, name, "restore", state=State.RELEASED, node=node)

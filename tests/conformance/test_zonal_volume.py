@@ -14,8 +14,8 @@ from harness.contract.record import State
 from harness.suite.checks import (
     group_must_be,
     pipelinerun_must_succeed,
+    fillers_must_run,
     pod_must_be_finished,
-    pod_must_be_running,
     task_must_hold_its_group,
     task_pod_must_be_bound,
 )
@@ -46,9 +46,7 @@ NAME = "zonal-volume"
 
 def test_zonal_volume(run: ScenarioRun) -> None:
     n0, n1, n2 = run.node_names
-    for node in (n1, n2):
-        run.apply("filler", name=run.named(f"filler-{node[-1]}"), node=node, share=0.25)
-        pod_must_be_running(run, run.named(f"filler-{node[-1]}"))
+    fillers_must_run(run, {n1: 0.25, n2: 0.25})
 
     run.apply("zonal_volume")
     fetch, node, _ = task_must_hold_its_group(run, NAME, "fetch")
