@@ -19,6 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Callable, Sequence, TypeAlias
 
+from reference_scheduler.core.json_path import value_at
 from reference_scheduler.core.reasons import (
     NodeAffinityMismatch,
     NodeNameMismatch,
@@ -43,14 +44,6 @@ NodeCheckFailure: TypeAlias = (
 )
 
 
-def _get(obj: Json | None, *path: str) -> Any:
-    """The value at path, or None when any step is missing or not a mapping."""
-    current: Any = obj
-    for step in path:
-        if not isinstance(current, Mapping):
-            return None
-        current = current.get(step)
-    return current
 
 
 def _list(value: Any) -> list[Any]:
@@ -58,11 +51,11 @@ def _list(value: Any) -> list[Any]:
 
 
 def _name(node: Json) -> str:
-    return str(_get(node, "metadata", "name") or "")
+    return str(value_at(node, "metadata", "name") or "")
 
 
 def _labels(node: Json) -> Mapping[str, Any]:
-    labels = _get(node, "metadata", "labels")
+    labels = value_at(node, "metadata", "labels")
     return labels if isinstance(labels, Mapping) else {}
 
 
@@ -75,7 +68,7 @@ def node_name_mismatch(pod: Json, node: Json) -> NodeNameMismatch | None:
     Example: a pod with ``spec.nodeName: n2`` checked against node n1 gives
     ``NodeNameMismatch(requested="n2", node="n1")``; without nodeName any node passes.
     """
-    requested = _get(pod, "spec", "nodeName")
+    requested = value_at(pod, "spec", "nodeName")
     if not requested or requested == _name(node):
         return None
     return NodeNameMismatch(requested=str(requested), node=_name(node))
@@ -110,7 +103,7 @@ def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
 
 
 def _tolerations(pod: Json) -> list[Mapping[str, Any]]:
-    return [t for t in _list(_get(pod, "spec", "tolerations")) if isinstance(t, Mapping)]
+    return [t for t in _list(value_at(pod, "spec", "tolerations")) if isinstance(t, Mapping)]
 
 
 def node_unschedulable(pod: Json, node: Json) -> NodeUnschedulable | None:
@@ -125,7 +118,7 @@ def node_unschedulable(pod: Json, node: Json) -> NodeUnschedulable | None:
     (``NodeUnschedulable()``) and admits one tolerating
     ``{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}``.
     """
-    if _get(node, "spec", "unschedulable") is not True:
+    if value_at(node, "spec", "unschedulable") is not True:
         return None
     cordon = {"key": UNSCHEDULABLE_TAINT_KEY, "effect": "NoSchedule"}
     if any(tolerates(t, cordon) for t in _tolerations(pod)):
@@ -143,7 +136,7 @@ def untolerated_taint(pod: Json, node: Json) -> UntoleratedTaint | None:
     without tolerations gets ``UntoleratedTaint("dedicated", "ci", "NoSchedule")``.
     """
     tolerations = _tolerations(pod)
-    for taint in _list(_get(node, "spec", "taints")):
+    for taint in _list(value_at(node, "spec", "taints")):
         if not isinstance(taint, Mapping) or taint.get("effect") not in FILTERED_TAINT_EFFECTS:
             continue
         if not any(tolerates(t, taint) for t in tolerations):
@@ -166,7 +159,7 @@ def node_selector_mismatch(pod: Json, node: Json) -> NodeSelectorMismatch | None
     Example: ``nodeSelector: {pool: ci}`` on a node labelled ``pool: batch`` gives
     ``NodeSelectorMismatch("pool", "ci", "batch")``.
     """
-    selector = _get(pod, "spec", "nodeSelector")
+    selector = value_at(pod, "spec", "nodeSelector")
     if not isinstance(selector, Mapping):
         return None
     labels = _labels(node)
@@ -284,7 +277,7 @@ def node_affinity_mismatch(pod: Json, node: Json) -> NodeAffinityMismatch | None
     node labelled ``pool=ci`` plus node n9; any other node gets
     ``NodeAffinityMismatch(terms=2)``.
     """
-    required = _get(pod, "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+    required = value_at(pod, "spec", "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
     if not isinstance(required, Mapping):
         return None
     if node_selector_matches(required, node):
@@ -307,7 +300,7 @@ def node_allocatable(node: Json) -> Resources:
     Example: a node with capacity ``cpu: 5000m`` and allocatable ``cpu: 4800m,
     memory: 8Gi`` gives ``Resources(cpu=4800, memory=8589934592)``.
     """
-    allocatable = _get(node, "status", "allocatable")
+    allocatable = value_at(node, "status", "allocatable")
     try:
         return Resources.from_mapping(allocatable if isinstance(allocatable, Mapping) else None)
     except InvalidQuantity:
@@ -325,7 +318,7 @@ def allocatable_pods(node: Json) -> int:
 
     Example: ``allocatable_pods({"status": {"allocatable": {"pods": "110"}}}) == 110``.
     """
-    value = _get(node, "status", "allocatable", "pods")
+    value = value_at(node, "status", "allocatable", "pods")
     if value is None:
         return 0
     try:

@@ -47,6 +47,7 @@ from enum import StrEnum
 from typing import Any, Mapping, TypeAlias
 
 from reference_scheduler.core.headroom import ActiveReservation
+from reference_scheduler.core.json_path import value_at
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import allocatable_pods, node_check_failures
 from reference_scheduler.core.plan_readiness import PlanReadiness, plan_readiness
@@ -274,17 +275,10 @@ def record_added(pod_run: tuple[str, str] | None, record_run: tuple[str, str]) -
     return QUEUE if pod_run == record_run else SKIP
 
 
-def _field(obj: Json | None, *path: str) -> Any:
-    current: Any = obj
-    for step in path:
-        if not isinstance(current, Mapping):
-            return None
-        current = current.get(step)
-    return current
 
 
 def _claim_key(claim: Json) -> ClaimKey:
-    return (str(_field(claim, "metadata", "namespace") or ""), str(_field(claim, "metadata", "name") or ""))
+    return (str(value_at(claim, "metadata", "namespace") or ""), str(value_at(claim, "metadata", "name") or ""))
 
 
 def claim_fields_read(claim: Json) -> tuple[object, ...]:
@@ -294,10 +288,10 @@ def claim_fields_read(claim: Json) -> tuple[object, ...]:
     changing gives equal tuples; ``status.phase`` going Bound does not.
     """
     return (
-        _field(claim, "spec", "volumeName"),
-        _field(claim, "status", "phase"),
-        _field(claim, "metadata", "annotations", SELECTED_NODE_ANNOTATION),
-        _field(claim, "metadata", "deletionTimestamp"),
+        value_at(claim, "spec", "volumeName"),
+        value_at(claim, "status", "phase"),
+        value_at(claim, "metadata", "annotations", SELECTED_NODE_ANNOTATION),
+        value_at(claim, "metadata", "deletionTimestamp"),
         storage_class_name(claim),
     )
 
@@ -321,7 +315,7 @@ def claim_changed(waiting_claims: Collection[ClaimKey], old: Json | None, new: J
 
 
 def _claim_ref(volume: Json | None) -> ClaimKey | None:
-    ref = _field(volume, "spec", "claimRef")
+    ref = value_at(volume, "spec", "claimRef")
     if not isinstance(ref, Mapping) or not ref.get("name"):
         return None
     return (str(ref.get("namespace") or ""), str(ref.get("name")))
@@ -332,7 +326,7 @@ def volume_fields_read(volume: Json) -> tuple[object, ...]:
 
     Example: a volume whose ``status.message`` changes gives equal tuples.
     """
-    return (_claim_ref(volume), _field(volume, "status", "phase"), _field(volume, "spec", "nodeAffinity"))
+    return (_claim_ref(volume), value_at(volume, "status", "phase"), value_at(volume, "spec", "nodeAffinity"))
 
 
 def volume_changed(waiting_claims: Collection[ClaimKey], old: Json | None, new: Json | None) -> QueueingHint:
@@ -371,7 +365,7 @@ def storage_class_changed(waiting_classes: Collection[str], old: Json | None, ne
     Example: class ``standard`` added is QUEUE for a pod whose claim names it, SKIP for
     one whose claims name ``fast``; a new label on the class is SKIP.
     """
-    if new is None or str(_field(new, "metadata", "name") or "") not in waiting_classes:
+    if new is None or str(value_at(new, "metadata", "name") or "") not in waiting_classes:
         return SKIP
     if old is None:
         return QUEUE

@@ -52,6 +52,8 @@ from datetime import datetime, timedelta, timezone
 from enum import StrEnum
 from typing import Any, Mapping, TypeAlias
 
+from reference_scheduler.core.json_path import value_at
+
 Json: TypeAlias = Mapping[str, Any]
 """Json is a raw object as the API returns it (a PipelineRun or a TaskRun)."""
 
@@ -122,13 +124,6 @@ class TaskRunProgress(StrEnum):
         return self in (TaskRunProgress.SUCCEEDED, TaskRunProgress.FAILED)
 
 
-def _get(obj: Json | None, *path: str) -> Any:
-    current: Any = obj
-    for step in path:
-        if not isinstance(current, Mapping):
-            return None
-        current = current.get(step)
-    return current
 
 
 def _list(value: Any) -> list[Any]:
@@ -141,7 +136,7 @@ def succeeded_condition(obj: Json) -> Mapping[str, Any] | None:
     Example: ``succeeded_condition({"status": {"conditions": [{"type": "Succeeded",
     "status": "True"}]}})["status"] == "True"``.
     """
-    for condition in _list(_get(obj, "status", "conditions")):
+    for condition in _list(value_at(obj, "status", "conditions")):
         if isinstance(condition, Mapping) and condition.get("type") == SUCCEEDED:
             return condition
     return None
@@ -161,9 +156,9 @@ def retries_left(task_run: Json) -> int:
 
     Example: ``spec.retries: 2`` with one ``retriesStatus`` entry leaves 1.
     """
-    retries = _get(task_run, "spec", "retries")
+    retries = value_at(task_run, "spec", "retries")
     allowed = retries if isinstance(retries, int) and not isinstance(retries, bool) else 0
-    return max(0, allowed - len(_list(_get(task_run, "status", "retriesStatus"))))
+    return max(0, allowed - len(_list(value_at(task_run, "status", "retriesStatus"))))
 
 
 def task_run_cancelled(task_run: Json) -> bool:
@@ -172,7 +167,7 @@ def task_run_cancelled(task_run: Json) -> bool:
     Example: ``spec.status: TaskRunCancelled`` (set by a user, or by the
     PipelineRun on cancel or timeout) makes it True.
     """
-    if _get(task_run, "spec", "status") == TASK_RUN_SPEC_STATUS_CANCELLED:
+    if value_at(task_run, "spec", "status") == TASK_RUN_SPEC_STATUS_CANCELLED:
         return True
     condition = succeeded_condition(task_run)
     return condition is not None and condition.get("reason") == TASK_RUN_REASON_CANCELLED
@@ -212,7 +207,7 @@ def task_run_names(pipeline_run: Json) -> dict[str, list[str]]:
     "name": "run-1-build"}]}}`` gives ``{"build": ["run-1-build"]}``.
     """
     names: dict[str, list[str]] = {}
-    for ref in _list(_get(pipeline_run, "status", "childReferences")):
+    for ref in _list(value_at(pipeline_run, "status", "childReferences")):
         if not isinstance(ref, Mapping):
             continue
         task, name = ref.get("pipelineTaskName"), ref.get("name")
@@ -268,14 +263,14 @@ def _parse_time(value: Any) -> datetime | None:
 
 def _timeout(pipeline_run: Json, field: str) -> timedelta | None:
     """A positive timeout from spec.timeouts; None when unset, zero (no timeout) or invalid."""
-    raw = _get(pipeline_run, "spec", "timeouts", field)
+    raw = value_at(pipeline_run, "spec", "timeouts", field)
     duration = parse_go_duration(raw) if isinstance(raw, str) else None
     return duration if duration is not None and duration > timedelta(0) else None
 
 
 def _tasks_timeout(pipeline_run: Json) -> timedelta | None:
     """spec.timeouts.tasks, else pipeline - finally when both are set, as Tekton derives it."""
-    tasks = _get(pipeline_run, "spec", "timeouts", "tasks")
+    tasks = value_at(pipeline_run, "spec", "timeouts", "tasks")
     if tasks is not None:
         return _timeout(pipeline_run, "tasks")
     pipeline, final = _timeout(pipeline_run, "pipeline"), _timeout(pipeline_run, "finally")
@@ -290,7 +285,7 @@ def _aware(moment: datetime) -> datetime:
 
 
 def _elapsed_beyond(pipeline_run: Json, timeout: timedelta | None, now: datetime | None) -> bool:
-    start = _parse_time(_get(pipeline_run, "status", "startTime"))
+    start = _parse_time(value_at(pipeline_run, "status", "startTime"))
     if timeout is None or now is None or start is None:
         return False
     return _aware(now) - _aware(start) > timeout
@@ -300,7 +295,7 @@ def _dag_task_names(pipeline_run: Json) -> frozenset[str]:
     """Names in status.pipelineSpec.tasks: tasks known not to be finally tasks."""
     return frozenset(
         str(task.get("name"))
-        for task in _list(_get(pipeline_run, "status", "pipelineSpec", "tasks"))
+        for task in _list(value_at(pipeline_run, "status", "pipelineSpec", "tasks"))
         if isinstance(task, Mapping) and task.get("name")
     )
 
@@ -353,7 +348,7 @@ def release_decision(
     """
     if pipeline_run is None:
         return ReleaseDecision(True, ReleaseReason.PIPELINE_RUN_DELETED, "PipelineRun is gone")
-    if _get(pipeline_run, "metadata", "deletionTimestamp"):
+    if value_at(pipeline_run, "metadata", "deletionTimestamp"):
         return ReleaseDecision(True, ReleaseReason.PIPELINE_RUN_DELETED, "PipelineRun is being deleted")
 
     status = _condition_status(pipeline_run)
@@ -367,7 +362,7 @@ def release_decision(
             return ReleaseDecision(True, ReleaseReason.PIPELINE_RUN_TIMED_OUT, message)
         return ReleaseDecision(True, ReleaseReason.PIPELINE_RUN_DONE, message)
 
-    spec_status = _get(pipeline_run, "spec", "status")
+    spec_status = value_at(pipeline_run, "spec", "status")
     if spec_status == PIPELINE_RUN_SPEC_STATUS_CANCELLED:
         return ReleaseDecision(True, ReleaseReason.PIPELINE_RUN_CANCELLED, "PipelineRun spec.status is Cancelled")
     pipeline_timeout = _timeout(pipeline_run, "pipeline")
@@ -387,7 +382,7 @@ def release_decision(
 
     refs = task_run_names(pipeline_run)
     skipped = frozenset(
-        str(s.get("name")) for s in _list(_get(pipeline_run, "status", "skippedTasks")) if isinstance(s, Mapping)
+        str(s.get("name")) for s in _list(value_at(pipeline_run, "status", "skippedTasks")) if isinstance(s, Mapping)
     )
     dag_tasks = _dag_task_names(pipeline_run)
     released_by_graceful_stop = False

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Callable, TypeAlias
 
+from reference_scheduler.core.json_path import value_at
 from reference_scheduler.core.node_checks import node_selector_matches, node_selector_term_matches
 from reference_scheduler.core.reasons import (
     AllowedTopologyMismatch,
@@ -73,13 +74,6 @@ NO_VOLUMES = VolumeLookups(lambda namespace, name: None, lambda name: None, lamb
 """NO_VOLUMES finds nothing: every claim is "not found", so a pod that mounts one is never bound blind."""
 
 
-def _get(obj: Json | None, *path: str) -> Any:
-    current: Any = obj
-    for step in path:
-        if not isinstance(current, Mapping):
-            return None
-        current = current.get(step)
-    return current
 
 
 def _text(value: Any) -> str:
@@ -100,7 +94,7 @@ def pod_claim_names(pod: Json) -> tuple[str, ...]:
     Example: a pod ``p`` with volumes ``ws`` (persistentVolumeClaim ``pvc-1a2b``),
     ``scratch`` (ephemeral) and ``tools`` (emptyDir) gives ``("pvc-1a2b", "p-scratch")``.
     """
-    volumes = _get(pod, "spec", "volumes")
+    volumes = value_at(pod, "spec", "volumes")
     if not volumes or not isinstance(volumes, list):
         return ()
     names: dict[str, None] = {}
@@ -113,7 +107,7 @@ def pod_claim_names(pod: Json) -> tuple[str, ...]:
             if name:
                 names[name] = None
         elif volume.get("ephemeral") is not None and volume.get("name"):
-            names[f"{_text(_get(pod, 'metadata', 'name'))}-{_text(volume.get('name'))}"] = None
+            names[f"{_text(value_at(pod, 'metadata', 'name'))}-{_text(volume.get('name'))}"] = None
     return tuple(names)
 
 
@@ -126,14 +120,14 @@ def workspace_claim_names(pipeline_run: Json | None, workspaces: Collection[str]
     Example: a run binding ``cache`` to claim ``team-cache`` and ``src`` to a
     volumeClaimTemplate gives ``("team-cache",)`` for workspaces ``{"cache", "src"}``.
     """
-    bindings = _get(pipeline_run, "spec", "workspaces")
+    bindings = value_at(pipeline_run, "spec", "workspaces")
     if not workspaces or not isinstance(bindings, list):
         return ()
     names: dict[str, None] = {}
     for binding in bindings:
         if not isinstance(binding, Mapping) or binding.get("name") not in workspaces:
             continue
-        name = _text(_get(binding, "persistentVolumeClaim", "claimName"))
+        name = _text(value_at(binding, "persistentVolumeClaim", "claimName"))
         if name:
             names[name] = None
     return tuple(names)
@@ -165,7 +159,7 @@ def is_bound(claim: Json) -> bool:
     Example: ``{"spec": {"volumeName": "pv-1"}, "status": {"phase": "Bound"}}`` is bound;
     a claim with ``volumeName`` set but phase Pending (pre-bound, not yet bound) is not.
     """
-    return bool(_get(claim, "spec", "volumeName")) and _get(claim, "status", "phase") == BOUND_PHASE
+    return bool(value_at(claim, "spec", "volumeName")) and value_at(claim, "status", "phase") == BOUND_PHASE
 
 
 def storage_class_name(claim: Json) -> str:
@@ -173,10 +167,10 @@ def storage_class_name(claim: Json) -> str:
 
     Example: ``{"spec": {"storageClassName": "standard"}}`` gives ``"standard"``.
     """
-    legacy = _get(claim, "metadata", "annotations", LEGACY_CLASS_ANNOTATION)
+    legacy = value_at(claim, "metadata", "annotations", LEGACY_CLASS_ANNOTATION)
     if isinstance(legacy, str):
         return legacy
-    return _text(_get(claim, "spec", "storageClassName"))
+    return _text(value_at(claim, "spec", "storageClassName"))
 
 
 def selected_node(claim: Json) -> str | None:
@@ -184,13 +178,13 @@ def selected_node(claim: Json) -> str | None:
 
     Example: a claim annotated ``volume.kubernetes.io/selected-node: n1`` gives ``"n1"``.
     """
-    found = _get(claim, "metadata", "annotations", SELECTED_NODE_ANNOTATION)
+    found = value_at(claim, "metadata", "annotations", SELECTED_NODE_ANNOTATION)
     return found if isinstance(found, str) and found else None
 
 
 def is_being_deleted(claim: Json) -> bool:
     """is_being_deleted says the claim has a ``metadata.deletionTimestamp`` (it waits for its finalizers)."""
-    return bool(_get(claim, "metadata", "deletionTimestamp"))
+    return bool(value_at(claim, "metadata", "deletionTimestamp"))
 
 
 def delayed_class(claim: Json, lookups: VolumeLookups) -> Json | None:
@@ -248,10 +242,10 @@ def pv_admits_node(volume: Json, node: Json) -> bool:
     Example: a local volume with ``kubernetes.io/hostname In [n1]`` admits the node
     labelled ``kubernetes.io/hostname=n1`` and no other.
     """
-    required = _get(volume, "spec", "nodeAffinity", "required")
+    required = value_at(volume, "spec", "nodeAffinity", "required")
     if not isinstance(required, Mapping):
         return True
-    return node_selector_matches(required, {"metadata": {"labels": _get(node, "metadata", "labels") or {}}})
+    return node_selector_matches(required, {"metadata": {"labels": value_at(node, "metadata", "labels") or {}}})
 
 
 def allowed_topologies_admit(storage_class: Json, node: Json) -> bool:
@@ -352,7 +346,7 @@ def volume_constraints(namespace: str, claim_names: Collection[str], lookups: Vo
             immediate.append(name)
         else:
             assert claim is not None
-            volume_name = _text(_get(claim, "spec", "volumeName"))
+            volume_name = _text(value_at(claim, "spec", "volumeName"))
             volume = lookups.get_volume(volume_name) if volume_name else None
             if kind is ClaimKind.BOUND and volume is None:
                 unresolvable.append(BoundVolumeNotFound(name, volume_name))
@@ -389,7 +383,7 @@ def volume_failures(constraints: VolumeConstraints, node: Json) -> tuple[Reason,
         if not pv_admits_node(pinned.volume, node):
             failures.append(VolumeNodeAffinityConflict(pinned.claim, pinned.volume_name))
     if constraints.selected:
-        name = _text(_get(node, "metadata", "name"))
+        name = _text(value_at(node, "metadata", "name"))
         for selection in constraints.selected:
             if selection.node != name:
                 failures.append(SelectedNodeMismatch(selection.claim, selection.node))
