@@ -48,6 +48,8 @@ class TimeoutConfig:
     api_reachable: float = field(default=15.0, metadata={"kind": "knob"})
     #: A PVC pre-bound to its PersistentVolume reports Bound.
     volume_bound: float = field(default=30.0, metadata={"kind": "knob"})
+    #: A kind cluster's default-storage provisioner (its Deployment in local-path-storage) has a Ready replica.
+    storage_ready: float = field(default=120.0, metadata={"kind": "knob"})
     #: Downloading a pinned release manifest (Tekton's release.yaml on kind).
     manifest_download: float = field(default=60.0, metadata={"kind": "knob"})
     #: A killed scheduler under test serves again (external: a new pod matching --scheduler-pod-selector is Ready).

@@ -53,7 +53,7 @@ from typing import IO, TYPE_CHECKING, Any, Mapping, Sequence
 
 import yaml
 
-from harness.cluster import namespaces, node_image, slot_pools, tekton, tekton_release, volumes
+from harness.cluster import namespaces, node_image, slot_pools, storage, tekton, tekton_release, volumes
 from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import SUITE_ROOT, cache_root
 from harness.errors import HarnessError
@@ -302,6 +302,7 @@ class KindProvider:
             self.network(kube)
         self._wait_nodes_ready(kube)
         tekton_release.install(kube, self.tekton_manifests(), timeouts=self.timeouts)
+        storage.wait_provisioner_ready(kube, timeouts=self.timeouts)
         return kube
 
     def down(self) -> None:

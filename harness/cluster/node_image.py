@@ -10,7 +10,10 @@ builds it in steps, each cached and printed as a progress line:
    kubectl, and the systemd trimming kind's base Dockerfile does;
 4. the container images the node runs, each a one-layer `docker import`: the
    control plane, kube-proxy, etcd, CoreDNS, pause, a busybox for the task
-   steps and Tekton's commands in ko's layout (/ko-app/<cmd>, user 65532);
+   steps (and the storage provisioner's helper pods), the local-path provisioner
+   (kind's default storage, with its manifest in /kind/manifests/default-storage.yaml,
+   which `kind create cluster` applies: harness.cluster.storage) and Tekton's
+   commands in ko's layout (/ko-app/<cmd>, user 65532);
 5. the node image: a container of the base image imports those into its
    containerd, and is committed.
 
@@ -38,13 +41,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, TextIO
 
-from harness.cluster import go_builds
+import yaml
+
+from harness.cluster import go_builds, storage
 from harness.cluster.paths import cache_root
 from harness.cluster.toolchain import Toolchain, _format_elapsed, program_named
 from harness.errors import HarnessError
 
 #: Bump when the recipe below changes in a way the versions do not show.
-RECIPE_REVISION = 1
+RECIPE_REVISION = 2
 REPOSITORY = "rescon.local/kind-node"
 #: Every image this module makes carries the recipe key in this label, so a stale image under the same name is rebuilt.
 KEY_LABEL = "dev.rescon.recipe-key"
@@ -66,6 +71,8 @@ ETCD_IMAGE = f"registry.k8s.io/etcd:{ETCD_TAG}"
 #: The task steps' image (harness.cluster.simulation.STEP_IMAGE) and Tekton's shell image: Debian's busybox.
 BUSYBOX_IMAGE = "docker.io/library/busybox:1.37"
 TEKTON_REPOSITORY = "rescon.local/tekton"
+#: kind's default storage: the local-path provisioner's image (its helper pods run BUSYBOX_IMAGE).
+LOCAL_PATH_REPOSITORY = "rescon.local/local-path-provisioner"
 
 PAUSE_SOURCE = r"""
 #include <signal.h>
@@ -81,6 +88,11 @@ int main(void) {
 
 def kubernetes_version() -> str:
     return program_named("kube-apiserver").version()
+
+
+def local_path_image() -> str:
+    """local_path_image() is the local image of the pinned local-path provisioner: rescon.local/local-path-provisioner:v0.0.33."""
+    return f"{LOCAL_PATH_REPOSITORY}:{program_named(storage.PROCESS).version()}"
 
 
 def tekton_image(command: str, version: str) -> str:
@@ -164,13 +176,14 @@ class NodeImageBuilder:
             directory = self.go.ensure(build)
             for output, _ in build.outputs:
                 found[output] = directory / output
-        toolchain = Toolchain(out=self.out).ensure(["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl"])
+        wanted = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", storage.PROCESS]
+        toolchain = Toolchain(out=self.out).ensure(wanted)
         found.update(toolchain)
         return found
 
     def key(self) -> str:
         builds = [b.key(self.go.go_version) for b in go_builds.builds().values()]
-        return image_key([kubernetes_version(), SUITE, *PACKAGES, *builds, ETCD_TAG])
+        return image_key([kubernetes_version(), SUITE, *PACKAGES, *builds, ETCD_TAG, local_path_image()])
 
     def image_name(self) -> str:
         return f"{REPOSITORY}:{kubernetes_version()}-{self.key()}"
@@ -273,6 +286,10 @@ class NodeImageBuilder:
         self._run(["chroot", str(root), "systemctl", "mask", "systemd-binfmt.service"], what="systemctl mask")
         (root / "etc" / "kubernetes" / "manifests").mkdir(parents=True, exist_ok=True)
         (root / "kind" / "version").write_text(kubernetes_version())
+        # As kind's own images: `kind create cluster` applies this as the cluster's default storage.
+        manifests = storage.in_cluster_manifests(provisioner_image=local_path_image(), helper_image=BUSYBOX_IMAGE)
+        (root / "kind" / "manifests").mkdir(parents=True, exist_ok=True)
+        (root / "kind" / "manifests" / "default-storage.yaml").write_text(yaml.safe_dump_all(manifests, sort_keys=False))
         imported = self._import(root, f"{name}-unsigned", ["ENV container=docker", 'ENTRYPOINT ["/usr/local/bin/entrypoint", "/sbin/init"]'])
         # docker import cannot set STOPSIGNAL; a one-line build on the imported image can (it pulls nothing).
         context = work / "base-context"
@@ -303,6 +320,7 @@ class NodeImageBuilder:
             static(f"registry.k8s.io/{component}:{version}", {f"/usr/local/bin/{component}": bins[component]}, [path_env])
         static(ETCD_IMAGE, {"/usr/local/bin/etcd": bins["etcd"]}, [path_env])
         static(COREDNS_IMAGE, {"/coredns": bins["coredns"]}, ['ENTRYPOINT ["/coredns"]'])
+        static(local_path_image(), {f"/usr/local/bin/{storage.PROCESS}": bins[storage.PROCESS]}, [path_env])
         pause = self._pause(work)
         for tag in PAUSE_IMAGES:
             static(tag, {"/pause": pause}, ['ENTRYPOINT ["/pause"]'])

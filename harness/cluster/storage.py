@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from harness.kube import Kube
+    from harness.timeouts import TimeoutConfig
 
 #: The provisioner's name, which the StorageClass names (`provisioner:`).
 PROVISIONER = "rancher.io/local-path"
@@ -64,7 +65,7 @@ def provisioner_config(nodes: dict[str, list[str]] | None = None) -> dict[str, A
     return {"nodePathMap": [{"node": node, "paths": paths} for node, paths in listed.items()]}
 
 
-def helper_pod_manifest() -> dict[str, Any]:
+def helper_pod_manifest(image: str = HELPER_IMAGE) -> dict[str, Any]:
     """helper_pod_manifest() is the template of the pod the provisioner runs on the chosen node (kind's)."""
     return {
         "apiVersion": "v1",
@@ -73,18 +74,18 @@ def helper_pod_manifest() -> dict[str, Any]:
         "spec": {
             "priorityClassName": "system-node-critical",
             "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists", "effect": "NoExecute"}],
-            "containers": [{"name": "helper-pod", "image": HELPER_IMAGE, "imagePullPolicy": "IfNotPresent"}],
+            "containers": [{"name": "helper-pod", "image": image, "imagePullPolicy": "IfNotPresent"}],
         },
     }
 
 
-def config_files(nodes: dict[str, list[str]] | None = None) -> dict[str, str]:
+def config_files(nodes: dict[str, list[str]] | None = None, *, helper_image: str = HELPER_IMAGE) -> dict[str, str]:
     """config_files() are the ConfigMap's keys and contents: config.json, the setup and teardown scripts, helperPod.yaml."""
     return {
         "config.json": json.dumps(provisioner_config(nodes), indent=2),
         "setup": SETUP_SCRIPT,
         "teardown": TEARDOWN_SCRIPT,
-        "helperPod.yaml": json.dumps(helper_pod_manifest(), indent=2),
+        "helperPod.yaml": json.dumps(helper_pod_manifest(helper_image), indent=2),
     }
 
 
@@ -101,13 +102,74 @@ def storage_class_manifest(*, default: bool = True) -> dict[str, Any]:
     }
 
 
-def cluster_manifests() -> list[dict[str, Any]]:
+def cluster_manifests(*, helper_image: str = HELPER_IMAGE) -> list[dict[str, Any]]:
     """cluster_manifests() are what the provisioner needs in the cluster: its namespace, the service account its helper pods run as, the ConfigMap they mount, the class."""
     return [
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": SERVICE_ACCOUNT, "namespace": NAMESPACE}},
-        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": CONFIG_MAP, "namespace": NAMESPACE}, "data": config_files()},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": CONFIG_MAP, "namespace": NAMESPACE}, "data": config_files(helper_image=helper_image)},
         storage_class_manifest(),
+    ]
+
+
+def in_cluster_manifests(*, provisioner_image: str, helper_image: str) -> list[dict[str, Any]]:
+    """in_cluster_manifests() are kind's default storage whole: cluster_manifests() plus the provisioner's RBAC and Deployment.
+
+    A kind node image ships them as /kind/manifests/default-storage.yaml, which
+    `kind create cluster` applies (without that file kind falls back on a class of
+    the in-tree `kubernetes.io/host-path` provisioner, which provisions nothing).
+    The RBAC is kind's: pods in its own namespace; nodes, claims, ConfigMaps,
+    pods and their logs read everywhere; volumes written; events; classes read.
+    """
+    role = "local-path-provisioner-role"
+    subject = [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}]
+    labels = {"app": PROCESS}
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": PROCESS, "namespace": NAMESPACE},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "nodeSelector": {"kubernetes.io/os": "linux"},
+                    "tolerations": [
+                        {"key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "effect": "NoSchedule"},
+                    ],
+                    "serviceAccountName": SERVICE_ACCOUNT,
+                    "containers": [{
+                        "name": PROCESS,
+                        "image": provisioner_image,
+                        "imagePullPolicy": "IfNotPresent",
+                        "command": [PROCESS, "--debug", "start", "--helper-image", helper_image, "--config", "/etc/config/config.json"],
+                        "volumeMounts": [{"name": "config-volume", "mountPath": "/etc/config/"}],
+                        "env": [
+                            {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+                            {"name": "CONFIG_MOUNT_PATH", "value": "/etc/config/"},
+                        ],
+                    }],
+                    "volumes": [{"name": "config-volume", "configMap": {"name": CONFIG_MAP}}],
+                },
+            },
+        },
+    }
+    return [
+        *cluster_manifests(helper_image=helper_image),
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": role, "namespace": NAMESPACE},
+         "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "create", "patch", "update", "delete"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": role}, "rules": [
+            {"apiGroups": [""], "resources": ["nodes", "persistentvolumeclaims", "configmaps", "pods", "pods/log"], "verbs": ["get", "list", "watch"]},
+            {"apiGroups": [""], "resources": ["persistentvolumes"], "verbs": ["get", "list", "watch", "create", "patch", "update", "delete"]},
+            {"apiGroups": [""], "resources": ["events"], "verbs": ["create", "patch"]},
+            {"apiGroups": ["storage.k8s.io"], "resources": ["storageclasses"], "verbs": ["get", "list", "watch"]},
+        ]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "local-path-provisioner-bind", "namespace": NAMESPACE},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role}, "subjects": subject},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "local-path-provisioner-bind"},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role}, "subjects": subject},
+        deployment,
     ]
 
 
@@ -153,3 +215,30 @@ def default_storage_class_of(kube: Kube) -> tuple[str, str] | None:
         if (present(c.metadata).annotations or {}).get(DEFAULT_CLASS_ANNOTATION) == "true"
     )
     return defaults[0] if defaults else None
+
+
+def wait_provisioner_ready(kube: Kube, *, timeouts: TimeoutConfig) -> None:
+    """wait_provisioner_ready() returns once the in-cluster provisioner (kind's Deployment) has a Ready replica; at once where there is none.
+
+    A claim made before it runs is only provisioned late, after a scheduler's
+    bounded wait for it may have run out: a setup step, not a verdict.
+    """
+    import kubernetes
+
+    from harness.waits import NotYet, wait_for
+
+    apps = kubernetes.client.AppsV1Api(kube.api)
+    try:
+        apps.read_namespaced_deployment(PROCESS, NAMESPACE)
+    except kubernetes.client.ApiException as err:
+        if err.status == 404:
+            return
+        raise
+
+    def available() -> None:
+        status = apps.read_namespaced_deployment(PROCESS, NAMESPACE).status
+        if not status or not status.available_replicas:
+            raise NotYet(f"deployment {NAMESPACE}/{PROCESS} has no available replica yet")
+
+    wait_for(available, what="the local-path provisioner (the default StorageClass's) to run", timeout="storage_ready", timeouts=timeouts,
+             hint=f"kubectl -n {NAMESPACE} describe pods")
