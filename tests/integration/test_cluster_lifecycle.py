@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 import pytest
 import yaml
 
-from harness.cluster import tekton
+from harness.cluster import storage, tekton
 from harness.cluster.local import KWOKCTL_COMPONENTS, LocalCluster, override_variable
 from harness.cluster.namespaces import unique_name
 from harness.cluster.processes import pid_alive, port_in_use
@@ -73,7 +73,8 @@ def test_cluster_down_leaves_no_process_and_no_port(throwaway: LocalCluster, it_
     throwaway.up(with_tekton=False)
     pids = {p.name: p.pid() for p in throwaway.component_processes() if p.pid() is not None}
     ports = listening_ports(throwaway)
-    assert set(pids) == set(KWOKCTL_COMPONENTS)
+    # The control plane and the default storage's provisioner (harness.cluster.storage), no Tekton.
+    assert set(pids) == {*KWOKCTL_COMPONENTS, storage.PROCESS}
     assert all(pid_alive(pid) for pid in pids.values() if pid is not None)
     assert ports and all(port_in_use(port) for port in ports), ports
 
