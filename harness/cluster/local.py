@@ -35,7 +35,7 @@ from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import state_root
 from harness.cluster.processes import ManagedProcess, free_port, port_in_use, tail
 from harness.cluster.restarts import launch_of, relaunch, revive
-from harness.cluster.simulation import HOLD, affinity_assistant_policy, affinity_assistant_probe_pod, all_stages
+from harness.cluster.simulation import HOLD, RUN_FOR, affinity_assistant_policy, affinity_assistant_probe_pod, all_stages
 from harness.cluster.toolchain import Toolchain, program_named
 from harness.errors import HarnessError
 from harness.kube import Kube, json_object, present
@@ -443,7 +443,8 @@ class LocalCluster:
         kube.apply_all(storage.cluster_manifests())
         if self.provisioner_process.alive():
             return
-        config_dir = storage.write_config_dir(self.workdir / "local-path-config")
+        # A helper pod does nothing worth a second on KWOK; the provisioner polls it once a second.
+        config_dir = storage.write_config_dir(self.workdir / "local-path-config", helper_annotations={RUN_FOR: "0s"})
         argv = storage.provisioner_argv(binary, self.kubeconfig, config_dir)
         self.provisioner_process.start(argv, env=storage.provisioner_env(dict(os.environ), config_dir), cwd=self.workdir)
         self._say(f"cluster {self.name}: started the local-path provisioner (log: {self.provisioner_process.log_file})")

@@ -16,7 +16,9 @@ Tekton's controller, out of cluster, with the configuration kind gives it
 (sigs.k8s.io/kind v0.33.0, pkg/build/nodeimage/const_storage.go): the config
 files it reads from a mounted ConfigMap on kind are written into the cluster's
 work directory instead. On KWOK nodes the helper pod is played like any pod
-(harness.cluster.simulation): Running, then Succeeded about a second later.
+(harness.cluster.simulation): Running, then Succeeded at once. The
+provisioner looks at its helper pod once a second, so a helper that took the
+simulator's default second would cost two of them.
 
 Scenarios that need a volume on a node they choose still make pre-bound PVs
 (harness.cluster.volumes); every other claim of the default class goes through
@@ -65,12 +67,18 @@ def provisioner_config(nodes: dict[str, list[str]] | None = None) -> dict[str, A
     return {"nodePathMap": [{"node": node, "paths": paths} for node, paths in listed.items()]}
 
 
-def helper_pod_manifest(image: str = HELPER_IMAGE) -> dict[str, Any]:
-    """helper_pod_manifest() is the template of the pod the provisioner runs on the chosen node (kind's)."""
+def helper_pod_manifest(image: str = HELPER_IMAGE, *, annotations: dict[str, str] | None = None) -> dict[str, Any]:
+    """helper_pod_manifest() is the template of the pod the provisioner runs on the chosen node (kind's).
+
+    annotations are for the local cluster's simulator (how long KWOK plays the pod); kind's has none.
+    """
+    metadata: dict[str, Any] = {"name": "helper-pod"}
+    if annotations:
+        metadata["annotations"] = dict(annotations)
     return {
         "apiVersion": "v1",
         "kind": "Pod",
-        "metadata": {"name": "helper-pod"},
+        "metadata": metadata,
         "spec": {
             "priorityClassName": "system-node-critical",
             "tolerations": [{"operator": "Exists", "effect": "NoSchedule"}, {"operator": "Exists", "effect": "NoExecute"}],
@@ -79,13 +87,15 @@ def helper_pod_manifest(image: str = HELPER_IMAGE) -> dict[str, Any]:
     }
 
 
-def config_files(nodes: dict[str, list[str]] | None = None, *, helper_image: str = HELPER_IMAGE) -> dict[str, str]:
+def config_files(
+    nodes: dict[str, list[str]] | None = None, *, helper_image: str = HELPER_IMAGE, helper_annotations: dict[str, str] | None = None
+) -> dict[str, str]:
     """config_files() are the ConfigMap's keys and contents: config.json, the setup and teardown scripts, helperPod.yaml."""
     return {
         "config.json": json.dumps(provisioner_config(nodes), indent=2),
         "setup": SETUP_SCRIPT,
         "teardown": TEARDOWN_SCRIPT,
-        "helperPod.yaml": json.dumps(helper_pod_manifest(helper_image), indent=2),
+        "helperPod.yaml": json.dumps(helper_pod_manifest(helper_image, annotations=helper_annotations), indent=2),
     }
 
 
@@ -173,10 +183,12 @@ def in_cluster_manifests(*, provisioner_image: str, helper_image: str) -> list[d
     ]
 
 
-def write_config_dir(directory: Path, nodes: dict[str, list[str]] | None = None) -> Path:
+def write_config_dir(
+    directory: Path, nodes: dict[str, list[str]] | None = None, *, helper_annotations: dict[str, str] | None = None
+) -> Path:
     """write_config_dir() writes the ConfigMap's files where the process reads them (kind mounts them at /etc/config/)."""
     directory.mkdir(parents=True, exist_ok=True)
-    for name, content in config_files(nodes).items():
+    for name, content in config_files(nodes, helper_annotations=helper_annotations).items():
         (directory / name).write_text(content)
     return directory
 

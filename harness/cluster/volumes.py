@@ -194,6 +194,20 @@ def provisioned_volumes_of(volumes: list[Any], namespace: str) -> list[str]:
     return found
 
 
+def delete_claims(kube: Kube, namespace: str) -> None:
+    """delete_claims() deletes every claim of `namespace` now, so a provisioner can delete their volumes; idempotent.
+
+    Call it once the namespace's pods are gone. The namespace controller deletes
+    pods first and everything else only when it comes back to the namespace
+    (about 5 s later on v1.37), and a claim's volume is deleted only after its claim.
+    """
+    try:
+        kube.core.delete_collection_namespaced_persistent_volume_claim(namespace)
+    except kubernetes.client.ApiException as err:
+        if err.status != 404:
+            raise
+
+
 def wait_provisioned_volumes_gone(kube: Kube, namespace: str, *, timeouts: TimeoutConfig = DEFAULT_TIMEOUTS) -> None:
     """wait_provisioned_volumes_gone() returns once no provisioned PV of a claim of `namespace` is left.
 

@@ -20,7 +20,7 @@ from harness.cluster.namespaces import unique_name, wait_pods_gone
 from harness.cluster.node_pools import shape_pool_nodes, unshape_pool_nodes
 from harness.cluster.storage import default_storage_class_of
 from harness.cluster.toolchain import Toolchain
-from harness.cluster.volumes import wait_provisioned_volumes_gone
+from harness.cluster.volumes import delete_claims, wait_provisioned_volumes_gone
 from harness.contract.install import install_crd
 from harness.errors import HarnessError
 from harness.kube import Kube
@@ -311,6 +311,8 @@ def _cleanup(kube: Kube, namespaces: tuple[str, ...], pool: Any, cluster: Any, c
     for namespace in namespaces:
         wait_pods_gone(kube, namespace, timeouts=config.timeouts)
     # A provisioned volume is deleted by a helper pod on its node: before the pool goes.
+    for namespace in namespaces:
+        delete_claims(kube, namespace)
     for namespace in namespaces:
         wait_provisioned_volumes_gone(kube, namespace, timeouts=config.timeouts)
     if pool is not None:

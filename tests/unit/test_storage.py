@@ -33,6 +33,13 @@ def test_the_config_files_are_the_configmap_kind_mounts(tmp_path: Path) -> None:
     helper = json.loads((written / "helperPod.yaml").read_text())
     assert helper["spec"]["containers"][0]["image"] == storage.HELPER_IMAGE
     assert 'mkdir -m 0777 -p "$VOL_DIR"' in (written / "setup").read_text()
+    assert "annotations" not in helper["metadata"]
+
+
+def test_the_local_clusters_helper_pods_carry_the_simulators_annotations(tmp_path: Path) -> None:
+    written = storage.write_config_dir(tmp_path / "cfg", helper_annotations={"sim.rescon.dev/run-for": "0s"})
+    helper = json.loads((written / "helperPod.yaml").read_text())
+    assert helper["metadata"] == {"name": "helper-pod", "annotations": {"sim.rescon.dev/run-for": "0s"}}
 
 
 def test_the_process_runs_out_of_cluster_with_the_clusters_kubeconfig(tmp_path: Path) -> None:
