@@ -52,6 +52,11 @@ HELPER_IMAGE = "docker.io/kindest/local-path-helper:v20260131-7181c60a"
 #: The key under which the provisioner's config lists a path for every node not named.
 ANY_NODE = "DEFAULT_PATH_FOR_NON_LISTED_NODES"
 
+#: The local cluster's provisioner serves several scenarios at once (`pytest -n`), a busier cluster than kind's one
+#: CI job: its client may make more requests than client-go's default 5 a second (burst 10), with more workers than
+#: its 4, each of which sleeps a second between looks at its helper pod. kind runs it with its defaults.
+BUSY_CLUSTER_FLAGS = ("--worker-threads", "16", "--kube-client-qps", "50", "--kube-client-burst", "100")
+
 SETUP_SCRIPT = '#!/bin/sh\nset -eu\nmkdir -m 0777 -p "$VOL_DIR"\n'
 TEARDOWN_SCRIPT = '#!/bin/sh\nset -eu\nrm -rf "$VOL_DIR"\n'
 
@@ -203,6 +208,7 @@ def provisioner_argv(binary: Path, kubeconfig: Path, config_dir: Path) -> list[s
         "--configmap-name", CONFIG_MAP,
         "--helper-image", HELPER_IMAGE,
         "--config", str(config_dir / "config.json"),
+        *BUSY_CLUSTER_FLAGS,
     ]
 
 
