@@ -81,7 +81,11 @@ def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, at
     run.scheduler.check_alive()
 
     def poll() -> Obj:
-        pod = run.task_pods(pipeline_run, task)[attempt]
+        pods = run.task_pods(pipeline_run, task)
+        if len(pods) <= attempt:
+            # It existed a moment ago (task_pod_must_exist): Tekton deleted it (a timeout, a cancel) before any bind.
+            raise AssertionError(f"{pipeline_run}/{task}: the pod of attempt {attempt} was deleted before it was bound")
+        pod = pods[attempt]
         if not (pod.get("spec") or {}).get("nodeName"):
             raise NotYet(_describe(pod))
         return pod
