@@ -544,14 +544,28 @@ def scheduler_under_test(cluster: Any, kube: Any, suite_config: SuiteConfig) -> 
         scheduler.stop()
 
 
+@pytest.fixture(scope="session")
+def retired_pools(cluster: Any, kube: Any, suite_config: SuiteConfig) -> Iterator[Any]:
+    """retired_pools holds the session's scenario pools until their provisioned volumes are gone (harness.suite.retired_pools)."""
+    from harness.suite.session import retired_pools as make_retired_pools
+
+    retired = make_retired_pools(cluster, kube, suite_config)
+    try:
+        yield retired
+    finally:
+        retired.drain()
+
+
 @pytest.fixture
-def run(request: pytest.FixtureRequest, cluster: Any, kube: Any, scheduler_under_test: Any, suite_config: SuiteConfig) -> Iterator[Any]:
+def run(
+    request: pytest.FixtureRequest, cluster: Any, kube: Any, scheduler_under_test: Any, suite_config: SuiteConfig, retired_pools: Any
+) -> Iterator[Any]:
     """run is the scenario's ScenarioRun; everything it created is deleted afterwards."""
     from harness.suite.session import scenario_run
 
     scenario = scenario_of(request.node)
     if scenario is None:
         raise HarnessError(f"{request.node.nodeid} uses the `run` fixture but its module defines no SCENARIO")
-    with scenario_run(request, scenario, cluster, kube, scheduler_under_test, suite_config) as scenario_run_:
+    with scenario_run(request, scenario, cluster, kube, scheduler_under_test, suite_config, retired_pools) as scenario_run_:
         yield scenario_run_
 

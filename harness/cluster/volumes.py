@@ -1,8 +1,16 @@
-"""PVC-backed workspaces that bind at once, with no provisioner: a hostPath PV pre-bound to its claim.
+"""PVC-backed workspaces: claims of the cluster's default class, and volumes any node can attach.
 
-The local cluster runs no volume provisioner, and waiting for one would make
-scheduling tests depend on it. So each claim gets its own PersistentVolume made
-for it: `claimRef` names the claim and the claim's `volumeName` names the
+A scenario's claims are, by default, what a user applies: a claim with no
+storageClassName, served by the cluster's default class (on kind and the local
+cluster, the local-path provisioner with WaitForFirstConsumer, so the volume
+is made on, and stays on, the node of the first pod that mounts it):
+`make_default_class_pvc`. What follows is the other kind, for scenarios whose
+group must be free to move (a network volume) and for clusters with no
+default class.
+
+A volume any node can attach is a hostPath PV pre-bound to its claim, with no
+node affinity (an NFS share or a cloud file store looks the same to a
+scheduler). Each claim gets its own PersistentVolume made for it: `claimRef` names the claim and the claim's `volumeName` names the
 volume, so the PV controller binds them on its first pass, whatever the
 storage class. That pass must find the volume in the controller's cache: a
 claim it syncs first stays Pending until the claim's periodic resync
@@ -176,6 +184,28 @@ def make_bound_pvc(
         what=f"PVC {namespace}/{name} to bind to PV {pv['metadata']['name']}",
         timeouts=timeouts,
     )
+    return name
+
+
+def claim_manifest(namespace: str, name: str, size: str = "1Gi") -> dict[str, Any]:
+    """claim_manifest('ns', 'source') is a claim as users write one: no storageClassName, so the cluster's default class serves it."""
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": size}}},
+    }
+
+
+def make_default_class_pvc(kube: Kube, namespace: str, name: str, size: str = "1Gi") -> str:
+    """make_default_class_pvc(kube, 'it-a1', 'source') creates the claim and returns 'source' at once.
+
+    With kind's default class (WaitForFirstConsumer) it stays Pending until a
+    scheduler picks a node for the first pod that mounts it and the provisioner
+    makes its volume there: from then on, the volume lives on that node.
+    """
+    manifest = claim_manifest(namespace, name, size)
+    kube.core.create_namespaced_persistent_volume_claim(namespace, kubernetes.client.V1PersistentVolumeClaim.model_validate(manifest))
     return name
 
 

@@ -87,7 +87,8 @@ class DrawContext:
     pool_selector: Mapping[str, str]
     node_cpu_millis: int
     node_memory_bytes: int
-    storage_class: str
+    #: None: a volumeClaimTemplate names no class, and the cluster's default serves it.
+    storage_class: str | None
 
     def cpu(self, fraction: float, spelling: str = "plain") -> str:
         """cpu(0.25) on a 4800m node is '1200m'; spelt "decimal", '1.2' (whole cores, exactly the same amount)."""
@@ -287,7 +288,9 @@ def _binding(run: RunShape, ws: str, context: DrawContext) -> Obj:
     if kind == "persistentVolumeClaim":
         return {"name": ws, "persistentVolumeClaim": {"claimName": run.pvcs[ws]}}
     if kind == "volumeClaimTemplate":
-        claim = {"storageClassName": context.storage_class, "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+        claim: Obj = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+        if context.storage_class is not None:
+            claim["storageClassName"] = context.storage_class
         return {"name": ws, "volumeClaimTemplate": {"spec": claim}}
     if kind == "emptyDir":
         return {"name": ws, "emptyDir": {}}

@@ -33,8 +33,9 @@ class RenderContext:
     node_cpu_millis: int
     node_memory_bytes: int
     pvcs: Mapping[str, str] = field(default_factory=dict)
-    #: The storage class a `volumeClaimTemplate` names so that Tekton's claim binds to the scenario's spare PVs.
-    storage_class: str = "rescon-static"
+    #: On a cluster with no default StorageClass, the class a generated `volumeClaimTemplate` names so that Tekton's
+    #: claim binds to the scenario's spare PVs; None where the default class serves it (fixtures name no class).
+    storage_class: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def cpu(self, fraction: float) -> str:

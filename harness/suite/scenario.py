@@ -45,12 +45,17 @@ class Scenario:
     features: tuple[Feature, ...]
     fixtures: tuple[str, ...]
     pool: PoolSpec = PoolSpec()
-    #: PVCs the runner creates, bound, before the test (names as the fixtures refer to them via `pvcs`).
+    #: PVCs the runner creates before the test (names as the fixtures refer to them via `pvcs`): claims of the
+    #: cluster's default class, as users make them, provisioned on the node the first pod that mounts one is given.
     #: Groups form only around workspaces bound to a PVC or a volumeClaimTemplate (docs/contract.md section 4).
     volumes: tuple[str, ...] = ()
-    #: How many PVCs Tekton makes from the fixtures' `volumeClaimTemplate` workspaces in each of its namespaces (one per run and
-    #: workspace): the runner makes that many spare PVs of the scenario's own class, which each
-    #: template names as `storageClassName: {{ storage_class }}` (harness.cluster.volumes).
+    #: Why the scenario's `volumes` are volumes any node can attach (pre-bound PVs with no node affinity, as a
+    #: network file share is) rather than claims of the default class; empty: claims of the default class. On a
+    #: cluster with no default class every scenario gets such volumes.
+    volumes_attach_anywhere: str = ""
+    #: On a cluster with no default class: how many PVCs Tekton makes from the fixtures' `volumeClaimTemplate`
+    #: workspaces in each of its namespaces (one per run and workspace). The runner then makes that many spare PVs of
+    #: the scenario's own class, `{{ storage_class }}` (harness.cluster.volumes); the generative grammar names it.
     claim_templates: int = 0
     #: PVCs the runner creates, bound, on volumes with a `nodeAffinity`: claim name -> where the volume is. An int is
     #: the index of the pool node whose `kubernetes.io/hostname` it admits (a local PV, as a shared cache is kept); a

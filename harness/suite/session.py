@@ -20,7 +20,7 @@ from harness.cluster.namespaces import unique_name, wait_pods_gone
 from harness.cluster.node_pools import shape_pool_nodes, unshape_pool_nodes
 from harness.cluster.storage import default_storage_class_of
 from harness.cluster.toolchain import Toolchain
-from harness.cluster.volumes import delete_claims, wait_provisioned_volumes_gone
+from harness.cluster.volumes import delete_claims
 from harness.contract.install import install_crd
 from harness.errors import HarnessError
 from harness.kube import Kube
@@ -29,6 +29,7 @@ from harness.quantities import cpu_millis, memory_bytes
 from harness.suite import manifests
 from harness.suite.attachments import attach_scenario_artifacts
 from harness.suite.launch_logs import LOGS_DIR_NAME, LaunchLogs
+from harness.suite.retired_pools import RetiredPools
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import Scenario, provider_skip_reason, storage_skip_reason, volume_admits
 from harness.suite.scheduler_under_test import SchedulerUnderTest
@@ -184,7 +185,8 @@ class _Sampler:
 
 @contextlib.contextmanager
 def scenario_run(
-    request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig
+    request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig,
+    retired: RetiredPools,
 ) -> Iterator[ScenarioRun]:
     """scenario_run() is the scenario's run, in its place among concurrent scenarios (alone if it is exclusive)."""
     from harness.suite.workers import scenario_slot
@@ -193,7 +195,7 @@ def scenario_run(
         # A restarted API server, etcd or Tekton is everyone's outage: such a scenario runs alone.
         scenario_slot(exclusive=scenario.exclusive or bool(scenario.restarts)),
         _waits_logged(scenario.name),
-        _scenario_run(request, scenario, cluster, kube, scheduler, config) as run,
+        _scenario_run(request, scenario, cluster, kube, scheduler, config, retired) as run,
     ):
         yield run
 
@@ -221,16 +223,18 @@ def _waits_logged(scenario: str) -> contextlib.AbstractContextManager[None]:
 
 @contextlib.contextmanager
 def _scenario_run(
-    request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig
+    request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig,
+    retired: RetiredPools,
 ) -> Iterator[ScenarioRun]:
     """_scenario_run() sets up namespace, pool and volumes, samples the timeline, attaches artifacts, cleans up."""
-    from harness.cluster.volumes import make_bound_pvc, make_spare_volumes, template_storage_class
+    from harness.cluster.volumes import make_bound_pvc, make_default_class_pvc, make_spare_volumes, template_storage_class
 
     skip = provider_skip_reason(scenario, provider=cluster.kind, restartable=restartable_components(cluster))
     if skip is None and scenario.replicas > 1:
         skip = scheduler.replica_skip_reason()
-    if skip is None and (scenario.default_storage_class or scenario.local_path_faults):
-        skip = storage_skip_reason(scenario, cluster.kind, default_storage_class_of(kube))
+    default_class = default_storage_class_of(kube)
+    if skip is None:
+        skip = storage_skip_reason(scenario, cluster.kind, default_class)
     if skip is not None:
         pytest.skip(skip)
     scheduler.check_alive()
@@ -254,8 +258,11 @@ def _scenario_run(
         unshape = shape_pool_nodes(kube, pool, scenario.pool.shapes)
         # The pool's size, not the node's allocatable: on shared workers it leaves out the daemons' requests.
         contexts = {}
+        # Claims of the default class, as users make them, unless the scenario needs volumes that can move or there is no default.
+        attach_anywhere = bool(scenario.volumes_attach_anywhere) or default_class is None
         for where in (namespace, *extra.values()):
-            make_spare_volumes(kube, where, scenario.claim_templates, timeouts=config.timeouts)
+            if default_class is None:
+                make_spare_volumes(kube, where, scenario.claim_templates, timeouts=config.timeouts)
             contexts[where] = manifests.RenderContext(
                 namespace=where,
                 scheduler_name=config.scheduler_name,
@@ -263,13 +270,16 @@ def _scenario_run(
                 node_cpu_millis=cpu_millis(pool.cpu),
                 node_memory_bytes=memory_bytes(pool.memory),
                 pvcs={
-                    **{name: make_bound_pvc(kube, where, name, timeouts=config.timeouts) for name in scenario.volumes},
+                    **{
+                        name: make_bound_pvc(kube, where, name, timeouts=config.timeouts) if attach_anywhere else make_default_class_pvc(kube, where, name)
+                        for name in scenario.volumes
+                    },
                     **{
                         name: make_bound_pvc(kube, where, name, admits=volume_admits(place, pool.nodes), timeouts=config.timeouts)
                         for name, place in scenario.pinned_volumes.items()
                     },
                 },
-                storage_class=template_storage_class(where),
+                storage_class=template_storage_class(where) if default_class is None else None,
                 extra=dict(scenario.values),
             )
         run = ScenarioRun(
@@ -299,24 +309,29 @@ def _scenario_run(
                 kube.delete(doc)
         # Shapes come off before the pool goes back: on kind its nodes serve the next scenario.
         unshape_pool_nodes(kube, unshape)
-        _cleanup(kube, (namespace, *extra.values()), pool, cluster, config)
+        _cleanup(kube, (namespace, *extra.values()), pool, cluster, config, retired)
         # This scenario's launches (a restart, replicas) lie next to the reports even if the session dies later.
         scheduler.launch_logs.copy()
 
 
-def _cleanup(kube: Kube, namespaces: tuple[str, ...], pool: Any, cluster: Any, config: SuiteConfig) -> None:
+def _cleanup(kube: Kube, namespaces: tuple[str, ...], pool: Any, cluster: Any, config: SuiteConfig, retired: RetiredPools) -> None:
     for namespace in namespaces:
         cluster.delete_test_namespace(kube, namespace)
     # Pods go before their nodes: a node deleted under a pod leaves the pod to garbage collection.
     for namespace in namespaces:
         wait_pods_gone(kube, namespace, timeouts=config.timeouts)
-    # A provisioned volume is deleted by a helper pod on its node: before the pool goes.
+    # A provisioned volume is deleted by a helper pod on its node: the pool goes once they are gone (RetiredPools).
     for namespace in namespaces:
         delete_claims(kube, namespace)
-    for namespace in namespaces:
-        wait_provisioned_volumes_gone(kube, namespace, timeouts=config.timeouts)
     if pool is not None:
-        cluster.remove_node_pool(kube, pool)
+        retired.retire(pool, namespaces)
+
+
+def retired_pools(cluster: Any, kube: Kube, config: SuiteConfig) -> RetiredPools:
+    """retired_pools() is the session's RetiredPools: pools removed later where they are nodes of their own (local)."""
+    from harness.cluster.local import LocalCluster
+
+    return RetiredPools(cluster, kube, config.timeouts, defer=isinstance(cluster, LocalCluster))
 
 
 def dump_yaml(objects: list[dict[str, Any]]) -> str:

@@ -29,6 +29,10 @@ SCENARIO = Scenario(
     features=(Feature.NODE_LOSS,),
     fixtures=("node_loss", "node_loss-quota"),
     volumes=("source",),
+    volumes_attach_anywhere=(
+        "the group moves to another node when its node is lost (section 10), as it can only with a volume any node "
+        "attaches (a network share); a node-local volume keeps it waiting for its node (V5)"
+    ),
 )
 
 

@@ -37,8 +37,8 @@ SCENARIO = Scenario(
     features=(Feature.PEAK_RESERVATION,),
     fixtures=("pipeline_ref-a", "filler", "pipeline_ref-b"),
     volumes=("build-cache",),
-    # One volumeClaimTemplate claim per run: pipeline-ref-build's `source`, pipeline-ref-deploy's `manifests`.
-    claim_templates=2,
+    # Its volumeClaimTemplates name no class, as users write them: the cluster's default serves them.
+    default_storage_class=True,
 )
 
 

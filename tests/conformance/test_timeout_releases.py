@@ -21,8 +21,9 @@ SCENARIO = Scenario(
     fixtures=("timeout_releases", "timeout_releases-b"),
     pool=PoolSpec(count=1),
     volumes=("a-source", "b-source"),
-    # Long enough for the small task's pod to be bound and the claim made, short enough to keep the scenario quick.
-    values={"pipeline_timeout": "6s"},
+    # Long enough for the small task's pod to be bound and the claim made (its claim is provisioned first, a second or
+    # three on a loaded machine), short enough to keep the scenario quick.
+    values={"pipeline_timeout": "12s"},
 )
 
 
