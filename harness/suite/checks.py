@@ -24,8 +24,8 @@ Obj = dict[str, Any]
 
 
 
-def _wait_for(run: ScenarioRun, poll: Callable[[], T], **how: Any) -> T:
-    """_wait_for() is harness.waits.wait_for with the contract monitor asked first at every poll.
+def wait_checked(run: ScenarioRun, poll: Callable[[], T], **how: Any) -> T:
+    """wait_checked() is harness.waits.wait_for with the contract monitor asked first at every poll.
 
     So a scenario fails on the monitor's first violation, not on whatever
     its own check would time out on later.
@@ -68,7 +68,7 @@ def task_pod_must_exist(run: ScenarioRun, pipeline_run: str, task: str, *, attem
             raise NotYet(f"{len(pods)} pod(s) of {pipeline_run}/{task} so far")
         return pods[attempt]
 
-    return _wait_for(run, poll, what=f"attempt {attempt} of {pipeline_run}/{task} to have a pod", timeout="pod_created", timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"attempt {attempt} of {pipeline_run}/{task} to have a pod", timeout="pod_created", timeouts=run.timeouts)
 
 
 def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int = 0, timeout: str = "pod_scheduled") -> Obj:
@@ -90,7 +90,7 @@ def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, at
             raise NotYet(_describe(pod))
         return pod
 
-    return _wait_for(run, poll, what=f"{pipeline_run}/{task} (attempt {attempt}) to be bound", timeout=timeout, timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"{pipeline_run}/{task} (attempt {attempt}) to be bound", timeout=timeout, timeouts=run.timeouts)
 
 
 def task_pod_must_be_replaced(run: ScenarioRun, pipeline_run: str, task: str, *, gone: Obj) -> Obj:
@@ -107,7 +107,7 @@ def task_pod_must_be_replaced(run: ScenarioRun, pipeline_run: str, task: str, *,
             raise NotYet(f"{pipeline_run}/{task} has no pod but {gone['metadata']['name']} (uid {old_uid})")
         return pods[0]
 
-    _wait_for(run, replacement, what=f"{pipeline_run}/{task} to have a pod in place of {gone['metadata']['name']}", timeout="pod_created", timeouts=run.timeouts)
+    wait_checked(run, replacement, what=f"{pipeline_run}/{task} to have a pod in place of {gone['metadata']['name']}", timeout="pod_created", timeouts=run.timeouts)
     run.scheduler.check_alive()
 
     def bound() -> Obj:
@@ -116,7 +116,7 @@ def task_pod_must_be_replaced(run: ScenarioRun, pipeline_run: str, task: str, *,
             raise NotYet(_describe(pod))
         return pod
 
-    return _wait_for(run, bound, what=f"the replacement of {pipeline_run}/{task} to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
+    return wait_checked(run, bound, what=f"the replacement of {pipeline_run}/{task} to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
 
 
 def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str, *, duration: str = "pod_stays_pending") -> Obj:
@@ -140,7 +140,7 @@ def pod_must_be_running(run: ScenarioRun, pod_name: str) -> Obj:
             raise NotYet(f"{pod_name} is {(pod.get('status') or {}).get('phase')}")
         return pod
 
-    return _wait_for(run, poll, what=f"{pod_name} to run", timeout="pod_scheduled", timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"{pod_name} to run", timeout="pod_scheduled", timeouts=run.timeouts)
 
 
 def fillers_must_run(run: ScenarioRun, shares: dict[str, float]) -> None:
@@ -161,7 +161,7 @@ def pod_must_be_finished(run: ScenarioRun, pod_name: str) -> str:
             raise NotYet(f"{pod_name} is {phase}")
         return phase
 
-    return _wait_for(run, poll, what=f"{pod_name} to finish", timeout="taskrun_done", timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"{pod_name} to finish", timeout="taskrun_done", timeouts=run.timeouts)
 
 
 def pipelinerun_must_succeed(run: ScenarioRun, name: str) -> Obj:
@@ -180,7 +180,7 @@ def pipelinerun_must_end_with(run: ScenarioRun, name: str, *, status: str, reaso
             raise NotYet(f"PipelineRun {name} is {reason}")
         return obj
 
-    obj = _wait_for(run, poll, what=f"PipelineRun {name} to finish", timeout="pipelinerun_done", timeouts=run.timeouts)
+    obj = wait_checked(run, poll, what=f"PipelineRun {name} to finish", timeout="pipelinerun_done", timeouts=run.timeouts)
     condition = next(c for c in obj["status"]["conditions"] if c.get("type") == "Succeeded")
     ended = (condition.get("status"), condition.get("reason"))
     assert ended[0] == status and (reason is None or ended[1] == reason), (
@@ -232,7 +232,7 @@ def group_must_be(
 
     where = f" on {node}" if node else ""
     try:
-        return _wait_for(run, poll, what=f"the group of {pipeline_run}/{task} to be {state.value}{where}", timeout="record_state", timeouts=run.timeouts)
+        return wait_checked(run, poll, what=f"the group of {pipeline_run}/{task} to be {state.value}{where}", timeout="record_state", timeouts=run.timeouts)
     except WaitTimeout as err:
         if not run.records():
             raise WaitTimeout(f"{err}; {NO_RECORDS_HINT}") from None
@@ -330,7 +330,7 @@ def binding_must_be_denied(run: ScenarioRun) -> None:
         raise NotYet(f"probe pod {name} could still be bound")
 
     try:
-        _wait_for(run, poll, what="the binding fault to take effect", timeout="fault_active", timeouts=run.timeouts)
+        wait_checked(run, poll, what="the binding fault to take effect", timeout="fault_active", timeouts=run.timeouts)
     finally:
         run.kube.core.delete_collection_namespaced_pod(run.namespace, label_selector="rescon.dev/probe=binding", grace_period_seconds=0)
 
@@ -348,7 +348,7 @@ def taskrun_must_be_done(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
         found: Obj = items[0]
         return found
 
-    return _wait_for(run, poll, what=f"the TaskRun of {pipeline_run}/{task} to finish", timeout="taskrun_done", timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"the TaskRun of {pipeline_run}/{task} to finish", timeout="taskrun_done", timeouts=run.timeouts)
 
 
 def pipelinerun_must_list_task(run: ScenarioRun, pipeline_run: str, task: str) -> None:
@@ -364,7 +364,7 @@ def pipelinerun_must_list_task(run: ScenarioRun, pipeline_run: str, task: str) -
         if not any(child.get("pipelineTaskName") == task for child in children):
             raise NotYet(f"PipelineRun {pipeline_run} lists {[c.get('pipelineTaskName') for c in children]} in childReferences")
 
-    _wait_for(run, poll, what=f"PipelineRun {pipeline_run} to list the TaskRun of {task}", timeout="pod_created", timeouts=run.timeouts)
+    wait_checked(run, poll, what=f"PipelineRun {pipeline_run} to list the TaskRun of {task}", timeout="pod_created", timeouts=run.timeouts)
 
 
 def pod_requests_must_drop_to(run: ScenarioRun, pod_name: str, *, cpu_millis: int) -> Obj:
@@ -382,7 +382,7 @@ def pod_requests_must_drop_to(run: ScenarioRun, pod_name: str, *, cpu_millis: in
             raise NotYet(f"{pod_name} still requests {above} (floor {cpu_millis}m)")
         return pod
 
-    return _wait_for(run, poll, what=f"{pod_name}'s requests to drop to {cpu_millis}m", timeout="resize_done", timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"{pod_name}'s requests to drop to {cpu_millis}m", timeout="resize_done", timeouts=run.timeouts)
 
 
 def claim_generation_of(record: contract.Record | None, task: str) -> int | None:
@@ -436,7 +436,7 @@ def group_must_be_released_or_gone(run: ScenarioRun, pipeline_run: str, task: st
         if status.state != contract.State.RELEASED:
             raise NotYet(f"group {group.name} is {status.state.value} on {status.node or 'no node'}")
 
-    _wait_for(run, poll, what=f"the group of {pipeline_run}/{task} to be Released or its record gone", timeout="record_state", timeouts=run.timeouts)
+    wait_checked(run, poll, what=f"the group of {pipeline_run}/{task} to be Released or its record gone", timeout="record_state", timeouts=run.timeouts)
 
 
 def task_pod_must_not_exist(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int) -> None:
@@ -486,7 +486,7 @@ def pod_creation_must_be_denied(run: ScenarioRun) -> None:
         if refusal is None or "exceeded quota" not in refusal:
             raise NotYet(f"a probe pod was {'admitted' if refusal is None else 'refused for another reason: ' + refusal[:200]}")
 
-    _wait_for(run, poll, what="the ResourceQuota to refuse new pods", timeout="fault_active", timeouts=run.timeouts)
+    wait_checked(run, poll, what="the ResourceQuota to refuse new pods", timeout="fault_active", timeouts=run.timeouts)
 
 
 def pod_creation_must_be_allowed(run: ScenarioRun) -> None:
@@ -499,7 +499,7 @@ def pod_creation_must_be_allowed(run: ScenarioRun) -> None:
         if refusal is not None:
             raise NotYet(f"a probe pod was refused: {refusal[:200]}")
 
-    _wait_for(run, poll, what="new pods to be admitted again", timeout="fault_active", timeouts=run.timeouts)
+    wait_checked(run, poll, what="new pods to be admitted again", timeout="fault_active", timeouts=run.timeouts)
 
 
 def b_must_land_beside_the_filler(run: ScenarioRun, prefix: str, *, a_node: str, why: str) -> Obj:
@@ -563,7 +563,7 @@ def pod_must_be_bound(run: ScenarioRun, name: str, *, timeout: str = "pod_schedu
             raise NotYet(_describe(pod))
         return pod
 
-    return _wait_for(run, poll, what=f"pod {name} to be bound", timeout=timeout, timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"pod {name} to be bound", timeout=timeout, timeouts=run.timeouts)
 
 
 def plain_pods_must_bind(run: ScenarioRun, names: tuple[str, ...], *, count: int) -> list[Obj]:
@@ -581,7 +581,7 @@ def plain_pods_must_bind(run: ScenarioRun, names: tuple[str, ...], *, count: int
             raise NotYet(f"{len(bound)} of {len(names)} bound: " + ", ".join(_describe(p) for p in pods))
         return bound
 
-    return _wait_for(run, poll, what=f"{count} of {', '.join(names)} to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"{count} of {', '.join(names)} to be bound", timeout="pod_scheduled", timeouts=run.timeouts)
 
 
 def pods_must_be_finished(run: ScenarioRun, names: tuple[str, ...]) -> None:
@@ -592,7 +592,7 @@ def pods_must_be_finished(run: ScenarioRun, names: tuple[str, ...]) -> None:
         if pending:
             raise NotYet(", ".join(pending))
 
-    _wait_for(run, poll, what=f"{', '.join(names)} to finish", timeout="taskrun_done", timeouts=run.timeouts)
+    wait_checked(run, poll, what=f"{', '.join(names)} to finish", timeout="taskrun_done", timeouts=run.timeouts)
 
 
 def pods_must_be_gone(run: ScenarioRun, names: tuple[str, ...]) -> None:
@@ -603,7 +603,7 @@ def pods_must_be_gone(run: ScenarioRun, names: tuple[str, ...]) -> None:
         if left:
             raise NotYet(f"{left} still exist")
 
-    _wait_for(run, poll, what=f"{', '.join(names)} to be deleted", timeout="pod_scheduled", timeouts=run.timeouts)
+    wait_checked(run, poll, what=f"{', '.join(names)} to be deleted", timeout="pod_scheduled", timeouts=run.timeouts)
 
 
 def claim_must_be_forced_onto_the_last_node(run: ScenarioRun) -> str:
@@ -728,7 +728,7 @@ def pipelinerun_must_be_resolved(run: ScenarioRun, name: str) -> Obj:
             raise NotYet(f"PipelineRun {name} has no status.pipelineSpec yet ({condition.get('reason') if condition else 'no condition'})")
         return obj
 
-    return _wait_for(run, poll, what=f"Tekton to resolve PipelineRun {name}", timeout="pipelinerun_resolved", timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"Tekton to resolve PipelineRun {name}", timeout="pipelinerun_resolved", timeouts=run.timeouts)
 
 
 def pod_must_wait_for_plan(run: ScenarioRun, pod_name: str, *, pipeline_run: str, task: str) -> None:

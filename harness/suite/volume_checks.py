@@ -18,6 +18,7 @@ from harness.errors import HarnessError
 from harness.kube import decoded
 from harness.monitor.volume_topology import SELECTED_NODE_ANNOTATION as SELECTED_NODE
 from harness.monitor.volume_topology import describe_node_selector, pod_claim_names, required_node_selector, selected_node, volume_admits
+from harness.suite.checks import wait_checked
 from harness.suite.run import ScenarioRun
 from harness.waits import NotYet, wait_for
 
@@ -95,7 +96,6 @@ def claim_of_pod_must_be_selected_for(run: ScenarioRun, pod_name: str, node: str
     """
 
     def selected() -> str:
-        run.assert_contract()
         pod = run.pod(pod_name)
         names = pod_claim_names(pod, ephemeral=False)
         if len(names) != 1:
@@ -106,7 +106,7 @@ def claim_of_pod_must_be_selected_for(run: ScenarioRun, pod_name: str, node: str
             raise NotYet(f"claim {names[0]} is {(claim.get('status') or {}).get('phase')} with {SELECTED_NODE}: {chosen or 'not set'}")
         return names[0]
 
-    return wait_for(selected, what=f"the claim of {pod_name} to be selected for {node}", timeout="pod_scheduled", timeouts=run.timeouts)
+    return wait_checked(run, selected, what=f"the claim of {pod_name} to be selected for {node}", timeout="pod_scheduled", timeouts=run.timeouts)
 
 
 def helper_pods_must_be_refused_on(run: ScenarioRun, node: str, namespace: str) -> None:
@@ -143,7 +143,6 @@ def pod_must_be_unschedulable(run: ScenarioRun, pod_name: str) -> Obj:
     """
 
     def said() -> Obj:
-        run.assert_contract()
         pod = run.pod(pod_name)
         if (pod.get("spec") or {}).get("nodeName"):
             raise AssertionError(f"pod {pod_name} was bound to {pod['spec']['nodeName']}, though no node admits all its volumes")
@@ -153,4 +152,4 @@ def pod_must_be_unschedulable(run: ScenarioRun, pod_name: str) -> Obj:
             raise NotYet(f"pod {pod_name} has PodScheduled {scheduled or 'not set'}")
         return pod
 
-    return wait_for(said, what=f"pod {pod_name} to be marked Unschedulable", timeout="pod_scheduled", timeouts=run.timeouts)
+    return wait_checked(run, said, what=f"pod {pod_name} to be marked Unschedulable", timeout="pod_scheduled", timeouts=run.timeouts)
