@@ -119,8 +119,11 @@ def add_node_pool(
                 raise HarnessError(f"node {node} already exists: remove pool {name!r} first (rescon cluster down resets everything)") from err
             raise
 
-    own_taints = {str(t.get("key")) for t in taints}
+    _wait_schedulable(kube, names, {str(t.get("key")) for t in taints}, what=f"node pool {name}", timeouts=timeouts)
+    return NodePool(name, names, cpu, memory, pods, dict(labels or {}))
 
+
+def _wait_schedulable(kube: Kube, names: Sequence[str], own_taints: set[str], *, what: str, timeouts: TimeoutConfig) -> None:
     def all_ready() -> None:
         for node in names:
             current = kube.core.read_node(node)
@@ -130,8 +133,36 @@ def add_node_pool(
             if waiting:
                 raise NotYet(f"node {node} {waiting}")
 
-    wait_for(all_ready, what=f"node pool {name}", timeout="nodes_ready", timeouts=timeouts, hint="is the kwok-controller running?")
-    return NodePool(name, names, cpu, memory, pods, dict(labels or {}))
+    wait_for(all_ready, what=what, timeout="nodes_ready", timeouts=timeouts, hint="is the kwok-controller running?")
+
+
+def registered_again(node: Mapping[str, Any]) -> dict[str, Any]:
+    """registered_again() is the Node a lost node's kubelet registers when it comes back: its name, labels, taints and resources, no state.
+
+    Example: a lost `pool-1` with labels {kubernetes.io/hostname: pool-1, ...},
+    allocatable 4 CPUs, and the lifecycle controller's not-ready taint gives
+    a manifest of the same name, labels and allocatable, without that taint,
+    status or uid.
+    """
+    metadata = node.get("metadata") or {}
+    spec = node.get("spec") or {}
+    status = node.get("status") or {}
+    taints = [dict(t) for t in spec.get("taints") or [] if t.get("key") not in LIFECYCLE_TAINTS]
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": metadata["name"], "labels": dict(metadata.get("labels") or {}), "annotations": dict(metadata.get("annotations") or {})},
+        "spec": {"taints": taints} if taints else {},
+        "status": {"capacity": dict(status.get("capacity") or {}), "allocatable": dict(status.get("allocatable") or {})},
+    }
+
+
+def register_again(kube: Kube, node: Mapping[str, Any], *, timeouts: TimeoutConfig) -> None:
+    """register_again() creates a lost node anew (registered_again()) and returns once it is Ready and schedulable."""
+    manifest = registered_again(node)
+    kube.core.create_node(kubernetes.client.V1Node.model_validate(manifest))
+    own_taints = {str(t.get("key")) for t in (manifest["spec"].get("taints") or [])}
+    _wait_schedulable(kube, (manifest["metadata"]["name"],), own_taints, what=f"node {manifest['metadata']['name']} to register again", timeouts=timeouts)
 
 
 #: Taints the node lifecycle controller puts on a node that is not (or not yet) Ready.

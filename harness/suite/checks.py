@@ -93,25 +93,33 @@ def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, at
     return wait_checked(run, poll, what=f"{pipeline_run}/{task} (attempt {attempt}) to be bound", timeout=timeout, timeouts=run.timeouts)
 
 
-def task_pod_must_be_replaced(run: ScenarioRun, pipeline_run: str, task: str, *, gone: Obj) -> Obj:
-    """task_pod_must_be_replaced() waits for another pod of the task than `gone` (by uid) to exist, then to be bound; it returns the new pod.
-
-    After an eviction Tekton creates the TaskRun's pod again, often under the
-    same name, so the old and the new pod are told apart by uid.
-    """
+def _replacement_of(run: ScenarioRun, pipeline_run: str, task: str, gone: Obj) -> Obj:
     old_uid = gone["metadata"]["uid"]
+    pods = [p for p in run.task_pods(pipeline_run, task) if p["metadata"]["uid"] != old_uid]
+    if not pods:
+        raise NotYet(f"{pipeline_run}/{task} has no pod but {gone['metadata']['name']} (uid {old_uid})")
+    return pods[0]
 
-    def replacement() -> Obj:
-        pods = [p for p in run.task_pods(pipeline_run, task) if p["metadata"]["uid"] != old_uid]
-        if not pods:
-            raise NotYet(f"{pipeline_run}/{task} has no pod but {gone['metadata']['name']} (uid {old_uid})")
-        return pods[0]
 
-    wait_checked(run, replacement, what=f"{pipeline_run}/{task} to have a pod in place of {gone['metadata']['name']}", timeout="pod_created", timeouts=run.timeouts)
+def task_pod_must_be_recreated(run: ScenarioRun, pipeline_run: str, task: str, *, gone: Obj) -> Obj:
+    """task_pod_must_be_recreated() waits for another pod of the task than `gone` (by uid) to exist; it returns the new pod.
+
+    After an eviction or a lost node Tekton creates the TaskRun's pod again,
+    often under the same name, so the old and the new pod are told apart by uid.
+    """
+    return wait_checked(
+        run, lambda: _replacement_of(run, pipeline_run, task, gone),
+        what=f"{pipeline_run}/{task} to have a pod in place of {gone['metadata']['name']}", timeout="pod_created", timeouts=run.timeouts,
+    )
+
+
+def task_pod_must_be_replaced(run: ScenarioRun, pipeline_run: str, task: str, *, gone: Obj) -> Obj:
+    """task_pod_must_be_replaced() waits for another pod of the task than `gone` (by uid) to exist, then to be bound; it returns the new pod."""
+    task_pod_must_be_recreated(run, pipeline_run, task, gone=gone)
     run.scheduler.check_alive()
 
     def bound() -> Obj:
-        pod = replacement()
+        pod = _replacement_of(run, pipeline_run, task, gone)
         if not (pod.get("spec") or {}).get("nodeName"):
             raise NotYet(_describe(pod))
         return pod

@@ -17,7 +17,7 @@ import kubernetes
 import yaml
 
 from harness.cluster import node_readiness
-from harness.cluster.node_pools import NodePool
+from harness.cluster.node_pools import NodePool, register_again
 from harness.contract import record as contract
 from harness.errors import HarnessError
 from harness.kube import Kube, decoded, json_object
@@ -183,12 +183,18 @@ class ScenarioRun:
             body = {"metadata": {"annotations": {NUDGE_ANNOTATION: str(time.time())}}}
             self.kube.custom.patch_namespaced_custom_object(*TEKTON, self.namespace, "taskruns", task_run["metadata"]["name"], body)
 
-    def lose_node(self, node: str) -> None:
-        """lose_node() deletes a node and, as the pod garbage collector would, the scenario's pods bound to it."""
+    def lose_node(self, node: str) -> Obj:
+        """lose_node() deletes a node and, as the pod garbage collector would, the scenario's pods bound to it; it returns the node as it was."""
+        lost = decoded(self.kube.core.read_node(node, _preload_content=False))
         self.kube.core.delete_node(node)
         for pod in self.pods():
             if (pod.get("spec") or {}).get("nodeName") == node:
                 self.kube.core.delete_namespaced_pod(pod["metadata"]["name"], self.namespace, grace_period_seconds=0)
+        return lost
+
+    def register_node_again(self, lost: Obj) -> None:
+        """register_node_again() brings back a node lose_node() deleted, under its name and labels, as its kubelet would on its return."""
+        register_again(self.kube, lost, timeouts=self.timeouts)
 
     def evict_pod(self, pod_name: str) -> None:
         """evict_pod() evicts one pod through the Eviction API, as `kubectl drain` does (PodDisruptionBudgets apply)."""

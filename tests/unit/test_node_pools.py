@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from harness.cluster import node_pools
 from harness.cluster.node_pools import RESERVED_CPU_MILLIS, RESERVED_MEMORY_BYTES, kubelet_capacity, node_manifest, not_yet_schedulable
 from harness.quantities import Amount, amount_of, cpu_millis, memory_bytes, node_allocatable
 from reference_scheduler.core import node_checks
@@ -89,3 +90,19 @@ def test_a_new_node_is_not_schedulable_until_ready_and_the_lifecycle_taint_is_go
 
 def test_a_pool_that_asks_for_a_lifecycle_taint_is_not_waited_on_for_it() -> None:
     assert not_yet_schedulable("True", ["node.kubernetes.io/not-ready"], {"node.kubernetes.io/not-ready"}) == ""
+
+
+def test_a_node_registers_again_with_its_name_labels_taints_and_resources_and_no_state() -> None:
+    lost = {
+        "metadata": {"name": "p-1", "uid": "u-1", "resourceVersion": "42", "labels": {"kubernetes.io/hostname": "p-1", "rescon.dev/pool": "p"},
+                     "annotations": {"kwok.x-k8s.io/node": "fake"}},
+        "spec": {"taints": [{"key": "dedicated", "value": "ci", "effect": "NoSchedule"},
+                            {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}], "unschedulable": False},
+        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}, "capacity": {"cpu": "5"},
+                   "conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    again = node_pools.registered_again(lost)
+    assert again["metadata"] == {"name": "p-1", "labels": lost["metadata"]["labels"], "annotations": {"kwok.x-k8s.io/node": "fake"}}
+    assert again["spec"] == {"taints": [{"key": "dedicated", "value": "ci", "effect": "NoSchedule"}]}
+    assert again["status"] == {"capacity": {"cpu": "5"}, "allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}
+    assert node_pools.registered_again({"metadata": {"name": "p-0"}})["spec"] == {}
