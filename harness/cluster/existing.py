@@ -9,6 +9,7 @@ cluster's owner offers by labelling them `rescon.dev/pool-slot=<n>`
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -48,6 +49,37 @@ def tekton_missing_message(context: str, missing: Sequence[str]) -> str:
     )
 
 
+#: Tekton's own default for `coschedule` when feature-flags does not set it (v1.15, pkg/apis/config/feature_flags.go).
+TEKTON_DEFAULT_COSCHEDULE = "workspaces"
+
+
+def coschedule_of(feature_flags: Mapping[str, Any] | None) -> str:
+    """coschedule_of(the feature-flags ConfigMap) is Tekton's coschedule mode, as Tekton reads it (lower-cased; its default when unset).
+
+    Example: coschedule_of({'data': {'coschedule': 'Disabled'}}) == 'disabled'; coschedule_of(None) == 'workspaces'.
+    """
+    data = (feature_flags or {}).get("data") or {}
+    value = str(data.get("coschedule") or "").strip().lower()
+    return value or TEKTON_DEFAULT_COSCHEDULE
+
+
+def coschedule_mismatch_message(found: str, expected: str, *, namespace: str, context: str) -> str | None:
+    """coschedule_mismatch_message() is the one-line setup error when Tekton's coschedule is not the one the suite judges against; None when it is.
+
+    A reservation scheduler co-locates a group's tasks itself and needs `disabled`
+    (docs/contract.md, section 4, Tekton's coschedule); another mode is judged only
+    as the baseline the user asked for (--coschedule).
+    """
+    if found == expected:
+        return None
+    patch = f"kubectl -n {namespace} patch configmap feature-flags --type merge -p '{{\"data\":{{\"coschedule\":\"{expected}\"}}}}'"
+    return (
+        f"Tekton's coschedule is {found!r} on context {context} ({namespace}/feature-flags), but the suite judges against {expected!r}: "
+        f"a reservation scheduler co-locates tasks itself, and Tekton's affinity assistant would pick each group's node first; "
+        f"run '{patch}', or pass --coschedule {found} to judge that mode as a baseline"
+    )
+
+
 @dataclass
 class ExistingCluster:
     """ExistingCluster is a cluster reached through a kubeconfig; `up()` checks it, `down()` undoes only the suite's work."""
@@ -55,6 +87,10 @@ class ExistingCluster:
     kubeconfig: Path
     context: str | None = None
     timeouts: TimeoutConfig = DEFAULT_TIMEOUTS
+    #: The coschedule mode Tekton must have there (the suite's --coschedule); up() refuses a cluster with another.
+    coschedule: str = "disabled"
+    #: Where Tekton runs (its feature-flags ConfigMap); OpenShift Pipelines installs into openshift-pipelines.
+    tekton_namespace: str = "tekton-pipelines"
     kind: str = field(default="existing", init=False)
     exclusive_pools: bool = field(default=False, init=False)
     created: Ledger = field(default_factory=Ledger, init=False)
@@ -64,6 +100,7 @@ class ExistingCluster:
         """up() returns a client once the API server answers (bounded) and Tekton's CRDs exist."""
         kube = Kube.connect(Path(self.kubeconfig), self.context, reachable_within=self.timeouts.api_reachable)
         self._require_tekton(kube)
+        self._require_coschedule(kube)
         self._kube = kube
         return kube
 
@@ -124,6 +161,26 @@ class ExistingCluster:
         self.created.pools.pop(pool.name, None)
 
     # --- checks ---
+
+    def _require_coschedule(self, kube: Kube) -> None:
+        """Tekton's feature-flags as Tekton reads them; a user who may not read them is told, and the run goes on."""
+        try:
+            flags = kube.core.read_namespaced_config_map("feature-flags", self.tekton_namespace, _request_timeout=self.timeouts.api_reachable)
+            found = coschedule_of({"data": flags.data})
+        except kubernetes.client.ApiException as err:
+            if err.status == 404:
+                found = TEKTON_DEFAULT_COSCHEDULE  # Tekton runs on its defaults without the ConfigMap
+            elif err.status == 403:
+                print(
+                    f"rescon: cannot read {self.tekton_namespace}/feature-flags (403): Tekton's coschedule is not checked; it must be {self.coschedule!r}",
+                    file=sys.__stderr__ or sys.stderr, flush=True,
+                )
+                return
+            else:
+                raise
+        message = coschedule_mismatch_message(found, self.coschedule, namespace=self.tekton_namespace, context=self.context or "current")
+        if message is not None:
+            raise HarnessError(message)
 
     def _require_tekton(self, kube: Kube) -> None:
         """Discovery, not the CRD objects: any authenticated user may read it, while CRDs often need a cluster role."""

@@ -61,7 +61,7 @@ def make_provider(config: SuiteConfig) -> Any:
 
         if not config.kubeconfig:
             raise HarnessError("--cluster existing needs --kubeconfig (and optionally --context)")
-        return ExistingCluster(Path(config.kubeconfig), config.context, config.timeouts)
+        return ExistingCluster(Path(config.kubeconfig), config.context, config.timeouts, coschedule=config.coschedule)
     from harness.cluster.kind import KindProvider
 
     return KindProvider.from_options(

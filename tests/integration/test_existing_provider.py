@@ -58,7 +58,10 @@ def bare_cluster(it_timeouts: TimeoutConfig) -> Iterator[tuple[LocalCluster, Kub
 def borrowed_cluster(it_timeouts: TimeoutConfig) -> Iterator[tuple[LocalCluster, Kube]]:
     """borrowed_cluster looks like someone's cluster: Tekton's CRDs, two slot nodes, an owner's namespace and PV."""
     with _throwaway("borrowed", it_timeouts) as (cluster, kube):
-        kube.apply_all(tekton.crd_manifests(tekton.module_dir(Toolchain()) / "config"))
+        config_dir = tekton.module_dir(Toolchain()) / "config"
+        kube.apply_all(tekton.crd_manifests(config_dir))
+        # Tekton's ConfigMaps as a reservation scheduler's cluster has them: coschedule disabled.
+        kube.apply_all([tekton.namespace_manifest(), *tekton.config_maps(config_dir, coschedule="disabled")])
         for slot in ("0", "1"):
             node = node_manifest(f"slot-{slot}", pool="unused", cpu="8", memory="16Gi", pods=110, labels={POOL_SLOT_LABEL: slot}, taints=())
             del node["metadata"]["labels"][POOL_LABEL]
@@ -93,6 +96,23 @@ def test_a_cluster_without_tekton_names_how_to_install_it(bare_cluster: tuple[Lo
     cluster, _ = bare_cluster
     with pytest.raises(HarnessError, match=r"^Tekton Pipelines is not installed on context .*kubectl apply -f https://\S+/release\.yaml' and retry$"):
         ExistingCluster(cluster.kubeconfig, None, it_timeouts).up()
+
+
+def test_a_cluster_whose_tekton_keeps_its_affinity_assistant_is_refused_with_the_patch(
+    borrowed_cluster: tuple[LocalCluster, Kube], it_timeouts: TimeoutConfig
+) -> None:
+    cluster, kube = borrowed_cluster
+    kube.core.patch_namespaced_config_map("feature-flags", tekton.NAMESPACE, {"data": {"coschedule": "workspaces"}})
+    try:
+        with pytest.raises(
+            HarnessError,
+            match=r"^Tekton's coschedule is 'workspaces' on context current \(tekton-pipelines/feature-flags\), but the suite judges against 'disabled': "
+            r".*kubectl -n tekton-pipelines patch configmap feature-flags --type merge .*--coschedule workspaces to judge that mode as a baseline$",
+        ):
+            ExistingCluster(cluster.kubeconfig, None, it_timeouts).up()
+        ExistingCluster(cluster.kubeconfig, None, it_timeouts, coschedule="workspaces").up().close()  # the baseline the user asks for
+    finally:
+        kube.core.patch_namespaced_config_map("feature-flags", tekton.NAMESPACE, {"data": {"coschedule": "disabled"}})
 
 
 def test_pools_need_nodes_labelled_as_slots(bare_cluster: tuple[LocalCluster, Kube], it_timeouts: TimeoutConfig) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster.existing import ExistingCluster, missing_crds, tekton_missing_message
+from harness.cluster.existing import ExistingCluster, coschedule_mismatch_message, coschedule_of, missing_crds, tekton_missing_message
 from harness.cluster.slot_pools import POOL_SLOT_LABEL, SlotNode, choose_slots
 from harness.errors import HarnessError
 
@@ -90,3 +90,25 @@ def test_kubelet_max_pods(wanted: int, allocatable: int, daemons: int, expected:
     from harness.cluster.slot_pools import kubelet_max_pods
 
     assert kubelet_max_pods(wanted, allocatable, daemons) == expected
+
+
+@pytest.mark.parametrize(
+    ("config_map", "mode"),
+    [
+        (None, "workspaces"),
+        ({"data": {}}, "workspaces"),
+        ({"data": {"coschedule": "Disabled "}}, "disabled"),
+        ({"data": {"coschedule": "isolate-pipelinerun"}}, "isolate-pipelinerun"),
+    ],
+)
+def test_coschedule_is_read_as_tekton_reads_it(config_map: dict[str, object] | None, mode: str) -> None:
+    assert coschedule_of(config_map) == mode
+
+
+def test_a_coschedule_other_than_the_judged_one_names_the_patch_and_the_baseline_flag() -> None:
+    assert coschedule_mismatch_message("disabled", "disabled", namespace="tekton-pipelines", context="ci") is None
+    message = coschedule_mismatch_message("workspaces", "disabled", namespace="openshift-pipelines", context="ci")
+    assert message is not None and "\n" not in message
+    assert message.startswith("Tekton's coschedule is 'workspaces' on context ci (openshift-pipelines/feature-flags), but the suite judges against 'disabled'")
+    assert """kubectl -n openshift-pipelines patch configmap feature-flags --type merge -p '{"data":{"coschedule":"disabled"}}'""" in message
+    assert message.endswith("or pass --coschedule workspaces to judge that mode as a baseline")
