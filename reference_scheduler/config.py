@@ -153,6 +153,13 @@ class SchedulerConfig:
             "50 percent less 1 per 125 nodes, at least 5 percent; 100: every node, every attempt."
         ),
     )
+    tekton_namespace: str = field(
+        default="tekton-pipelines",
+        metadata=_doc(
+            "The namespace Tekton's controller runs in, where its feature-flags ConfigMap is "
+            "(openshift-pipelines for OpenShift Pipelines); the scheduler reads the flags that shape pods, and coschedule."
+        ),
+    )
     volume_binding_timeout: float = field(
         default=DEFAULT_VOLUME_BINDING_TIMEOUT,
         metadata=_doc(

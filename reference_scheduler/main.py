@@ -88,6 +88,8 @@ def serve(config: SchedulerConfig) -> int:
         release_resync_seconds=config.release_resync_seconds,
         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
         volume_binding_timeout=config.volume_binding_timeout,
+        tekton_namespace=config.tekton_namespace,
+        on_coschedule=observability.set_coschedule_disabled,
         resize_floor=config.resize_floor if config.resize_enabled else None,
         on_attempt=observability.attempt,
         on_release=observability.released,

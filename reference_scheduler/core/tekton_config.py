@@ -22,7 +22,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FEATURE_FLAGS_CONFIGMAP", "TektonFeatureFlags", "feature_flags_of", "runtime_class_name", "overhead_of"]
+__all__ = [
+    "FEATURE_FLAGS_CONFIGMAP",
+    "TektonFeatureFlags",
+    "coschedule_of",
+    "coschedule_problem",
+    "feature_flags_of",
+    "runtime_class_name",
+    "overhead_of",
+]
 
 #: The ConfigMap Tekton reads its feature flags from (in Tekton's namespace, `tekton-pipelines` by default).
 FEATURE_FLAGS_CONFIGMAP = "feature-flags"
@@ -65,6 +73,38 @@ def feature_flags_of(config_map: Mapping[str, Any] | None) -> TektonFeatureFlags
     return TektonFeatureFlags(
         sidecar_logs_results=results_from == _SIDECAR_LOGS,
         native_sidecars=native in _TRUE,
+    )
+
+
+#: Tekton's default coschedule mode (v1.15, pkg/apis/config/feature_flags.go: DefaultCoschedule), and the one this scheduler needs.
+TEKTON_DEFAULT_COSCHEDULE = "workspaces"
+COSCHEDULE_DISABLED = "disabled"
+
+
+def coschedule_of(config_map: Mapping[str, Any] | None) -> str:
+    """coschedule_of(the feature-flags ConfigMap) is Tekton's coschedule mode, lower-cased as Tekton reads it; its default when unset.
+
+    Example: coschedule_of({'data': {'coschedule': 'Disabled'}}) == 'disabled';
+    coschedule_of(None) == 'workspaces' (Tekton runs on its defaults without the ConfigMap).
+    """
+    data = _mapping(_mapping(config_map).get("data"))
+    return str(data.get("coschedule") or "").strip().lower() or TEKTON_DEFAULT_COSCHEDULE
+
+
+def coschedule_problem(mode: str, namespace: str) -> str | None:
+    """coschedule_problem() is the one-line error for a coschedule mode other than `disabled`, naming the fix; None for `disabled`.
+
+    docs/contract.md, section 4 (Tekton's coschedule): with the affinity
+    assistant on, Tekton pins each workspace's tasks, by a required pod
+    affinity, to a node the default scheduler chose for the assistant's pod,
+    so no group's peak would be reserved where its tasks run.
+    """
+    if mode == COSCHEDULE_DISABLED:
+        return None
+    return (
+        f"Tekton's coschedule is {mode!r} ({namespace}/feature-flags): its affinity assistant picks each workspace's node "
+        "before this scheduler can reserve the group's peak there; set it to disabled: "
+        f"kubectl -n {namespace} patch configmap feature-flags --type merge -p '{{\"data\":{{\"coschedule\":\"disabled\"}}}}'"
     )
 
 

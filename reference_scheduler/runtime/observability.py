@@ -147,6 +147,11 @@ class Observability:
             "1 while this replica holds the leader Lease (or runs without leader election), else 0.",
             registry=self.registry,
         )
+        self.tekton_coschedule_disabled = Gauge(
+            f"{PREFIX}_tekton_coschedule_disabled",
+            "1 while Tekton's feature-flags coschedule is disabled, as this scheduler needs (docs/contract.md section 4), else 0.",
+            registry=self.registry,
+        )
         self.api_requests = Counter(
             f"{PREFIX}_api_requests",
             "API requests made, by client and HTTP method (all but GET are writes); "
@@ -228,6 +233,9 @@ class Observability:
                 return
             self._reported.add((what, value))
         log.warning("metrics: unknown %s %r dropped; expected one of %s", what, value, ", ".join(sorted(valid)))
+
+    def set_coschedule_disabled(self, disabled: bool) -> None:
+        self.tekton_coschedule_disabled.set(1 if disabled else 0)
 
     def set_leader(self, leading: bool) -> None:
         self.is_leader.set(1 if leading else 0)

@@ -26,7 +26,7 @@ from reference_scheduler.core.feasible import ALL_NODES
 from reference_scheduler.core.queue_hints import QUEUE, own_pod_updated
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.core.scoring import Strategy
-from reference_scheduler.core.tekton_config import FEATURE_FLAGS_CONFIGMAP, feature_flags_of
+from reference_scheduler.core.tekton_config import FEATURE_FLAGS_CONFIGMAP, coschedule_of, coschedule_problem, feature_flags_of
 from reference_scheduler.core.volume_binding import VolumeLookups
 from reference_scheduler.core.volume_provisioning import DEFAULT_VOLUME_BINDING_TIMEOUT
 from reference_scheduler.runtime.background import Background
@@ -83,11 +83,16 @@ class Scheduler:
         on_release: Callable[[str], None] | None = None,
         tekton_namespace: str = TEKTON_NAMESPACE,
         volume_binding_timeout: float = DEFAULT_VOLUME_BINDING_TIMEOUT,
+        on_coschedule: Callable[[bool], None] | None = None,
     ) -> None:
         self.scheduler_name = scheduler_name
         self.stop_event = threading.Event()
         self._on_attempt = on_attempt or (lambda result, seconds: None)
         self._on_release = on_release or (lambda reason: None)
+        self._on_coschedule = on_coschedule or (lambda disabled: None)
+        #: The coschedule mode last reported (docs/contract.md section 4); None before the caches are read.
+        self._coschedule: str | None = None
+        self._coschedule_lock = threading.Lock()  # the informer's thread and run() both ask
         core = kubernetes.client.CoreV1Api(api)
         custom = kubernetes.client.CustomObjectsApi(api)
         stop = self.stop_event
@@ -198,6 +203,7 @@ class Scheduler:
         if self.resizer is not None:
             threading.Thread(target=self.resizer.run, args=(self.stop_event,), name="resizer", daemon=True).start()
         threading.Thread(target=self.volume_binder.waits.run, args=(self.stop_event,), name="volume-waits", daemon=True).start()
+        self.check_coschedule()  # the ConfigMap may not exist: no event would ever say so
         for pod in self.pods.list(self._is_ours_pending):
             self.queue.add(_key(pod))
         log.info("scheduler %s is serving", self.scheduler_name)
@@ -285,6 +291,21 @@ class Scheduler:
         self.storage_classes.add_handler(
             lambda kind, storage_class, old: self._move(self.hints.after_storage_class_event(kind, storage_class, old), f"storageclass {kind.lower()}")
         )
+        self.tekton_flags.add_handler(lambda kind, config_map, old: self.check_coschedule())
+
+    def check_coschedule(self) -> None:
+        """check_coschedule() says, once per change, whether Tekton's coschedule is the `disabled` this scheduler needs (one line naming the fix)."""
+        mode = coschedule_of(self.tekton_flags.get(self._tekton_namespace, FEATURE_FLAGS_CONFIGMAP))
+        with self._coschedule_lock:
+            if mode == self._coschedule:
+                return
+            self._coschedule = mode
+        problem = coschedule_problem(mode, self._tekton_namespace)
+        self._on_coschedule(problem is None)
+        if problem is not None:
+            log.error("%s", problem)
+        else:
+            log.info("Tekton's coschedule is disabled (%s/%s): groups are co-located here", self._tekton_namespace, FEATURE_FLAGS_CONFIGMAP)
 
     def _on_pod(self, kind: str, pod: Obj, old: Obj | None) -> None:
         key = _key(pod)

@@ -13,7 +13,14 @@ import pytest
 from harness.cluster.simulation import sim_task_spec
 from reference_scheduler.core.pod_requests import pod_effective_request
 from reference_scheduler.core.resources import Resources
-from reference_scheduler.core.tekton_config import TektonFeatureFlags, feature_flags_of, overhead_of, runtime_class_name
+from reference_scheduler.core.tekton_config import (
+    TektonFeatureFlags,
+    coschedule_of,
+    coschedule_problem,
+    feature_flags_of,
+    overhead_of,
+    runtime_class_name,
+)
 from reference_scheduler.core.tekton_pods import predict_task_pod_request, predict_task_pod_spec
 from reference_scheduler.runtime.planner import PodShaping, plan_pipeline_run
 
@@ -141,3 +148,43 @@ def test_the_scheduler_plans_with_the_flags_and_runtime_classes_its_caches_hold(
     assert shaping.flags == TektonFeatureFlags(sidecar_logs_results=True, native_sidecars=True)
     assert overhead_of(shaping.runtime_class("rescon-overhead")) == OVERHEAD
     assert shaping.runtime_class("missing") is None
+
+
+@pytest.mark.parametrize(
+    ("config_map", "mode"),
+    [
+        (None, "workspaces"),
+        ({"data": {"coschedule": ""}}, "workspaces"),
+        ({"data": {"coschedule": " DISABLED"}}, "disabled"),
+        ({"data": {"coschedule": "pipelineruns"}}, "pipelineruns"),
+    ],
+)
+def test_coschedule_is_read_as_tekton_reads_it(config_map: dict[str, Any] | None, mode: str) -> None:
+    assert coschedule_of(config_map) == mode
+
+
+def test_only_a_disabled_coschedule_is_no_problem_and_the_problem_names_the_fix() -> None:
+    assert coschedule_problem("disabled", "tekton-pipelines") is None
+    problem = coschedule_problem("workspaces", "openshift-pipelines")
+    assert problem is not None and "\n" not in problem
+    assert problem.startswith("Tekton's coschedule is 'workspaces' (openshift-pipelines/feature-flags)")
+    assert problem.endswith("""kubectl -n openshift-pipelines patch configmap feature-flags --type merge -p '{"data":{"coschedule":"disabled"}}'""")
+
+
+def test_the_scheduler_reports_coschedule_once_per_change_from_its_cache(caplog: pytest.LogCaptureFixture) -> None:
+    import kubernetes
+
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    reported: list[bool] = []
+    scheduler = Scheduler(kubernetes.client.ApiClient(), scheduler_name="t", tekton_namespace="ops", on_coschedule=reported.append)
+    with caplog.at_level("INFO", logger="tkn-scheduler"):
+        scheduler.check_coschedule()  # no ConfigMap: Tekton's default, the affinity assistant
+        scheduler.check_coschedule()
+        scheduler.tekton_flags._store[("ops", "feature-flags")] = {"data": {"coschedule": "disabled"}}
+        scheduler.check_coschedule()
+        scheduler.tekton_flags._store[("tekton-pipelines", "feature-flags")] = {"data": {"coschedule": "workspaces"}}  # another install's
+        scheduler.check_coschedule()
+    assert reported == [False, True]
+    errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
+    assert errors == [coschedule_problem("workspaces", "ops")]
