@@ -416,6 +416,7 @@ def build_pipeline_graph(
     sidecar_logs_results: bool = False,
     native_sidecars: bool = False,
     overheads: Mapping[str, Mapping[str, Any]] | None = None,
+    container_defaults: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> PipelineGraph:
     """build_pipeline_graph turns a Pipeline spec (a PipelineRun's resolved pipelineSpec) into a PipelineGraph.
 
@@ -424,7 +425,9 @@ def build_pipeline_graph(
     and params are the PipelineRun's ``spec.taskRunSpecs`` and ``spec.params``.
     sidecar_logs_results and native_sidecars are Tekton's feature flags;
     overheads maps a pipeline task to its pod's ``spec.overhead`` (from the
-    RuntimeClass its pod template names; core.tekton_config).
+    RuntimeClass its pod template names; core.tekton_config); container_defaults
+    is config-defaults' ``default-container-resource-requirements``
+    (core.container_defaults).
     Custom tasks (a taskRef or taskSpec with apiVersion and kind) create no pod
     and request nothing.
 
@@ -482,6 +485,7 @@ def build_pipeline_graph(
                 sidecar_logs_results=sidecar_logs_results,
                 native_sidecars=native_sidecars,
                 overhead=(overheads or {}).get(name),
+                container_defaults=container_defaults,
             )
         matrix = _mapping(task.get("matrix"))
         nodes.append(

@@ -29,11 +29,11 @@ shape the pod. In order:
 
 What is approximated, and why it is safe or out of reach:
 
-* Tekton's configuration is assumed to be its default: no
-  ``default-container-resource-requirements`` in config-defaults (it would
-  give Tekton's own containers requests), and ``results-from:
-  termination-message`` unless ``sidecar_logs_results=True`` is passed (then the
-  results sidecar, which has no resources of its own, is added when the task has
+* config-defaults' ``default-container-resource-requirements`` is applied
+  when passed as ``container_defaults`` (core.container_defaults), before
+  step 5, as Tekton's transformers run; ``results-from: termination-message``
+  is assumed unless ``sidecar_logs_results=True`` is passed (then the results
+  sidecar, which has no resources of its own, is added when the task has
   results or a step writes artifacts).
 * ``enable-kubernetes-sidecar`` (``native_sidecars=True``) turns sidecars into
   restartable init containers placed after Tekton's init containers. Since
@@ -64,6 +64,7 @@ import posixpath
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from reference_scheduler.core.container_defaults import apply_container_defaults
 from reference_scheduler.core.pod_requests import pod_effective_request
 from reference_scheduler.core.resources import InvalidQuantity, Resources, cpu_millis, memory_bytes
 
@@ -259,6 +260,7 @@ def predict_task_pod_spec(
     sidecar_logs_results: bool = False,
     native_sidecars: bool = False,
     overhead: Mapping[str, Any] | None = None,
+    container_defaults: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """predict_task_pod_spec returns the containers and init containers, with resources, of the pod Tekton will create.
 
@@ -306,6 +308,9 @@ def predict_task_pod_spec(
         init_containers.append({"name": "working-dir-initializer"})
 
     step_containers = [_container(name, requirements) for name, requirements in zip(step_names, steps)]
+
+    # Tekton's transformers in its order: config-defaults' container resources, then the LimitRange's.
+    apply_container_defaults([*init_containers, *step_containers, *sidecars], container_defaults or {})
 
     items = _limit_range_items(limit_range)
     if items:
@@ -374,6 +379,7 @@ def predict_task_pod_request(
     sidecar_logs_results: bool = False,
     native_sidecars: bool = False,
     overhead: Mapping[str, Any] | None = None,
+    container_defaults: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Resources:
     """predict_task_pod_request is the effective request of the pod Tekton will create for task_spec.
 
@@ -382,7 +388,9 @@ def predict_task_pod_request(
     ``sidecarSpecs`` are honoured. limit_range is the namespace's LimitRange.
     sidecar_logs_results and native_sidecars are Tekton's feature flags
     (core.tekton_config); overhead is the pod's ``spec.overhead`` (its
-    RuntimeClass's ``overhead.podFixed``), added once.
+    RuntimeClass's ``overhead.podFixed``), added once. container_defaults is
+    config-defaults' ``default-container-resource-requirements``
+    (core.container_defaults).
 
     Example: two steps of 1 CPU and 500m plus a sidecar of 100m predict 1600m;
     with taskRunSpecs computeResources requests cpu 4 the two steps get 2 CPU
@@ -395,6 +403,7 @@ def predict_task_pod_request(
         sidecar_logs_results=sidecar_logs_results,
         native_sidecars=native_sidecars,
         overhead=overhead,
+        container_defaults=container_defaults,
     )
     return pod_effective_request(spec)
 

@@ -11,7 +11,8 @@ section 6), so a run without it is not planned yet (core/plan_readiness.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from reference_scheduler.core.partition import WorkspaceGroup, partition_into_groups
@@ -36,6 +37,8 @@ class PodShaping:
 
     flags: TektonFeatureFlags = TektonFeatureFlags()
     runtime_class: Callable[[str], Obj | None] = lambda name: None
+    #: config-defaults' default-container-resource-requirements, by entry (core.container_defaults).
+    container_defaults: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ def plan_pipeline_run(
             sidecar_logs_results=shaping.flags.sidecar_logs_results,
             native_sidecars=shaping.flags.native_sidecars,
             overheads=overheads,
+            container_defaults=shaping.container_defaults,
         )
     except ValueError as err:  # PipelineGraphError and InvalidQuantity are ValueErrors
         raise PlanUnavailable(f"PipelineRun {namespace}/{meta.get('name')}: {err}") from err

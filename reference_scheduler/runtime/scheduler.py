@@ -26,6 +26,7 @@ from reference_scheduler.core.feasible import ALL_NODES
 from reference_scheduler.core.queue_hints import QUEUE, own_pod_updated
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.core.scoring import Strategy
+from reference_scheduler.core.container_defaults import CONFIG_DEFAULTS_CONFIGMAP, container_defaults_of
 from reference_scheduler.core.tekton_config import FEATURE_FLAGS_CONFIGMAP, coschedule_of, coschedule_problem, feature_flags_of
 from reference_scheduler.core.volume_binding import VolumeLookups
 from reference_scheduler.core.volume_provisioning import DEFAULT_VOLUME_BINDING_TIMEOUT
@@ -110,6 +111,11 @@ class Scheduler:
             raw_lister(core.list_namespaced_config_map, namespace=tekton_namespace, field_selector=f"metadata.name={FEATURE_FLAGS_CONFIGMAP}"),
             stop=stop,
         )
+        self.tekton_defaults = Informer(
+            "tekton-config-defaults",
+            raw_lister(core.list_namespaced_config_map, namespace=tekton_namespace, field_selector=f"metadata.name={CONFIG_DEFAULTS_CONFIGMAP}"),
+            stop=stop,
+        )
         # Volumes (docs/reference-scheduler.md, Volumes): read only; the claims' selected-node annotation is patched.
         self.claims = Informer("persistentvolumeclaims", raw_lister(core.list_persistent_volume_claim_for_all_namespaces), stop=stop)
         self.volumes = Informer("persistentvolumes", raw_lister(core.list_persistent_volume), stop=stop)
@@ -117,7 +123,7 @@ class Scheduler:
         self._tekton_namespace = tekton_namespace
         self.informers = [
             self.pods, self.nodes, self.records, self.pipeline_runs, self.task_runs, self.tasks, self.limit_ranges,
-            self.runtime_classes, self.tekton_flags, self.claims, self.volumes, self.storage_classes,
+            self.runtime_classes, self.tekton_flags, self.tekton_defaults, self.claims, self.volumes, self.storage_classes,
         ]
         volume_lookups = VolumeLookups(
             get_claim=self.claims.get,
@@ -349,9 +355,10 @@ class Scheduler:
             log.debug("%s: moved %d unschedulable pod(s)", why, moved)
 
     def _shaping(self) -> PodShaping:
-        """_shaping() is Tekton's feature flags and the RuntimeClasses, as the caches hold them now."""
+        """_shaping() is Tekton's feature flags, its containers' defaults and the RuntimeClasses, as the caches hold them now."""
         flags = feature_flags_of(self.tekton_flags.get(self._tekton_namespace, FEATURE_FLAGS_CONFIGMAP))
-        return PodShaping(flags=flags, runtime_class=lambda name: self.runtime_classes.get("", name))
+        defaults = container_defaults_of(self.tekton_defaults.get(self._tekton_namespace, CONFIG_DEFAULTS_CONFIGMAP))
+        return PodShaping(flags=flags, runtime_class=lambda name: self.runtime_classes.get("", name), container_defaults=defaults)
 
     def _limit_range(self, namespace: str) -> Obj | None:
         ranges = self.limit_ranges.list(lambda o: (o.get("metadata") or {}).get("namespace") == namespace)

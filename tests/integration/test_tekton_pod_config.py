@@ -137,8 +137,8 @@ def _task_run(spec: Obj) -> Obj:
             "spec": {"taskSpec": spec, "podTemplate": {"nodeSelector": NOWHERE}}}
 
 
-def _flags(kube: Kube) -> dict[str, str]:
-    return dict(kube.core.read_namespaced_config_map(FEATURE_FLAGS, TEKTON_NAMESPACE).data or {})
+def _config(kube: Kube, name: str) -> dict[str, str]:
+    return dict(kube.core.read_namespaced_config_map(name, TEKTON_NAMESPACE).data or {})
 
 
 def _pod_as_tekton_builds_it(kube: Kube, namespace: str, spec: Obj, shows: Callable[[Obj], bool], what: str, timeouts: TimeoutConfig) -> Obj:
@@ -166,22 +166,25 @@ def _pod_as_tekton_builds_it(kube: Kube, namespace: str, spec: Obj, shows: Calla
     return wait_for(poll, what=f"Tekton to build a pod with {what}", timeout="tekton_ready", timeouts=timeouts)
 
 
-def _pod_built_with_flag(kube: Kube, namespace: str, spec: Obj, *, key: str, value: str, shows: Callable[[Obj], bool], timeouts: TimeoutConfig) -> Obj:
-    """_pod_built_with_flag() is the first pod of `spec` Tekton builds with feature flag `key` set to `value`.
+def _pod_built_with_flag(
+    kube: Kube, namespace: str, spec: Obj, *, key: str, value: str, shows: Callable[[Obj], bool], timeouts: TimeoutConfig,
+    config_map: str = FEATURE_FLAGS,
+) -> Obj:
+    """_pod_built_with_flag() is the first pod of `spec` Tekton builds with `key` of its ConfigMap `config_map` set to `value`.
 
-    The namespace gets LIMIT_RANGE first. Afterwards the flag's old value is put
+    The namespace gets LIMIT_RANGE first. Afterwards the key's old value is put
     back and, before returning, a pod built the old way again is awaited, so the
     next test (or session) meets Tekton as it was.
     """
     kube.apply(LIMIT_RANGE, namespace=namespace)
     _limit_range_in_force(kube, namespace, cpu=200, timeouts=timeouts)
-    before = _flags(kube).get(key)
-    kube.core.patch_namespaced_config_map(FEATURE_FLAGS, TEKTON_NAMESPACE, {"data": {key: value}})
+    before = _config(kube, config_map).get(key)
+    kube.core.patch_namespaced_config_map(config_map, TEKTON_NAMESPACE, {"data": {key: value}})
     try:
-        return _pod_as_tekton_builds_it(kube, namespace, spec, shows, f"{key}: {value}", timeouts)
+        return _pod_as_tekton_builds_it(kube, namespace, spec, shows, f"{config_map} {key}", timeouts)
     finally:
-        kube.core.patch_namespaced_config_map(FEATURE_FLAGS, TEKTON_NAMESPACE, {"data": {key: before}})  # None removes it
-        _pod_as_tekton_builds_it(kube, namespace, spec, lambda pod: not shows(pod), f"{key}: {before} again", timeouts)
+        kube.core.patch_namespaced_config_map(config_map, TEKTON_NAMESPACE, {"data": {key: before}})  # None removes it
+        _pod_as_tekton_builds_it(kube, namespace, spec, lambda pod: not shows(pod), f"{config_map} {key} as before", timeouts)
 
 
 def _names(pod: Obj, field: str) -> list[str]:
@@ -193,11 +196,11 @@ def _requests(pod: Obj) -> dict[str, Amount]:
     return {c["name"]: amount_of((c.get("resources") or {}).get("requests")) for c in (*(spec.get("initContainers") or []), *spec["containers"])}
 
 
-def _prediction(spec: Obj, **flags: bool) -> Amount:
+def _prediction(spec: Obj, **shaping: Any) -> Amount:
     """_prediction is the reference scheduler's predicted request (the test names say where they compare it)."""
     from reference_scheduler.core.tekton_pods import predict_task_pod_request
 
-    predicted = predict_task_pod_request(spec, limit_range=LIMIT_RANGE, **flags)
+    predicted = predict_task_pod_request(spec, limit_range=LIMIT_RANGE, **shaping)
     return Amount(predicted.cpu, predicted.memory)
 
 
@@ -245,5 +248,40 @@ def test_native_sidecars_become_restartable_init_containers_with_the_same_reques
         "containers": ["step-work"],
         "pod": Amount(500, 100 * Mi),
         "reference": Amount(500, 100 * Mi),
+    }
+    assert got == want
+
+
+#: config-defaults' container defaults (docs/contract.md section 6.1, step 4): a prefixed entry and the fallback.
+CONTAINER_DEFAULTS = "prefix-sidecar: {requests: {cpu: 300m, memory: 64Mi}}\ndefault: {requests: {cpu: 150m, memory: 32Mi}}\n"
+
+
+def test_config_defaults_container_resources_go_to_bare_and_tektons_own_containers_and_the_reference_predicts_them(
+    it_kube: Kube, namespace: str, it_timeouts: TimeoutConfig
+) -> None:
+    from reference_scheduler.core.container_defaults import container_defaults_of
+
+    spec = {
+        "steps": [{"name": "work", "image": "busybox:1.37", "script": "true", "computeResources": {"requests": {"cpu": "400m"}}}],
+        "sidecars": [{"name": "db", "image": "busybox:1.37"}],
+    }
+    pod = _pod_built_with_flag(
+        it_kube, namespace, spec, config_map="config-defaults", key="default-container-resource-requirements", value=CONTAINER_DEFAULTS,
+        timeouts=it_timeouts, shows=lambda pod: _requests(pod).get("sidecar-db") == Amount(300, 64 * Mi),
+    )
+    # Tekton's first transformer: prefix-sidecar gives the bare sidecar-db 300m / 64Mi; default gives Tekton's own
+    # prepare and place-scripts 150m / 32Mi; step-work has a request and is not Tekton's own: it keeps it. Then
+    # Tekton's LimitRange transformer gives step-work the memory it lacks, defaultRequest / 1 step = 100Mi.
+    # Containers: 400m + 300m = 700m, 100Mi + 64Mi = 164Mi; init containers 150m / 32Mi: pod 700m / 164Mi
+    # (without the entries: 600m / 200Mi, the LimitRange's 200m / 100Mi for sidecar-db and Tekton's own).
+    defaults = container_defaults_of({"data": {"default-container-resource-requirements": CONTAINER_DEFAULTS}})
+    got = {"containers": _requests(pod), "pod": pod_request(pod), "reference": _prediction(spec, container_defaults=defaults)}
+    want = {
+        "containers": {
+            "prepare": Amount(150, 32 * Mi), "place-scripts": Amount(150, 32 * Mi),
+            "step-work": Amount(400, 100 * Mi), "sidecar-db": Amount(300, 64 * Mi),
+        },
+        "pod": Amount(700, 164 * Mi),
+        "reference": Amount(700, 164 * Mi),
     }
     assert got == want

@@ -83,7 +83,7 @@ def test_the_cluster_role_grants_what_the_scheduler_uses_and_no_deletes() -> Non
     assert not any(v in ("delete", "deletecollection", "escalate", "bind", "impersonate") for _, _, v in granted)
     assert not any(r == "secrets" for _, r, _ in granted)
     configmaps = [rule for rule in one(load("rbac.yaml"), "ClusterRole")["rules"] if "configmaps" in rule["resources"]]
-    assert [rule.get("resourceNames") for rule in configmaps] == [["feature-flags"]]  # Tekton's flags, no other ConfigMap
+    assert [rule.get("resourceNames") for rule in configmaps] == [["feature-flags", "config-defaults"]]  # Tekton's flags and defaults, no other ConfigMap
     assert ("", "pods", "patch") not in granted  # binding and status are subresources
     # Volumes are read; only a claim's selected-node annotation is written, by patch.
     assert {v for g, r, v in granted if r in ("persistentvolumeclaims", "persistentvolumes", "storageclasses")} == {"get", "list", "watch", "patch"}
