@@ -81,6 +81,9 @@ class Scenario:
     #: Why the scenario runs on the local cluster only (empty: on every cluster). The runner skips it elsewhere,
     #: saying this reason: for a known gap of the scenario on real kubelets, never to hide a verdict.
     local_only: str = ""
+    #: It sets Tekton's config-defaults for its runs (harness.suite.tekton_defaults): the whole cluster's, so it runs
+    #: alone (declare exclusive=True too), and never on a cluster the suite does not own (existing).
+    sets_tekton_defaults: bool = False
     #: Namespaces the scenario gets besides its own, by the names the test knows them by (`run.in_namespace("other")`).
     #: The runner creates each (with the scenario's volumes), the contract monitor watches them too, and all go at the end.
     extra_namespaces: tuple[str, ...] = ()
@@ -123,6 +126,8 @@ def provider_skip_reason(scenario: Scenario, *, provider: str, restartable: froz
     """
     if scenario.local_only and provider != "local":
         return f"it runs on the local cluster only, not on {provider}: {scenario.local_only}"
+    if scenario.sets_tekton_defaults and provider == "existing":
+        return "it changes Tekton's config-defaults, which the suite never does on a cluster it does not own"
     missing = [name for name in scenario.restarts if name not in restartable]
     if not missing:
         return None

@@ -1215,6 +1215,25 @@ def apply_ignores_runtime_class_overhead() -> None:
     planner.overhead_of = no_overhead
 
 
+# --- ignores_container_defaults ----------------------------------------------------
+
+
+def no_container_defaults(config_map: Mapping[str, Any] | None) -> dict[str, Any]:
+    """no_container_defaults: config-defaults' `default-container-resource-requirements` is never read (the fault).
+
+    Tekton's first pod transformer gives every container the entries name
+    (docs/contract.md section 6.1, step 4); a prediction without them takes a
+    bare step for one that asks nothing, and under-reserves by its size.
+    """
+    return {}
+
+
+def apply_ignores_container_defaults() -> None:
+    from reference_scheduler.runtime import scheduler
+
+    scheduler.container_defaults_of = no_container_defaults
+
+
 # --- skipped_tasks_dropped ------------------------------------------------------
 
 
@@ -2112,6 +2131,13 @@ MUTANTS: dict[str, Mutant] = {
             "the RuntimeClass a run's pod template names is not read: its overhead.podFixed is left out of every pod's predicted request",
             "runtime_class_overhead",
             apply_ignores_runtime_class_overhead,
+            "6.request",
+        ),
+        Mutant(
+            "ignores_container_defaults",
+            "config-defaults' default-container-resource-requirements are not read: a step that asks nothing is predicted bare",
+            "tekton_config_defaults",
+            apply_ignores_container_defaults,
             "6.request",
         ),
         # --- the pool scenarios: node checks, the pod limit, finished pods, the group's node ---

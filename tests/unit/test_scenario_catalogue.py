@@ -10,7 +10,7 @@ import pytest
 from harness.cluster.paths import REPO_ROOT
 from harness.suite.features import ALL_FEATURES
 from harness.suite.manifests import RenderContext, fixture_path, render
-from harness.suite.scenario import OWN_NAMED_KINDS, Scenario, names_outside_prefix, object_name_prefix
+from harness.suite.scenario import OWN_NAMED_KINDS, Scenario, names_outside_prefix, object_name_prefix, provider_skip_reason
 
 pytestmark = pytest.mark.unit
 
@@ -69,8 +69,12 @@ def test_every_fixture_exists_and_renders(path: Path, scenario: Scenario) -> Non
         for doc in docs:
             if doc["kind"] == "PipelineRun":
                 pod_template = doc["spec"]["taskRunTemplate"]["podTemplate"]
-                # A fixture may stand for another scheduler's run only by the scenario's declared value.
-                assert pod_template["schedulerName"] in ("tkn-scheduler", scenario.values.get("other_scheduler"))
+                # A fixture may stand for another scheduler's run only by the scenario's declared value, and leave the
+                # scheduler to Tekton's default-pod-template only in a scenario that sets it.
+                if scenario.sets_tekton_defaults:
+                    assert "schedulerName" not in pod_template, f"{fixture}: config-defaults name the scheduler here"
+                else:
+                    assert pod_template["schedulerName"] in ("tkn-scheduler", scenario.values.get("other_scheduler"))
                 assert pod_template["nodeSelector"] == {"rescon.dev/pool": "p"}
 
 
@@ -125,3 +129,12 @@ def test_names_outside_prefix() -> None:
     ]
     assert names_outside_prefix("task_ref", docs) == ["PipelineRun/a", "Pod/task-refa", "TaskRun/filler"]
     assert object_name_prefix("peak_blocks_b") == "peak-blocks-b"
+
+
+def test_a_scenario_that_sets_tektons_defaults_runs_alone_and_never_on_a_borrowed_cluster() -> None:
+    setting = [s for _, s in SCENARIOS if s.sets_tekton_defaults]
+    assert setting, "no scenario sets config-defaults: default-pod-template and container defaults go unused"
+    for scenario in setting:
+        assert scenario.exclusive, f"{scenario.name} sets the whole cluster's config-defaults: declare exclusive=True"
+        assert provider_skip_reason(scenario, provider="existing", restartable=frozenset()) is not None
+        assert provider_skip_reason(scenario, provider="kind", restartable=frozenset()) is None
