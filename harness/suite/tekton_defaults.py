@@ -4,7 +4,7 @@ Operators route task pods to a second scheduler with config-defaults'
 `default-pod-template` and give containers resources cluster-wide with
 `default-container-resource-requirements`; runs then name neither. Tekton
 reads the ConfigMap through an informer, so a run created right after a change
-may still be built the old way: `config_defaults_set` waits until a probe
+may still be built the old way: `config_defaults_set` waits (`pod_built_with`) until a probe
 TaskRun's pod shows the change before the scenario goes on, and again, after
 putting the old values back, until pods are built the old way. The ConfigMap is
 the whole cluster's: a scenario that sets it declares `exclusive=True`.
@@ -43,25 +43,30 @@ def probe_task_run(name_prefix: str) -> Obj:
     }
 
 
-def _built_pod(kube: Kube, namespace: str, name_prefix: str, shows: Callable[[Obj], bool], what: str, timeouts: TimeoutConfig) -> Obj:
+def pod_built_with(kube: Kube, namespace: str, task_run: Obj, shows: Callable[[Obj], bool], what: str, timeouts: TimeoutConfig) -> Obj:
+    """pod_built_with() is the pod Tekton builds for a new `task_run` once it `shows` a change of Tekton's ConfigMaps.
+
+    Tekton reads its ConfigMaps through informers, so a TaskRun created right
+    after a change may still be built the old way: each TaskRun is deleted once
+    its pod is read, and made again while the pod does not show the change.
+    """
     created: list[str] = []
 
     def poll() -> Obj:
         if not created:
-            created.append(runs.create(kube, namespace, probe_task_run(name_prefix)))
-        task_run = runs.get(kube, namespace, "TaskRun", created[0])
-        pod_name = (task_run.get("status") or {}).get("podName")
+            created.append(runs.create(kube, namespace, task_run))
+        made = runs.get(kube, namespace, "TaskRun", created[0])
+        pod_name = (made.get("status") or {}).get("podName")
         if not pod_name:
-            raise NotYet(f"TaskRun {created[0]} has no pod yet ({runs.describe(task_run)})")
+            raise NotYet(f"TaskRun {created[0]} has no pod yet ({runs.describe(made)})")
         pod = decoded(kube.core.read_namespaced_pod(pod_name, namespace, _preload_content=False))
-        # Deleted either way: a probe's pod is of no further use, and it asks for the scheduler under test.
         kube.custom.delete_namespaced_custom_object(runs.GROUP, runs.VERSION, namespace, "taskruns", created.pop())
         if not shows(pod):
             raise NotYet(f"Tekton still builds pods without {what}")
         return pod
 
     return wait_for(poll, what=f"Tekton to build pods with {what}", timeout="tekton_ready", timeouts=timeouts,
-                    hint=f"kubectl -n {tekton.NAMESPACE} get configmap {CONFIG_DEFAULTS} -o yaml")
+                    hint=f"kubectl -n {tekton.NAMESPACE} get configmaps")
 
 
 @contextlib.contextmanager
@@ -77,9 +82,9 @@ def config_defaults_set(
     before = dict(kube.core.read_namespaced_config_map(CONFIG_DEFAULTS, tekton.NAMESPACE).data or {})
     kube.core.patch_namespaced_config_map(CONFIG_DEFAULTS, tekton.NAMESPACE, {"data": dict(values)})
     try:
-        _built_pod(kube, namespace, probe_prefix, shows, f"{CONFIG_DEFAULTS} {', '.join(values)}", timeouts)
+        pod_built_with(kube, namespace, probe_task_run(probe_prefix), shows, f"{CONFIG_DEFAULTS} {', '.join(values)}", timeouts)
         yield
     finally:
         # A key that was absent is removed again (a null in a merge patch).
         kube.core.patch_namespaced_config_map(CONFIG_DEFAULTS, tekton.NAMESPACE, {"data": {key: before.get(key) for key in values}})
-        _built_pod(kube, namespace, probe_prefix, lambda pod: not shows(pod), f"{CONFIG_DEFAULTS} as before", timeouts)
+        pod_built_with(kube, namespace, probe_task_run(probe_prefix), lambda pod: not shows(pod), f"{CONFIG_DEFAULTS} as before", timeouts)

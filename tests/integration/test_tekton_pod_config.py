@@ -28,6 +28,7 @@ from harness.contract import record as contract
 from harness.kube import Kube, json_object
 from harness.quantities import Amount, amount_of, pod_request
 from harness.suite.scheduler_under_test import SchedulerUnderTest
+from harness.suite.tekton_defaults import pod_built_with
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 from it_pipelines import TASK_WORKSPACE, pipeline_run
@@ -141,31 +142,6 @@ def _config(kube: Kube, name: str) -> dict[str, str]:
     return dict(kube.core.read_namespaced_config_map(name, TEKTON_NAMESPACE).data or {})
 
 
-def _pod_as_tekton_builds_it(kube: Kube, namespace: str, spec: Obj, shows: Callable[[Obj], bool], what: str, timeouts: TimeoutConfig) -> Obj:
-    """_pod_as_tekton_builds_it() is the pod of a new TaskRun of `spec` once Tekton builds one that `shows` the flag.
-
-    Tekton reads feature-flags through an informer, so a TaskRun created right
-    after a change may still be built the old way: while the pod does not show
-    it, the TaskRun is deleted and made again (as harness.cluster.tekton.wait_coschedule does).
-    """
-    created: list[str] = []
-
-    def poll() -> Obj:
-        if not created:
-            created.append(runs.create(kube, namespace, _task_run(spec)))
-        run = runs.get(kube, namespace, "TaskRun", created[0])
-        pod_name = (run.get("status") or {}).get("podName")
-        if not pod_name:
-            raise NotYet(f"TaskRun {created[0]} has no pod yet ({runs.describe(run)})")
-        pod = raw_pod(kube, namespace, pod_name)
-        if not shows(pod):
-            kube.custom.delete_namespaced_custom_object(runs.GROUP, runs.VERSION, namespace, "taskruns", created.pop())
-            raise NotYet(f"Tekton still builds pods without {what}")
-        return pod
-
-    return wait_for(poll, what=f"Tekton to build a pod with {what}", timeout="tekton_ready", timeouts=timeouts)
-
-
 def _pod_built_with_flag(
     kube: Kube, namespace: str, spec: Obj, *, key: str, value: str, shows: Callable[[Obj], bool], timeouts: TimeoutConfig,
     config_map: str = FEATURE_FLAGS,
@@ -181,10 +157,10 @@ def _pod_built_with_flag(
     before = _config(kube, config_map).get(key)
     kube.core.patch_namespaced_config_map(config_map, TEKTON_NAMESPACE, {"data": {key: value}})
     try:
-        return _pod_as_tekton_builds_it(kube, namespace, spec, shows, f"{config_map} {key}", timeouts)
+        return pod_built_with(kube, namespace, _task_run(spec), shows, f"{config_map} {key}", timeouts)
     finally:
         kube.core.patch_namespaced_config_map(config_map, TEKTON_NAMESPACE, {"data": {key: before}})  # None removes it
-        _pod_as_tekton_builds_it(kube, namespace, spec, lambda pod: not shows(pod), f"{config_map} {key} as before", timeouts)
+        pod_built_with(kube, namespace, _task_run(spec), lambda pod: not shows(pod), f"{config_map} {key} as before", timeouts)
 
 
 def _names(pod: Obj, field: str) -> list[str]:
