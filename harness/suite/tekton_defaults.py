@@ -35,11 +35,15 @@ def probe_task_run(name_prefix: str) -> Obj:
 
     Named after the scenario (harness.suite.scenario.OWN_NAMED_KINDS), like everything it creates.
     """
+    task_spec = sim_task_spec(cpu=None, hold=True, workspaces=())
+    # A TaskRun's taskSpec has no metadata (only a Pipeline's embedded one does; Tekton's webhook refuses it):
+    # the simulator's annotations go on the TaskRun, which Tekton copies to its pod.
+    annotations = (task_spec.pop("metadata", None) or {}).get("annotations") or {}
     return {
         "apiVersion": "tekton.dev/v1",
         "kind": "TaskRun",
-        "metadata": {"generateName": f"{name_prefix}-"},
-        "spec": {"taskSpec": sim_task_spec(cpu=None, hold=True, workspaces=()), "podTemplate": {"nodeSelector": NOWHERE}},
+        "metadata": {"generateName": f"{name_prefix}-", "annotations": annotations},
+        "spec": {"taskSpec": task_spec, "podTemplate": {"nodeSelector": NOWHERE}},
     }
 
 

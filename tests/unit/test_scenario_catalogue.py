@@ -138,3 +138,12 @@ def test_a_scenario_that_sets_tektons_defaults_runs_alone_and_never_on_a_borrowe
         assert scenario.exclusive, f"{scenario.name} sets the whole cluster's config-defaults: declare exclusive=True"
         assert provider_skip_reason(scenario, provider="existing", restartable=frozenset()) is not None
         assert provider_skip_reason(scenario, provider="kind", restartable=frozenset()) is None
+
+
+def test_the_config_defaults_probe_is_a_taskrun_tektons_webhook_admits() -> None:
+    from harness.suite.tekton_defaults import probe_task_run
+
+    probe = probe_task_run("tekton-config-defaults-probe")
+    assert "metadata" not in probe["spec"]["taskSpec"], "a TaskRun's taskSpec has no metadata: the webhook refuses it"
+    assert probe["metadata"]["annotations"]["sim.rescon.dev/hold"] == "true"
+    assert probe["metadata"]["generateName"] == "tekton-config-defaults-probe-"
