@@ -65,7 +65,7 @@ def test_tekton_config_defaults(run: ScenarioRun) -> None:
         return pod["spec"].get("schedulerName") == scheduler and ((step.get("resources") or {}).get("requests") or {}).get("cpu") == f"{big_millis}m"
 
     with config_defaults_set(run.kube, run.namespace, values, probe_prefix=run.named("probe"), shows=shows, timeouts=run.timeouts):
-        run.apply(NAME)
+        run.apply("tekton_config_defaults-a")
         small, a_node, record = task_must_hold_its_group(run, NAME, "small")
         group_must_have(run, record, "small", tasks={"small", "big"}, workspaces={"source"}, peak_cpu_millis=big_millis, peak_memory_bytes=0)
         b_pod = b_must_land_beside_the_filler(run, "tekton_config_defaults", a_node=a_node, why="inside the peak A's defaulted big task reserved there")
