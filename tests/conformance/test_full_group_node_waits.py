@@ -34,6 +34,10 @@ SCENARIO = Scenario(
     fixtures=("filler", "full_group_node_waits"),
     pool=PoolSpec(count=3),
     volumes=("source",),
+    volumes_attach_anywhere=(
+        "the group keeps to its node even where its volume would let it move (a network share): with a volume made on "
+        "the group's node, the volume check alone would keep a scheduler that treats the node as a preference from spilling"
+    ),
 )
 
 # Nodes 4800m. g's peak: first (600m) then second (2400m): max(600, 2400) = 2400m; memory 0.
