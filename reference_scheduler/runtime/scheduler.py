@@ -94,6 +94,8 @@ class Scheduler:
         #: The coschedule mode last reported (docs/contract.md section 4); None before the caches are read.
         self._coschedule: str | None = None
         self._coschedule_lock = threading.Lock()  # the informer's thread and run() both ask
+        #: config-defaults' resourceVersion and its parsed container entries (_container_defaults).
+        self._parsed_defaults: tuple[str | None, dict[str, Any]] | None = None
         core = kubernetes.client.CoreV1Api(api)
         custom = kubernetes.client.CustomObjectsApi(api)
         stop = self.stop_event
@@ -357,8 +359,17 @@ class Scheduler:
     def _shaping(self) -> PodShaping:
         """_shaping() is Tekton's feature flags, its containers' defaults and the RuntimeClasses, as the caches hold them now."""
         flags = feature_flags_of(self.tekton_flags.get(self._tekton_namespace, FEATURE_FLAGS_CONFIGMAP))
-        defaults = container_defaults_of(self.tekton_defaults.get(self._tekton_namespace, CONFIG_DEFAULTS_CONFIGMAP))
-        return PodShaping(flags=flags, runtime_class=lambda name: self.runtime_classes.get("", name), container_defaults=defaults)
+        return PodShaping(flags=flags, runtime_class=lambda name: self.runtime_classes.get("", name), container_defaults=self._container_defaults())
+
+    def _container_defaults(self) -> dict[str, Any]:
+        """_container_defaults() is config-defaults' container entries, parsed once per version of the ConfigMap, not once per plan."""
+        config_map = self.tekton_defaults.get(self._tekton_namespace, CONFIG_DEFAULTS_CONFIGMAP)
+        version = ((config_map or {}).get("metadata") or {}).get("resourceVersion")
+        parsed = self._parsed_defaults
+        if parsed is None or parsed[0] != version:
+            parsed = (version, container_defaults_of(config_map))
+            self._parsed_defaults = parsed  # one assignment: a racing reader sees the old pair or the new one
+        return parsed[1]
 
     def _limit_range(self, namespace: str) -> Obj | None:
         ranges = self.limit_ranges.list(lambda o: (o.get("metadata") or {}).get("namespace") == namespace)

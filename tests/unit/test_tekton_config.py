@@ -188,3 +188,20 @@ def test_the_scheduler_reports_coschedule_once_per_change_from_its_cache(caplog:
     assert reported == [False, True]
     errors = [r.getMessage() for r in caplog.records if r.levelname == "ERROR"]
     assert errors == [coschedule_problem("workspaces", "ops")]
+
+
+def test_the_scheduler_parses_config_defaults_once_per_version() -> None:
+    import kubernetes
+
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    scheduler = Scheduler(kubernetes.client.ApiClient(), scheduler_name="t")
+    assert scheduler._shaping().container_defaults == {}
+    key = ("tekton-pipelines", "config-defaults")
+    entry = "default-container-resource-requirements"
+    scheduler.tekton_defaults._store[key] = {"metadata": {"resourceVersion": "1"}, "data": {entry: "default: {requests: {cpu: 100m}}"}}
+    assert scheduler._shaping().container_defaults == {"default": {"requests": {"cpu": "100m"}}}
+    scheduler.tekton_defaults._store[key]["data"][entry] = "default: {requests: {cpu: 999m}}"  # same version: not read again
+    assert scheduler._shaping().container_defaults == {"default": {"requests": {"cpu": "100m"}}}
+    scheduler.tekton_defaults._store[key] = {"metadata": {"resourceVersion": "2"}, "data": {entry: "default: {requests: {cpu: 200m}}"}}
+    assert scheduler._shaping().container_defaults == {"default": {"requests": {"cpu": "200m"}}}
