@@ -84,6 +84,10 @@ class Scenario:
     #: It sets Tekton's config-defaults for its runs (harness.suite.tekton_defaults): the whole cluster's, so it runs
     #: alone (declare exclusive=True too), and never on a cluster the suite does not own (existing).
     sets_tekton_defaults: bool = False
+    #: Its fixtures fetch Tasks or Pipelines through Tekton's cluster resolver (`taskRef: {resolver: cluster}`). The runner
+    #: first asks that resolver for an absent Task in the scenario's namespace: one that does not answer is a setup error
+    #: naming the fix (harness.cluster.tekton_resolvers), never a verdict.
+    uses_cluster_resolver: bool = False
     #: Namespaces the scenario gets besides its own, by the names the test knows them by (`run.in_namespace("other")`).
     #: The runner creates each (with the scenario's volumes), the contract monitor watches them too, and all go at the end.
     extra_namespaces: tuple[str, ...] = ()
