@@ -111,12 +111,20 @@ def object_name_prefix(scenario: str) -> str:
 def names_outside_prefix(scenario: str, manifests: Iterable[Mapping[str, Any]]) -> list[str]:
     """names_outside_prefix() lists `Kind/name` of each manifest of OWN_NAMED_KINDS not named after the scenario.
 
-    Example: for scenario task_ref, a PipelineRun `a` is listed ("PipelineRun/a"); `task-ref-a` is not.
+    Example: for scenario task_ref, a PipelineRun `a` is listed ("PipelineRun/a"); `task-ref-a` is not, nor is
+    one with `generateName: task-ref-a-` (a generateName `a-` is listed as "PipelineRun/a-*").
     """
     prefix = object_name_prefix(scenario)
     found = []
     for manifest in manifests:
-        name = str((manifest.get("metadata") or {}).get("name") or "")
+        meta = manifest.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        if not name and meta.get("generateName"):
+            # The server appends five characters to a generateName: it must itself start with the prefix.
+            name = str(meta["generateName"])
+            if manifest.get("kind") in OWN_NAMED_KINDS and not name.startswith(f"{prefix}-"):
+                found.append(f"{manifest.get('kind')}/{name}*")
+            continue
         if manifest.get("kind") in OWN_NAMED_KINDS and name != prefix and not name.startswith(f"{prefix}-"):
             found.append(f"{manifest.get('kind')}/{name}")
     return found

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -2881,4 +2882,43 @@ MUTANTS["keeps_selection_after_failed_provisioning"] = Mutant(
     "provisioning_refused_rolls_back",
     apply_keeps_selection_after_failed_provisioning,
     "7.volume_rollback",
+)
+
+
+# --- task_from_pod_name ---------------------------------------------------------
+
+
+def task_from_pod_name(pod: Mapping[str, Any]) -> tuple[str, str] | None:
+    """task_from_pod_name: a pod's pipeline task read from its name, `<run>-<task>-pod` (or `-pod-retryN`), not from its label.
+
+    The fault: Tekton names a TaskRun `<run>-<task>` and its pod `<TaskRun>-pod`,
+    but shortens either past 63 characters to its start and an md5 hash
+    (knative's kmeta.ChildName). Such a pod's name no longer starts with its
+    run's, so it is taken for a plain pod: no record, no group, no peak.
+    """
+    meta = pod.get("metadata") or {}
+    run = (meta.get("labels") or {}).get("tekton.dev/pipelineRun")
+    name = str(meta.get("name") or "")
+    if not run or not name.startswith(f"{run}-"):
+        return None
+    task = re.sub(r"-pod(-retry[0-9]+)?$", "", name[len(run) + 1 :])
+    return (str(run), task) if task and task != name[len(run) + 1 :] else None
+
+
+def apply_task_from_pod_name() -> None:
+    from reference_scheduler.runtime import cluster_view, cycle, requeue, scheduler
+
+    for module in (cluster_view, cycle, requeue, scheduler):
+        module.pipeline_task_of = task_from_pod_name  # type: ignore[attr-defined]
+
+
+RULES["7.group_pods_by_label"] = (
+    "section 7: a pod is one of a group's by Tekton's labels tekton.dev/pipelineRun and tekton.dev/pipelineTask, never by its name"
+)
+MUTANTS["task_from_pod_name"] = Mutant(
+    "task_from_pod_name",
+    "a pod's pipeline task is read from its name (`<run>-<task>-pod`): a pod whose name Tekton shortened past 63 characters is taken for a plain pod",
+    "long_generated_names",
+    apply_task_from_pod_name,
+    "7.group_pods_by_label",
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -401,3 +402,16 @@ class TestVolumeFaults:
 
         assert set(group_claim_names(self.BUILD, self.RUN, ("source", "cache"))) == {"pvc-1", "cache"}
         assert faults.own_claims_only(self.BUILD, self.RUN, ("source", "cache")) == ("pvc-1",)
+
+
+def test_task_from_pod_name_reads_short_names_and_loses_shortened_ones() -> None:
+    def pod(name: str, run: str) -> dict[str, Any]:
+        return {"metadata": {"name": name, "labels": {"tekton.dev/pipelineRun": run, "tekton.dev/pipelineTask": "checkout-the-monorepo"}}}
+
+    assert faults.task_from_pod_name(pod("build-x-clone-pod", "build-x")) == ("build-x", "clone")
+    assert faults.task_from_pod_name(pod("build-x-clone-pod-retry2", "build-x")) == ("build-x", "clone")
+    # Tekton's name for the pod of task checkout-the-monorepo of run long-generated-names-nightly-integration-build-x7k2q:
+    # kmeta.ChildName twice keeps 27 characters and an md5 hash, then `-pod`.
+    shortened = "long-gene3c7f0b1e9a4d5c6b2f" + "0" * 32 + "-pod"
+    assert len(shortened) == 63
+    assert faults.task_from_pod_name(pod(shortened, "long-generated-names-nightly-integration-build-x7k2q")) is None
