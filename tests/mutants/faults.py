@@ -2922,3 +2922,39 @@ MUTANTS["task_from_pod_name"] = Mutant(
     apply_task_from_pod_name,
     "7.group_pods_by_label",
 )
+
+
+# --- oversized_group_claims_a_node -------------------------------------------------
+
+
+def fit_capping_the_peak_at_the_node(node: NodeView, reservations: Sequence[ActiveReservation], pod: Any, demand: Any) -> list[Any]:
+    """fit_capping_the_peak_at_the_node: a group whose peak exceeds the node's allocatable opens its claim if the node is empty enough for what it can hold.
+
+    The fault: rather than refuse a group no node can hold (docs/contract.md
+    section 7), the claim takes the node, as if "as much as fits" were a
+    reservation. The record still states the whole peak, so its residual covers
+    more than the node: nothing else fits there, and the group's own later pods
+    wait on each other on a node it cannot hold.
+    """
+    from reference_scheduler.core.headroom import GroupDemand, fit
+
+    if demand is not None and demand.node is None:
+        capped = Resources(cpu=min(demand.peak.cpu, node.allocatable.cpu), memory=min(demand.peak.memory, node.allocatable.memory))
+        demand = GroupDemand(demand.key, capped)
+    return fit(node, reservations, pod, demand)
+
+
+def apply_oversized_group_claims_a_node() -> None:
+    from reference_scheduler.runtime import cycle
+
+    cycle.fit = fit_capping_the_peak_at_the_node
+
+
+RULES["7.fits_no_node"] = "section 7: a group no node can hold is refused: none of its pods is bound, it holds nothing"
+MUTANTS["oversized_group_claims_a_node"] = Mutant(
+    "oversized_group_claims_a_node",
+    "a group whose peak exceeds every node opens its claim with what a node holds: its first pod is bound, and its residual fills the node",
+    "group_fits_no_node",
+    apply_oversized_group_claims_a_node,
+    "7.fits_no_node",
+)

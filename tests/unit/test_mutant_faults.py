@@ -415,3 +415,12 @@ def test_task_from_pod_name_reads_short_names_and_loses_shortened_ones() -> None
     shortened = "long-gene3c7f0b1e9a4d5c6b2f" + "0" * 32 + "-pod"
     assert len(shortened) == 63
     assert faults.task_from_pod_name(pod(shortened, "long-generated-names-nightly-integration-build-x7k2q")) is None
+
+
+def test_fit_capping_the_peak_opens_a_claim_no_node_can_hold() -> None:
+    group = GroupKey("ci", "tests", "g0")
+    empty = NodeView("n1", Resources(cpu=4800), 110, ())
+    checkout = PodUsage("checkout", Resources(cpu=240), group)
+    demand = GroupDemand(group, Resources(cpu=5760))
+    assert fit(empty, (), checkout, demand), "the reference refuses a group larger than the node"
+    assert faults.fit_capping_the_peak_at_the_node(empty, (), checkout, demand) == []
