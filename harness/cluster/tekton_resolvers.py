@@ -33,8 +33,8 @@ RESOLUTION_VERSION = "v1beta1"
 #: The label by which a resolver picks the ResolutionRequests it answers (resolution/common.LabelKeyResolverType).
 RESOLVER_TYPE_LABEL = "resolution.tekton.dev/type"
 PROBE_LABEL = "rescon.dev/readiness-probe"
-#: The probe asks the cluster resolver for a Task that never exists; a failed answer shows the resolver works.
-PROBE_TASK = "rescon-resolver-probe-absent"
+#: The Task the probe asks the cluster resolver for; the probe creates it, and both go afterwards.
+PROBE_TASK = "rescon-resolver-probe"
 
 #: ConfigMaps the resolvers' Deployment names by env var; the others the resolvers find by their own names.
 CONFIG_MAP_ENV = {
@@ -85,8 +85,24 @@ def resolvers_env(base: Mapping[str, str], *, metrics_port: int, profiling_port:
     return env
 
 
+def probe_task(namespace: str = NAMESPACE) -> dict[str, Any]:
+    """probe_task() is the smallest Task there is, for the probe to resolve.
+
+    The probe asks for a Task that exists, not one that does not: v1.15's
+    ResolutionRequest CRD requires `status.refSource` and `status.source`, which
+    a failed resolution leaves null, so the resolver cannot mark a request
+    failed (the API server refuses the update; measured on the local cluster).
+    """
+    return {
+        "apiVersion": "tekton.dev/v1",
+        "kind": "Task",
+        "metadata": {"name": PROBE_TASK, "namespace": namespace, "labels": {PROBE_LABEL: "true"}},
+        "spec": {"steps": [{"name": "noop", "image": "rescon.invalid/noop", "command": ["true"]}]},
+    }
+
+
 def probe_request(namespace: str = NAMESPACE) -> dict[str, Any]:
-    """probe_request() asks the cluster resolver for a Task that does not exist in `namespace`: its answer is a failure, at once."""
+    """probe_request() asks the cluster resolver for the probe Task in `namespace`."""
     return {
         "apiVersion": f"{RESOLUTION_GROUP}/{RESOLUTION_VERSION}",
         "kind": "ResolutionRequest",
@@ -118,6 +134,7 @@ def wait_resolves(
 ) -> None:
     """wait_resolves() returns once the cluster resolver has answered a probe ResolutionRequest made in `namespace`."""
     created: list[str] = []
+    kube.apply(probe_task(namespace))
 
     def resolves() -> None:
         check_alive()
@@ -131,12 +148,13 @@ def wait_resolves(
             created.append(str(obj["metadata"]["name"]))
         obj = json_object(kube.custom.get_namespaced_custom_object(RESOLUTION_GROUP, RESOLUTION_VERSION, namespace, "resolutionrequests", created[0]))
         if not answered(obj):
-            raise NotYet(f"ResolutionRequest {namespace}/{created[0]} has no answer from the cluster resolver yet")
+            raise NotYet(f"ResolutionRequest {namespace}/{created[0]} for Task {PROBE_TASK} has no answer from the cluster resolver yet")
 
     try:
         wait_for(resolves, what="Tekton's cluster resolver to answer a probe ResolutionRequest", timeout="tekton_ready", timeouts=timeouts, hint=hint)
     finally:
         kube.custom.delete_collection_namespaced_custom_object(RESOLUTION_GROUP, RESOLUTION_VERSION, namespace, "resolutionrequests", label_selector=PROBE_LABEL)
+        kube.delete(probe_task(namespace))
 
 
 #: The fix named when a cluster's resolver does not answer.

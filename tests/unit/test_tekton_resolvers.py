@@ -51,11 +51,13 @@ def test_argv_names_the_kubeconfig_and_runs_without_leader_election(tmp_path: Pa
     assert "-disable-ha" in argv
 
 
-def test_the_probe_asks_the_cluster_resolver_for_a_task() -> None:
-    probe = tekton_resolvers.probe_request()
+def test_the_probe_asks_the_cluster_resolver_for_the_task_it_makes() -> None:
+    probe = tekton_resolvers.probe_request("conf-x")
+    task = tekton_resolvers.probe_task("conf-x")
     assert probe["metadata"]["labels"][tekton_resolvers.RESOLVER_TYPE_LABEL] == "cluster"
     params = {p["name"]: p["value"] for p in probe["spec"]["params"]}
-    assert params == {"kind": "task", "name": tekton_resolvers.PROBE_TASK, "namespace": tekton_resolvers.NAMESPACE}
+    assert params == {"kind": "task", "name": task["metadata"]["name"], "namespace": "conf-x"}
+    assert probe["metadata"]["namespace"] == task["metadata"]["namespace"] == "conf-x"
 
 
 @pytest.mark.parametrize(

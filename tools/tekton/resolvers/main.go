@@ -2,11 +2,12 @@
 // http) from the pinned module, as the upstream resolvers Deployment does, for
 // the local cluster's process-per-component layout.
 //
-// One change from upstream's cmd/resolvers: knative's shared main always
+// Two changes from upstream's cmd/resolvers: knative's shared main always
 // serves health probes on port 8080, which the Tekton controller already holds
-// on this host, and exits when it cannot listen there. No kubelet probes a
-// process here, so the probes are switched off; everything the resolvers do is
-// the upstream code's, unchanged.
+// on this host, and exits when it cannot listen there; no kubelet probes a
+// process here, so the probes are switched off. And -disable-ha, which the
+// Tekton controller's main has, so one replica runs without leader leases as
+// the controller does here. Everything the resolvers do is the upstream code's.
 package main
 
 import (
@@ -32,6 +33,8 @@ import (
 
 func main() {
 	flag.IntVar(&controller.DefaultThreadsPerController, "threads-per-controller", controller.DefaultThreadsPerController, "Threads (goroutines) to create per controller")
+	// As sharedmain.MainWithContext offers it (the Tekton controller's main): one replica needs no leases.
+	disableHA := flag.Bool("disable-ha", false, "Whether to disable high-availability functionality for this component.")
 
 	ctx := filteredinformerfactory.WithSelectors(signals.NewContext(), v1alpha1.ManagedByLabelKey)
 	ctx = sharedmain.WithHealthProbesDisabled(ctx)
@@ -42,6 +45,9 @@ func main() {
 	}
 
 	cfg := injection.ParseAndGetRESTConfigOrDie()
+	if *disableHA {
+		ctx = sharedmain.WithHADisabled(ctx)
+	}
 	// Upstream's budget: twice client-go's default QPS, shared by five controllers.
 	if cfg.QPS == 0 {
 		cfg.QPS = 2 * rest.DefaultQPS
