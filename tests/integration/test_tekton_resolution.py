@@ -30,7 +30,7 @@ Obj = dict[str, Any]
 
 
 def _task(name: str, **behaviour: Any) -> Obj:
-    spec = sim_task_spec(cpu="300m", **behaviour)
+    spec = sim_task_spec(cpu="300m", workspaces=(), **behaviour)
     return {"apiVersion": "tekton.dev/v1", "kind": "Task", "metadata": {"name": name, **spec.pop("metadata")}, "spec": spec}
 
 
