@@ -2958,3 +2958,34 @@ MUTANTS["oversized_group_claims_a_node"] = Mutant(
     apply_oversized_group_claims_a_node,
     "7.fits_no_node",
 )
+
+
+# --- skips_resolved_tasks -------------------------------------------------------
+
+
+def nothing_for_a_resolved_task(pipeline_run: Mapping[str, Any], task: str, ref: Mapping[str, Any], resolution_requests: Any) -> dict[str, Any]:
+    """nothing_for_a_resolved_task: a task whose Task comes through a resolver is planned as a Task of no steps.
+
+    The fault: the scheduler finds no Task by name for `taskRef: {resolver: ...}`
+    and, rather than read the run's ResolutionRequests (docs/contract.md
+    section 6), counts the task as nothing. Its group still forms (workspaces
+    are the pipeline's), but the peak leaves the resolved Task out: the room it
+    will need goes to other runs.
+    """
+    return {"steps": []}
+
+
+def apply_skips_resolved_tasks() -> None:
+    from reference_scheduler.runtime import planner
+
+    planner._resolved_spec = nothing_for_a_resolved_task
+
+
+RULES["6.resolved_tasks"] = "section 6: a Task fetched through a resolver counts like any other, read from the run's answered ResolutionRequest"
+MUTANTS["skips_resolved_tasks"] = Mutant(
+    "skips_resolved_tasks",
+    "a task whose Task comes through a resolver is counted as nothing: the group's peak leaves it out",
+    "resolved_catalog_task",
+    apply_skips_resolved_tasks,
+    "6.resolved_tasks",
+)
