@@ -144,6 +144,16 @@ class Kube:
             force_conflicts=True,
         )
 
+    def create(self, manifest: Mapping[str, Any], *, namespace: str) -> dict[str, Any]:
+        """create() creates one namespaced manifest as `kubectl create` does, and returns the object the server stored.
+
+        For manifests with `metadata.generateName` (what `tkn pipeline start` and Tekton
+        Triggers create), which server-side apply cannot take: the server picks the name.
+        """
+        resource = self.dynamic.resources.get(api_version=manifest["apiVersion"], kind=manifest["kind"])
+        created = resource.create(body=dict(manifest), namespace=namespace)
+        return dict(created.to_dict())
+
     def delete(self, manifest: Mapping[str, Any], *, namespace: str | None = None) -> None:
         """delete() removes the object a manifest names; an object already gone is fine."""
         resource = self.dynamic.resources.get(api_version=manifest["apiVersion"], kind=manifest["kind"])

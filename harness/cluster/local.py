@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Sequence, TextIO
 import kubernetes
 import yaml
 
-from harness.cluster import namespaces, node_pools, storage, tekton, volumes
+from harness.cluster import namespaces, node_pools, storage, tekton, tekton_resolvers, volumes
 from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import state_root
 from harness.cluster.processes import ManagedProcess, free_port, port_in_use, tail
@@ -173,9 +173,13 @@ class LocalCluster:
     def provisioner_process(self) -> ManagedProcess:
         return ManagedProcess.in_dir(storage.PROCESS, self.workdir)
 
+    @property
+    def resolvers_process(self) -> ManagedProcess:
+        return ManagedProcess.in_dir(tekton_resolvers.PROCESS, self.workdir)
+
     def component_processes(self) -> list[ManagedProcess]:
         named = [ManagedProcess.in_dir(name, self.workdir) for name in KWOKCTL_COMPONENTS]
-        return named + [self.provisioner_process, self.tekton_process]
+        return named + [self.provisioner_process, self.tekton_process, self.resolvers_process]
 
     # --- lifecycle ---
 
@@ -202,11 +206,13 @@ class LocalCluster:
         self._install_storage(kube, binaries[storage.PROCESS])
         if with_tekton:
             self._install_tekton(kube, toolchain, binaries[TEKTON_PROCESS])
+            self._install_resolvers(kube, toolchain, binaries[tekton_resolvers.PROCESS])
         self._say(f"cluster {self.name}: up in {time.monotonic() - started:.1f}s (logs: {self.logs_dir()})")
         return kube
 
     def down(self) -> None:
         """down() stops every process of the cluster and removes its work directory; idempotent."""
+        self.resolvers_process.stop(grace_seconds=self.timeouts.process_stop)
         self.tekton_process.stop(grace_seconds=self.timeouts.process_stop)
         self.provisioner_process.stop(grace_seconds=self.timeouts.process_stop)
         kwokctl = self._kwokctl_path()
@@ -462,6 +468,21 @@ class LocalCluster:
         if not self.tekton_process.alive():
             self._start_tekton(binary)
         self._wait_tekton_reconciles(kube)
+
+    def _install_resolvers(self, kube: Kube, toolchain: Toolchain, binary: Path) -> None:
+        """_install_resolvers() runs Tekton's remote resolvers (harness.cluster.tekton_resolvers) and waits until the cluster resolver answers."""
+        kube.apply(tekton_resolvers.namespace_manifest())
+        kube.apply_all(tekton_resolvers.config_maps(tekton.module_dir(toolchain) / "config"))
+        if not self.resolvers_process.alive():
+            env = tekton_resolvers.resolvers_env(os.environ, metrics_port=free_port(), profiling_port=free_port())
+            self.resolvers_process.start(tekton_resolvers.resolvers_argv(binary, self.kubeconfig), env=env, cwd=self.workdir)
+            self._say(f"cluster {self.name}: started Tekton's resolvers (log: {self.resolvers_process.log_file})")
+        tekton_resolvers.wait_resolves(
+            kube,
+            timeouts=self.timeouts,
+            check_alive=lambda: self._fail_if_crashed((tekton_resolvers.PROCESS,)),
+            hint=f"read {self.resolvers_process.log_file}",
+        )
 
     def _wait_simulation_policy(self, kube: Kube) -> None:
         probe = kubernetes.client.V1Pod.model_validate(affinity_assistant_probe_pod(tekton.NAMESPACE))

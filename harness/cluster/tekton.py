@@ -84,7 +84,8 @@ def module_dir(toolchain: Toolchain) -> Path:
     return directory
 
 
-def _documents(path: Path) -> Iterator[dict[str, Any]]:
+def documents(path: Path) -> Iterator[dict[str, Any]]:
+    """documents(path) are the manifests of one YAML file, skipping empty documents."""
     for doc in yaml.safe_load_all(path.read_text()):
         if isinstance(doc, dict) and doc.get("kind"):
             yield doc
@@ -94,7 +95,7 @@ def crd_manifests(config_dir: Path) -> list[dict[str, Any]]:
     """crd_manifests() are Tekton's CRDs with the conversion webhook removed (no webhook runs here)."""
     crds = []
     for path in sorted((config_dir / "300-crds").glob("*.yaml")):
-        for doc in _documents(path):
+        for doc in documents(path):
             doc["spec"]["conversion"] = {"strategy": "None"}
             crds.append(doc)
     return crds
@@ -117,7 +118,7 @@ def config_maps(config_dir: Path, *, coschedule: str) -> list[dict[str, Any]]:
     """config_maps() are Tekton's own config-*.yaml ConfigMaps, with the harness's feature flags."""
     maps = []
     for path in sorted(config_dir.glob("config-*.yaml")):
-        for doc in _documents(path):
+        for doc in documents(path):
             if doc["kind"] != "ConfigMap":
                 continue
             doc["metadata"]["namespace"] = NAMESPACE

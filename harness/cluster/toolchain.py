@@ -111,6 +111,14 @@ PROGRAMS: tuple[Program, ...] = (
         "github.com/tektoncd/pipeline/cmd/controller",
         probe_args=("-h",),
     ),
+    # Tekton's resolvers (upstream's five), with knative's fixed-port health probes off: see tools/tekton/resolvers.
+    Program(
+        "tekton-resolvers",
+        "tekton",
+        "github.com/tektoncd/pipeline",
+        "rescon.dev/tools/tekton/resolvers",
+        probe_args=("-h",),
+    ),
     # kind's default storage: the provisioner behind the `standard` StorageClass (WaitForFirstConsumer).
     Program(
         "local-path-provisioner",

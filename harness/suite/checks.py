@@ -141,6 +141,28 @@ def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str, *
     return run.task_pods(pipeline_run, task)[0]
 
 
+def pod_must_be_unschedulable(run: ScenarioRun, pod_name: str, *, why: str) -> Obj:
+    """pod_must_be_unschedulable() waits (`pod_scheduled`) for the unbound pod's `PodScheduled` condition to be False, reason Unschedulable.
+
+    It is what kube-scheduler writes on a pod no node can take, and what a user
+    reads (`kubectl describe pod`): a pod that can never run must say so. The
+    message's words are the scheduler's own and are not compared. `why` says why
+    no node can take the pod, for the failure a bind makes.
+    """
+
+    def said() -> Obj:
+        pod = run.pod(pod_name)
+        if (pod.get("spec") or {}).get("nodeName"):
+            raise AssertionError(f"pod {pod_name} was bound to {pod['spec']['nodeName']}, though {why}")
+        conditions = (pod.get("status") or {}).get("conditions") or []
+        scheduled = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
+        if scheduled is None or scheduled.get("status") != "False" or scheduled.get("reason") != "Unschedulable":
+            raise NotYet(f"pod {pod_name} has PodScheduled {scheduled or 'not set'}")
+        return pod
+
+    return wait_checked(run, said, what=f"pod {pod_name} to be marked Unschedulable", timeout="pod_scheduled", timeouts=run.timeouts)
+
+
 def pod_must_be_running(run: ScenarioRun, pod_name: str) -> Obj:
     def poll() -> Obj:
         pod = run.pod(pod_name)

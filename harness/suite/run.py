@@ -111,7 +111,10 @@ class ScenarioRun:
     # --- actions ---
 
     def apply(self, fixture: str, **extra: Any) -> list[Obj]:
-        """apply('peak_blocks_b-a') renders the fixture into this namespace and creates its objects.
+        """apply('peak_blocks_b-a') renders the fixture into this namespace, creates its objects and returns them.
+
+        An object with `metadata.generateName` is created as `kubectl create` does and
+        returned as the server stored it, with the name the server gave it.
 
         A PipelineRun, TaskRun or pod not named after the scenario is a setup
         error: another scenario running at once could create one of the same name.
@@ -140,10 +143,17 @@ class ScenarioRun:
                 f"name it {object_name_prefix(self.scenario.name)}-..., so that no other scenario can create one of that name"
             )
         self.rendered[label] = text
+        created = []
         for doc in docs:
-            self.kube.apply(doc, namespace=self.namespace)
+            meta = doc.get("metadata") or {}
+            if meta.get("generateName") and not meta.get("name"):
+                # As `kubectl create` (tkn, Tekton Triggers): the server names it; the test reads the name from what is returned.
+                doc = self.kube.create(doc, namespace=self.namespace)
+            else:
+                self.kube.apply(doc, namespace=self.namespace)
             self.applied.append(doc)
-        return docs
+            created.append(doc)
+        return created
 
     def delete(self, manifest: Obj) -> None:
         """delete() removes one applied object (e.g. to lift an injected fault)."""

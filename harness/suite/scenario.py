@@ -84,6 +84,10 @@ class Scenario:
     #: It sets Tekton's config-defaults for its runs (harness.suite.tekton_defaults): the whole cluster's, so it runs
     #: alone (declare exclusive=True too), and never on a cluster the suite does not own (existing).
     sets_tekton_defaults: bool = False
+    #: Its fixtures fetch Tasks or Pipelines through Tekton's cluster resolver (`taskRef: {resolver: cluster}`). The runner
+    #: first asks that resolver for an absent Task in the scenario's namespace: one that does not answer is a setup error
+    #: naming the fix (harness.cluster.tekton_resolvers), never a verdict.
+    uses_cluster_resolver: bool = False
     #: Namespaces the scenario gets besides its own, by the names the test knows them by (`run.in_namespace("other")`).
     #: The runner creates each (with the scenario's volumes), the contract monitor watches them too, and all go at the end.
     extra_namespaces: tuple[str, ...] = ()
@@ -107,12 +111,20 @@ def object_name_prefix(scenario: str) -> str:
 def names_outside_prefix(scenario: str, manifests: Iterable[Mapping[str, Any]]) -> list[str]:
     """names_outside_prefix() lists `Kind/name` of each manifest of OWN_NAMED_KINDS not named after the scenario.
 
-    Example: for scenario task_ref, a PipelineRun `a` is listed ("PipelineRun/a"); `task-ref-a` is not.
+    Example: for scenario task_ref, a PipelineRun `a` is listed ("PipelineRun/a"); `task-ref-a` is not, nor is
+    one with `generateName: task-ref-a-` (a generateName `a-` is listed as "PipelineRun/a-*").
     """
     prefix = object_name_prefix(scenario)
     found = []
     for manifest in manifests:
-        name = str((manifest.get("metadata") or {}).get("name") or "")
+        meta = manifest.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        if not name and meta.get("generateName"):
+            # The server appends five characters to a generateName: it must itself start with the prefix.
+            name = str(meta["generateName"])
+            if manifest.get("kind") in OWN_NAMED_KINDS and not name.startswith(f"{prefix}-"):
+                found.append(f"{manifest.get('kind')}/{name}*")
+            continue
         if manifest.get("kind") in OWN_NAMED_KINDS and name != prefix and not name.startswith(f"{prefix}-"):
             found.append(f"{manifest.get('kind')}/{name}")
     return found

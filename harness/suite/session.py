@@ -227,6 +227,7 @@ def _scenario_run(
     retired: RetiredPools,
 ) -> Iterator[ScenarioRun]:
     """_scenario_run() sets up namespace, pool and volumes, samples the timeline, attaches artifacts, cleans up."""
+    from harness.cluster.tekton_resolvers import require_cluster_resolver
     from harness.cluster.volumes import make_bound_pvc, make_default_class_pvc, make_spare_volumes, template_storage_class
 
     skip = provider_skip_reason(scenario, provider=cluster.kind, restartable=restartable_components(cluster))
@@ -247,6 +248,8 @@ def _scenario_run(
     try:
         for name in scenario.extra_namespaces:
             extra[name] = cluster.create_test_namespace(kube, unique_name("conf", f"{name}-{scenario.name}"))
+        if scenario.uses_cluster_resolver:
+            require_cluster_resolver(kube, namespace, timeouts=config.timeouts)
         pool = cluster.add_node_pool(
             kube,
             f"{scenario.name.replace('_', '-')[:20]}-{namespace[-6:]}",

@@ -132,24 +132,3 @@ def helper_pods_must_be_refused_on(run: ScenarioRun, node: str, namespace: str) 
         raise NotYet(f"a dry-run helper pod on {node} in {namespace} was admitted")
 
     wait_for(refused, what=f"pods on {node} in {namespace} to be refused", timeout="fault_active", timeouts=run.timeouts)
-
-
-def pod_must_be_unschedulable(run: ScenarioRun, pod_name: str) -> Obj:
-    """pod_must_be_unschedulable() waits (`pod_scheduled`) for the unbound pod's `PodScheduled` condition to be False, reason Unschedulable.
-
-    It is what kube-scheduler writes on a pod no node can take, and what a user
-    reads (`kubectl describe pod`): a pod that can never run must say so. The
-    message's words are the scheduler's own and are not compared.
-    """
-
-    def said() -> Obj:
-        pod = run.pod(pod_name)
-        if (pod.get("spec") or {}).get("nodeName"):
-            raise AssertionError(f"pod {pod_name} was bound to {pod['spec']['nodeName']}, though no node admits all its volumes")
-        conditions = (pod.get("status") or {}).get("conditions") or []
-        scheduled = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
-        if scheduled is None or scheduled.get("status") != "False" or scheduled.get("reason") != "Unschedulable":
-            raise NotYet(f"pod {pod_name} has PodScheduled {scheduled or 'not set'}")
-        return pod
-
-    return wait_checked(run, said, what=f"pod {pod_name} to be marked Unschedulable", timeout="pod_scheduled", timeouts=run.timeouts)

@@ -18,6 +18,8 @@ scheduler's name. So:
 
 from __future__ import annotations
 
+import ast
+
 import contextlib
 import fcntl
 import os
@@ -53,9 +55,31 @@ def runs_scenarios(args: list[str], root: Path) -> bool:
         path = (root / arg.split("::")[0]).resolve()
         found = [path] if path.is_file() else sorted(path.rglob("test_*.py")) if path.is_dir() else []
         files = [f for f in found if not any(part.startswith(".") or part == "site-packages" for part in f.relative_to(path).parts[:-1])] if path.is_dir() else found
-        if any("SCENARIO = Scenario(" in f.read_text(encoding="utf-8", errors="replace") for f in files):
+        if any(_declares_scenario(f.read_text(encoding="utf-8", errors="replace")) for f in files):
             return True
     return False
+
+
+def _declares_scenario(source: str) -> bool:
+    """_declares_scenario() is True for a module that assigns `SCENARIO = Scenario(...)` at its top level.
+
+    Parsed, not searched: a unit test that writes a scenario module from a string
+    holds the same text, and `pytest tests/unit` must never wait for the local cluster.
+    """
+    if "SCENARIO = Scenario(" not in source:
+        return False
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    return any(
+        isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == "SCENARIO" for t in node.targets)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+        and node.value.func.id == "Scenario"
+        for node in tree.body
+    )
 
 
 def scheduler_name_for(base: str, *, mode: str, worker: str | None) -> str:

@@ -30,6 +30,7 @@ from typing import Iterable, Sequence, TypeAlias
 
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.reasons import (
+    GroupPeakExceedsNode,
     GroupReservedOnAnotherNode,
     InsufficientResource,
     TooManyPods,
@@ -100,7 +101,7 @@ class GroupDemand:
     node: str | None = None
 
 
-FitFailure: TypeAlias = InsufficientResource | TooManyPods | GroupReservedOnAnotherNode
+FitFailure: TypeAlias = InsufficientResource | TooManyPods | GroupReservedOnAnotherNode | GroupPeakExceedsNode
 """FitFailure is a reason ``fit`` can return."""
 
 
@@ -246,7 +247,10 @@ def fit(
         ("memory", need.memory, node.allocatable.memory, used.memory, reserved.memory),
     ):
         available = allocatable - by_pods - by_others
-        if requested > 0 and requested > available:
+        if group is not None and demand is not None and demand.node is None and requested > allocatable:
+            # No claim can ever hold this peak here: say so, not "full for now" (a group no node can hold).
+            failures.append(GroupPeakExceedsNode(group=group, resource=resource, peak=requested, allocatable=allocatable))
+        elif requested > 0 and requested > available:
             failures.append(
                 InsufficientResource(
                     resource=resource,

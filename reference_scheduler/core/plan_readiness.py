@@ -44,6 +44,11 @@ WAITING_FOR_PLAN_MESSAGE = "waiting for the PipelineRun's plan: {why}"
 RUN_NOT_SEEN_YET = "PipelineRun {namespace}/{name} is not in the scheduler's cache yet"
 #: ``why`` when Tekton has not resolved the run yet (new, or spec.status PipelineRunPending).
 SPEC_NOT_RESOLVED_YET = "PipelineRun {namespace}/{name} has no status.pipelineSpec yet (Tekton has not resolved it)"
+#: ``why`` when a task's Task comes through a resolver whose answer is not in the scheduler's cache yet.
+RESOLVED_TASK_NOT_ANSWERED = (
+    "PipelineRun {namespace}/{name}: task {task!r} waits for the {resolver} resolver's answer "
+    "(its ResolutionRequest is not answered, or not in the scheduler's cache, yet)"
+)
 
 
 class PlanReadiness(StrEnum):

@@ -20,7 +20,8 @@ section 2, "The first pod before the plan"):
 
 * the PipelineRun appears, or gets its ``status.pipelineSpec``, or finishes
   without one (then the pod is scheduled as a plain pod);
-* the PipelineRun's record appears (another pod of the run planned it).
+* the PipelineRun's record appears (another pod of the run planned it);
+* one of the run's ResolutionRequests is answered (a Task fetched through a resolver).
 
 What can let a pod parked on its volumes (core/volume_binding.py) go somewhere:
 
@@ -258,6 +259,27 @@ def pipeline_run_changed(old: Json | None, new: Json) -> QueueingHint:
     if old is not None and plan_readiness(old) is not PlanReadiness.NOT_YET:
         return SKIP
     return QUEUE
+
+
+def resolution_request_answered(old: Json | None, new: Json) -> QueueingHint:
+    """resolution_request_answered queues the owner run's parked pods when a ResolutionRequest gets its answer.
+
+    A run with a Task fetched through a resolver is planned from the request's
+    answer (core.resolved_tasks); a pod that came before the answer was parked
+    "waiting for the PipelineRun's plan". QUEUE when the request's Succeeded
+    condition is now True or False and was not before (or the request is new
+    and answered); every other update is SKIP. The runtime applies it to the
+    pods of the request's owner runs only.
+
+    Example: Succeeded Unknown -> True is QUEUE; an answered request's label
+    change is SKIP; a new request not yet answered is SKIP.
+    """
+
+    def answered(request: Json | None) -> bool:
+        conditions = ((request or {}).get("status") or {}).get("conditions") or []
+        return any(c.get("type") == "Succeeded" and c.get("status") in ("True", "False") for c in conditions)
+
+    return QUEUE if answered(new) and not answered(old) else SKIP
 
 
 def record_added(pod_run: tuple[str, str] | None, record_run: tuple[str, str]) -> QueueingHint:

@@ -35,6 +35,7 @@ class ReasonCode(StrEnum):
     NODE_SELECTOR_MISMATCH = "NodeSelectorMismatch"
     NODE_AFFINITY_MISMATCH = "NodeAffinityMismatch"
     GROUP_RESERVED_ON_ANOTHER_NODE = "GroupReservedOnAnotherNode"
+    GROUP_PEAK_EXCEEDS_NODE = "GroupPeakExceedsNode"
     VOLUME_CLAIM_NOT_FOUND = "VolumeClaimNotFound"
     VOLUME_CLAIM_BEING_DELETED = "VolumeClaimBeingDeleted"
     UNBOUND_IMMEDIATE_CLAIMS = "UnboundImmediateClaims"
@@ -78,6 +79,12 @@ NODE_AFFINITY_MISMATCH_MESSAGE = (
 
 GROUP_RESERVED_ON_ANOTHER_NODE_SUMMARY = "node(s) didn't match the group's reserved node"
 GROUP_RESERVED_ON_ANOTHER_NODE_MESSAGE = "group {group} is reserved on node {reserved_node}"
+
+GROUP_PEAK_EXCEEDS_NODE_SUMMARY = "node(s) smaller than group {group}'s {resource} peak {peak}"
+GROUP_PEAK_EXCEEDS_NODE_MESSAGE = (
+    "group {group}'s {resource} peak {peak} exceeds the node's allocatable {allocatable}: no claim can hold it here, "
+    "even on an empty node (docs/contract.md section 7, a group no node can hold)"
+)
 
 # Volumes (core/volume_binding.py). The summaries are kube-scheduler's VolumeBinding strings where
 # it has one (its PreFilter messages name the claim), so existing greps keep working.
@@ -325,6 +332,38 @@ class GroupReservedOnAnotherNode:
 
 
 @dataclass(frozen=True)
+class GroupPeakExceedsNode:
+    """GroupPeakExceedsNode says a group's peak is larger than the node's whole allocatable: it can never be reserved there.
+
+    Reported instead of InsufficientResource for the pod that would open the
+    claim, so that a group no node can hold says so (docs/contract.md section 7)
+    rather than look like a node that is merely full for now.
+
+    Example: ``GroupPeakExceedsNode(GroupKey("ci", "tests", "g0"), "cpu", 5760, 4800).message()
+    == "group ci/tests/g0's cpu peak 5760m exceeds the node's allocatable 4800m: no claim can hold it here, even on an empty node
+    (docs/contract.md section 7, a group no node can hold)"``.
+    """
+
+    group: GroupKey
+    resource: str
+    peak: int
+    allocatable: int
+
+    code = ReasonCode.GROUP_PEAK_EXCEEDS_NODE
+
+    def summary(self) -> str:
+        return GROUP_PEAK_EXCEEDS_NODE_SUMMARY.format(group=self.group, resource=self.resource, peak=format_amount(self.resource, self.peak))
+
+    def message(self) -> str:
+        return GROUP_PEAK_EXCEEDS_NODE_MESSAGE.format(
+            group=self.group,
+            resource=self.resource,
+            peak=format_amount(self.resource, self.peak),
+            allocatable=format_amount(self.resource, self.allocatable),
+        )
+
+
+@dataclass(frozen=True)
 class VolumeClaimNotFound:
     """VolumeClaimNotFound says a claim the pod (or its group) mounts does not exist; no node can take the pod.
 
@@ -479,6 +518,7 @@ Reason: TypeAlias = (
     | NodeSelectorMismatch
     | NodeAffinityMismatch
     | GroupReservedOnAnotherNode
+    | GroupPeakExceedsNode
     | VolumeClaimNotFound
     | VolumeClaimBeingDeleted
     | UnboundImmediateClaims

@@ -51,14 +51,14 @@ from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, No
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import node_check_failures
 from reference_scheduler.core.partition import WorkspaceGroup
-from reference_scheduler.core.plan_readiness import PlanReadiness, plan_readiness, waiting_for_plan_message
+from reference_scheduler.core.plan_readiness import WAITING_FOR_PLAN_MESSAGE, PlanReadiness, plan_readiness, waiting_for_plan_message
 from reference_scheduler.core.reasons import Reason, fit_error_message, unresolvable_error_message
 from reference_scheduler.core.resources import ZERO, InvalidQuantity, Resources
 from reference_scheduler.core.scoring import Strategy, score
 from reference_scheduler.core.volume_binding import NO_VOLUMES, VolumeConstraints
 from reference_scheduler.runtime.cluster_view import ClusterView, pipeline_task_of
 from reference_scheduler.runtime.events import EventRecorder
-from reference_scheduler.runtime.planner import PlanUnavailable, PodShaping, plan_pipeline_run
+from reference_scheduler.runtime.planner import PlanNotReady, PlanUnavailable, PodShaping, plan_pipeline_run
 from reference_scheduler.runtime.records import RecordGone, RecordWriter, changed_status, claim_of, spec_group_of_task, status_entry_of, with_claim
 from reference_scheduler.runtime.volume_binder import VolumeBinder
 
@@ -233,6 +233,7 @@ class Cycle:
         get_task: Callable[[str, str], Obj | None],
         get_limit_range: Callable[[str], Obj | None],
         strategy: Strategy,
+        get_resolution_requests: Callable[[str, str], list[Obj]] = lambda namespace, run_uid: [],
         scheduler_name: str,
         get_shaping: Callable[[], PodShaping] = PodShaping,
         bind_later: BindLater | None = None,
@@ -256,6 +257,7 @@ class Cycle:
         self._events = events
         self._get_pipeline_run = get_pipeline_run
         self._get_task = get_task
+        self._get_resolution_requests = get_resolution_requests
         self._get_limit_range = get_limit_range
         self._strategy = strategy
         self._scheduler_name = scheduler_name
@@ -462,8 +464,15 @@ class Cycle:
             return None
         try:
             plan = plan_pipeline_run(
-                pipeline_run, get_task=self._get_task, limit_range=self._get_limit_range(namespace), shaping=self._get_shaping()
+                pipeline_run,
+                get_task=self._get_task,
+                limit_range=self._get_limit_range(namespace),
+                shaping=self._get_shaping(),
+                resolution_requests=self._get_resolution_requests,
             )
+        except PlanNotReady as err:
+            # A resolved Task's answer is not in the cache yet: park the pod, never bind it plainly (section 6).
+            raise WaitingForPlan(WAITING_FOR_PLAN_MESSAGE.format(why=str(err))) from err
         except PlanUnavailable as err:
             self._events.pod_warning(pod, "ReservationUnavailable", f"{err}; scheduling the pod without a reservation")
             return None

@@ -17,7 +17,8 @@ from typing import Any, Callable
 
 from reference_scheduler.core.partition import WorkspaceGroup, partition_into_groups
 from reference_scheduler.core.pipeline_graph import build_pipeline_graph
-from reference_scheduler.core.plan_readiness import resolved_pipeline_spec
+from reference_scheduler.core.plan_readiness import RESOLVED_TASK_NOT_ANSWERED, resolved_pipeline_spec
+from reference_scheduler.core.resolved_tasks import ResolutionFailed, requests_owned_by, resolved_task_spec
 from reference_scheduler.core.tekton_config import TektonFeatureFlags, overhead_of, runtime_class_name
 from reference_scheduler.core.workspace_bindings import co_locating_workspaces
 
@@ -26,6 +27,10 @@ Obj = dict[str, Any]
 
 class PlanUnavailable(Exception):
     """The PipelineRun cannot be planned (yet, or at all); the message says why and what to fix."""
+
+
+class PlanNotReady(PlanUnavailable):
+    """The PipelineRun can be planned once something Tekton has made reaches the cache (a resolved Task's answer): wait, do not schedule plainly."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,7 @@ def plan_pipeline_run(
     get_task: Callable[[str, str], Obj | None],
     limit_range: Obj | None,
     shaping: PodShaping = PodShaping(),
+    resolution_requests: Callable[[str, str], list[Obj]] = lambda namespace, run_uid: [],
 ) -> Plan:
     """plan_pipeline_run() partitions the run's tasks into groups with exact peaks.
 
@@ -69,6 +75,11 @@ def plan_pipeline_run(
     RuntimeClass with `overhead.podFixed` predicts that overhead once per pod; a
     RuntimeClass not in the cache adds none (the API server refuses a pod that
     names a missing one, so no such pod will need room).
+
+    `resolution_requests(namespace, run uid)` lists the run's ResolutionRequests:
+    a task whose `taskRef` names a resolver is planned from its answer
+    (core.resolved_tasks). Raises PlanNotReady while an answer is not in the
+    cache yet, PlanUnavailable when the resolution failed.
     """
     meta = pipeline_run.get("metadata") or {}
     namespace = meta.get("namespace") or ""
@@ -84,7 +95,10 @@ def plan_pipeline_run(
         if overhead:
             overheads[str(task.get("name"))] = overhead
         ref = task.get("taskRef") or {}
-        if task.get("taskSpec") or not ref.get("name") or ref.get("apiVersion") or ref.get("resolver"):
+        if not task.get("taskSpec") and ref.get("resolver") and not ref.get("apiVersion"):
+            task_specs[str(task.get("name"))] = _resolved_spec(pipeline_run, str(task.get("name")), ref, resolution_requests)
+            continue
+        if task.get("taskSpec") or not ref.get("name") or ref.get("apiVersion"):
             continue
         found = get_task(namespace, ref["name"])
         if found is None:
@@ -110,3 +124,17 @@ def plan_pipeline_run(
     # Only workspaces on a volume attached to one node tie their tasks together (docs/contract.md section 4):
     # tasks sharing an emptyDir, ConfigMap, Secret, projected or CSI workspace are plain pods.
     return Plan(partition_into_groups(graph, co_locating=co_locating_workspaces(spec)))
+
+
+def _resolved_spec(pipeline_run: Obj, task: str, ref: Obj, resolution_requests: Callable[[str, str], list[Obj]]) -> Obj:
+    """_resolved_spec() is a resolver-fetched task's spec from the run's ResolutionRequests (core.resolved_tasks)."""
+    meta = pipeline_run.get("metadata") or {}
+    namespace, name = str(meta.get("namespace") or ""), meta.get("name")
+    requests = requests_owned_by(resolution_requests(namespace, str(meta.get("uid") or "")), str(meta.get("uid") or ""))
+    try:
+        spec = resolved_task_spec(ref, requests)
+    except ResolutionFailed as err:
+        raise PlanUnavailable(f"PipelineRun {namespace}/{name}: task {task!r}: {err}") from err
+    if spec is None:
+        raise PlanNotReady(RESOLVED_TASK_NOT_ANSWERED.format(namespace=namespace, name=name, task=task, resolver=ref.get("resolver")))
+    return spec

@@ -32,6 +32,7 @@ from reference_scheduler.core.queue_hints import (
     node_added,
     node_updated,
     pipeline_run_changed,
+    resolution_request_answered,
     pod_deleted,
     pod_updated,
     record_added,
@@ -187,6 +188,16 @@ class EventHints:
             return None
         run = _namespaced_name(pipeline_run)
         return self._per_pod(lambda pod: _run_of(pod) == run)
+
+    def after_resolution_request_event(self, kind: str, request: Obj, old: Obj | None) -> ShouldMove | None:
+        """after_resolution_request_event: a request that gets its answer moves the parked pods of the runs that own it."""
+        if kind == "DELETED" or resolution_request_answered(old, request) is not QUEUE:
+            return None
+        meta = request.get("metadata") or {}
+        runs = {(meta.get("namespace") or "", ref.get("name") or "") for ref in meta.get("ownerReferences") or [] if ref.get("kind") == "PipelineRun"}
+        if not runs:
+            return None
+        return self._per_pod(lambda pod: _run_of(pod) in runs)
 
     # --- volumes ---
 

@@ -105,6 +105,10 @@ class Scheduler:
         self.pipeline_runs = Informer("pipelineruns", _custom_lister(custom, "tekton.dev", "v1", "pipelineruns"), stop=stop)
         self.task_runs = Informer("taskruns", _custom_lister(custom, "tekton.dev", "v1", "taskruns"), stop=stop)
         self.tasks = Informer("tasks", _custom_lister(custom, "tekton.dev", "v1", "tasks"), stop=stop)
+        # Tasks fetched through a resolver are in their run's ResolutionRequests (docs/contract.md section 6).
+        self.resolution_requests = Informer(
+            "resolutionrequests", _custom_lister(custom, "resolution.tekton.dev", "v1beta1", "resolutionrequests"), stop=stop
+        )
         self.limit_ranges = Informer("limitranges", raw_lister(core.list_limit_range_for_all_namespaces), stop=stop)
         # What outside the PipelineRun shapes its pods (docs/contract.md section 6.1, steps 7 and 8).
         self.runtime_classes = Informer("runtimeclasses", raw_lister(kubernetes.client.NodeV1Api(api).list_runtime_class), stop=stop)
@@ -124,7 +128,7 @@ class Scheduler:
         self.storage_classes = Informer("storageclasses", raw_lister(kubernetes.client.StorageV1Api(api).list_storage_class), stop=stop)
         self._tekton_namespace = tekton_namespace
         self.informers = [
-            self.pods, self.nodes, self.records, self.pipeline_runs, self.task_runs, self.tasks, self.limit_ranges,
+            self.pods, self.nodes, self.records, self.pipeline_runs, self.task_runs, self.tasks, self.resolution_requests, self.limit_ranges,
             self.runtime_classes, self.tekton_flags, self.tekton_defaults, self.claims, self.volumes, self.storage_classes,
         ]
         volume_lookups = VolumeLookups(
@@ -152,6 +156,7 @@ class Scheduler:
             events=events,
             get_pipeline_run=self.pipeline_runs.get,
             get_task=self.tasks.get,
+            get_resolution_requests=self._resolution_requests_of,
             get_limit_range=self._limit_range,
             strategy=strategy,
             scheduler_name=scheduler_name,
@@ -300,6 +305,16 @@ class Scheduler:
             lambda kind, storage_class, old: self._move(self.hints.after_storage_class_event(kind, storage_class, old), f"storageclass {kind.lower()}")
         )
         self.tekton_flags.add_handler(lambda kind, config_map, old: self.check_coschedule())
+        self.resolution_requests.add_handler(
+            lambda kind, request, old: self._move(self.hints.after_resolution_request_event(kind, request, old), f"resolutionrequest {kind.lower()}")
+        )
+
+    def _resolution_requests_of(self, namespace: str, run_uid: str) -> list[Obj]:
+        """_resolution_requests_of(ns, uid) are the cached ResolutionRequests of that namespace owned by that PipelineRun."""
+        return self.resolution_requests.list(
+            lambda r: (r.get("metadata") or {}).get("namespace") == namespace
+            and any(ref.get("uid") == run_uid for ref in (r.get("metadata") or {}).get("ownerReferences") or [])
+        )
 
     def check_coschedule(self) -> None:
         """check_coschedule() says, once per change, whether Tekton's coschedule is the `disabled` this scheduler needs (one line naming the fix)."""

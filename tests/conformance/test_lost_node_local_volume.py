@@ -21,6 +21,7 @@ from harness.suite.checks import (
     claim_generation_of,
     group_must_be,
     pipelinerun_must_succeed,
+    pod_must_be_unschedulable,
     task_pod_must_be_bound,
     task_pod_must_be_recreated,
     task_pod_must_be_replaced,
@@ -28,7 +29,7 @@ from harness.suite.checks import (
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import Scenario
-from harness.suite.volume_checks import claim_must_be_provisioned_for, claims_must_be_bound_on, pod_must_be_unschedulable
+from harness.suite.volume_checks import claim_must_be_provisioned_for, claims_must_be_bound_on
 
 SCENARIO = Scenario(
     name="lost_node_local_volume",
@@ -59,7 +60,7 @@ def test_lost_node_local_volume(run: ScenarioRun) -> None:
     group_must_be(run, NAME, "work", state=State.PENDING, claim_generation=generation)
     # Tekton makes the pod again; its volume admits only the lost node's hostname, so no node can take it.
     replacement = task_pod_must_be_recreated(run, NAME, "work", gone=first)
-    pod_must_be_unschedulable(run, replacement["metadata"]["name"])
+    pod_must_be_unschedulable(run, replacement["metadata"]["name"], why="no node admits all its volumes")
     group_must_be(run, NAME, "work", state=State.PENDING, claim_generation=generation)
 
     run.register_node_again(saved)

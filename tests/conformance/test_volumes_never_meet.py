@@ -9,11 +9,10 @@ with nothing to read.
 
 from __future__ import annotations
 
-from harness.suite.checks import task_pod_must_stay_pending
+from harness.suite.checks import pod_must_be_unschedulable, task_pod_must_stay_pending
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import Scenario
-from harness.suite.volume_checks import pod_must_be_unschedulable
 
 SCENARIO = Scenario(
     name="volumes_never_meet",
@@ -32,5 +31,5 @@ NAME = "volumes-never-meet"
 def test_volumes_never_meet(run: ScenarioRun) -> None:
     run.apply("volumes_never_meet")
     pod = task_pod_must_stay_pending(run, NAME, "merge")
-    pod_must_be_unschedulable(run, pod["metadata"]["name"])
+    pod_must_be_unschedulable(run, pod["metadata"]["name"], why="no node admits all its volumes")
     run.cancel(NAME)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -2881,4 +2882,110 @@ MUTANTS["keeps_selection_after_failed_provisioning"] = Mutant(
     "provisioning_refused_rolls_back",
     apply_keeps_selection_after_failed_provisioning,
     "7.volume_rollback",
+)
+
+
+# --- task_from_pod_name ---------------------------------------------------------
+
+
+def task_from_pod_name(pod: Mapping[str, Any]) -> tuple[str, str] | None:
+    """task_from_pod_name: a pod's pipeline task read from its name, `<run>-<task>-pod` (or `-pod-retryN`), not from its label.
+
+    The fault: Tekton names a TaskRun `<run>-<task>` and its pod `<TaskRun>-pod`,
+    but shortens either past 63 characters to its start and an md5 hash
+    (knative's kmeta.ChildName). Such a pod's name no longer starts with its
+    run's, so it is taken for a plain pod: no record, no group, no peak.
+    """
+    meta = pod.get("metadata") or {}
+    run = (meta.get("labels") or {}).get("tekton.dev/pipelineRun")
+    name = str(meta.get("name") or "")
+    if not run or not name.startswith(f"{run}-"):
+        return None
+    task = re.sub(r"-pod(-retry[0-9]+)?$", "", name[len(run) + 1 :])
+    return (str(run), task) if task and task != name[len(run) + 1 :] else None
+
+
+def apply_task_from_pod_name() -> None:
+    from reference_scheduler.runtime import cluster_view, cycle, requeue, scheduler
+
+    for module in (cluster_view, cycle, requeue, scheduler):
+        module.pipeline_task_of = task_from_pod_name  # type: ignore[attr-defined]
+
+
+RULES["7.group_pods_by_label"] = (
+    "section 7: a pod is one of a group's by Tekton's labels tekton.dev/pipelineRun and tekton.dev/pipelineTask, never by its name"
+)
+MUTANTS["task_from_pod_name"] = Mutant(
+    "task_from_pod_name",
+    "a pod's pipeline task is read from its name (`<run>-<task>-pod`): a pod whose name Tekton shortened past 63 characters is taken for a plain pod",
+    "long_generated_names",
+    apply_task_from_pod_name,
+    "7.group_pods_by_label",
+)
+
+
+# --- oversized_group_claims_a_node -------------------------------------------------
+
+
+def fit_capping_the_peak_at_the_node(node: NodeView, reservations: Sequence[ActiveReservation], pod: Any, demand: Any) -> list[Any]:
+    """fit_capping_the_peak_at_the_node: a group whose peak exceeds the node's allocatable opens its claim if the node is empty enough for what it can hold.
+
+    The fault: rather than refuse a group no node can hold (docs/contract.md
+    section 7), the claim takes the node, as if "as much as fits" were a
+    reservation. The record still states the whole peak, so its residual covers
+    more than the node: nothing else fits there, and the group's own later pods
+    wait on each other on a node it cannot hold.
+    """
+    from reference_scheduler.core.headroom import GroupDemand, fit
+
+    if demand is not None and demand.node is None:
+        capped = Resources(cpu=min(demand.peak.cpu, node.allocatable.cpu), memory=min(demand.peak.memory, node.allocatable.memory))
+        demand = GroupDemand(demand.key, capped)
+    return fit(node, reservations, pod, demand)
+
+
+def apply_oversized_group_claims_a_node() -> None:
+    from reference_scheduler.runtime import cycle
+
+    cycle.fit = fit_capping_the_peak_at_the_node
+
+
+RULES["7.fits_no_node"] = "section 7: a group no node can hold is refused: none of its pods is bound, it holds nothing"
+MUTANTS["oversized_group_claims_a_node"] = Mutant(
+    "oversized_group_claims_a_node",
+    "a group whose peak exceeds every node opens its claim with what a node holds: its first pod is bound, and its residual fills the node",
+    "group_fits_no_node",
+    apply_oversized_group_claims_a_node,
+    "7.fits_no_node",
+)
+
+
+# --- skips_resolved_tasks -------------------------------------------------------
+
+
+def nothing_for_a_resolved_task(pipeline_run: Mapping[str, Any], task: str, ref: Mapping[str, Any], resolution_requests: Any) -> dict[str, Any]:
+    """nothing_for_a_resolved_task: a task whose Task comes through a resolver is planned as a Task of no steps.
+
+    The fault: the scheduler finds no Task by name for `taskRef: {resolver: ...}`
+    and, rather than read the run's ResolutionRequests (docs/contract.md
+    section 6), counts the task as nothing. Its group still forms (workspaces
+    are the pipeline's), but the peak leaves the resolved Task out: the room it
+    will need goes to other runs.
+    """
+    return {"steps": []}
+
+
+def apply_skips_resolved_tasks() -> None:
+    from reference_scheduler.runtime import planner
+
+    planner._resolved_spec = nothing_for_a_resolved_task
+
+
+RULES["6.resolved_tasks"] = "section 6: a Task fetched through a resolver counts like any other, read from the run's answered ResolutionRequest"
+MUTANTS["skips_resolved_tasks"] = Mutant(
+    "skips_resolved_tasks",
+    "a task whose Task comes through a resolver is counted as nothing: the group's peak leaves it out",
+    "resolved_catalog_task",
+    apply_skips_resolved_tasks,
+    "6.resolved_tasks",
 )

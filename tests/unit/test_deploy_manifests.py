@@ -68,6 +68,8 @@ def test_the_cluster_role_grants_what_the_scheduler_uses_and_no_deletes() -> Non
         ("tekton.dev", "pipelineruns", "watch"),
         ("tekton.dev", "taskruns", "watch"),
         ("tekton.dev", "tasks", "watch"),
+        ("resolution.tekton.dev", "resolutionrequests", "list"),
+        ("resolution.tekton.dev", "resolutionrequests", "watch"),
         ("node.k8s.io", "runtimeclasses", "watch"),
         ("", "configmaps", "watch"),
         ("rescon.dev", "reservationrecords", "create"),

@@ -96,6 +96,7 @@ def cycle(run: Obj | None) -> tuple[Cycle, FakeEvents, FakeRecords]:
     found._records = records  # type: ignore[assignment]  # noqa: SLF001
     found._get_pipeline_run = lambda namespace, name: run  # noqa: SLF001
     found._get_task = lambda namespace, name: None  # noqa: SLF001
+    found._get_resolution_requests = lambda namespace, run_uid: []  # noqa: SLF001
     found._get_limit_range = lambda namespace: None  # noqa: SLF001
     found._get_shaping = PodShaping  # noqa: SLF001 - Tekton's defaults, no RuntimeClass
     found._write_later = None  # noqa: SLF001 - the create runs inline

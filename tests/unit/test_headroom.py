@@ -20,6 +20,7 @@ from reference_scheduler.core.headroom import (
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.reasons import (
     INSUFFICIENT_RESOURCE_MESSAGE,
+    GroupPeakExceedsNode,
     GroupReservedOnAnotherNode,
     InsufficientResource,
     TooManyPods,
@@ -278,7 +279,28 @@ def test_fit_agrees_with_available_for_an_unassigned_group(
         for name, wanted, free in (("cpu", need.cpu, available.cpu), ("memory", need.memory, available.memory))
         if wanted > 0 and wanted > free
     }
-    assert {f.resource for f in failures if isinstance(f, InsufficientResource)} == expected
+    assert {f.resource for f in failures if isinstance(f, (InsufficientResource, GroupPeakExceedsNode))} == expected
     for failure in failures:
         if isinstance(failure, InsufficientResource):
             assert failure.available == failure.allocatable - failure.used_by_pods - failure.reserved_by_others
+            assert failure.requested <= failure.allocatable, "a peak larger than the whole node is GroupPeakExceedsNode"
+        if isinstance(failure, GroupPeakExceedsNode):
+            assert failure.peak > failure.allocatable and failure.group == group
+
+
+def test_a_peak_larger_than_the_node_says_no_claim_can_hold_it_even_on_an_empty_node() -> None:
+    empty = NodeView("n1", Resources(cpu=4800, memory=8 * GIB), 110, ())
+    failures = fit(empty, (), PodUsage("checkout", cpu(240), B), GroupDemand(B, Resources(cpu=5760, memory=GIB)))
+    assert failures == [GroupPeakExceedsNode(group=B, resource="cpu", peak=5760, allocatable=4800)]
+    assert failures[0].message() == (
+        "group ci/run-b/g0's cpu peak 5760m exceeds the node's allocatable 4800m: no claim can hold it here, even on an empty node "
+        "(docs/contract.md section 7, a group no node can hold)"
+    )
+    assert failures[0].summary() == "node(s) smaller than group ci/run-b/g0's cpu peak 5760m"
+
+
+def test_a_placed_groups_pod_and_a_plain_pod_are_never_told_the_peak_exceeds_the_node() -> None:
+    empty = NodeView("n1", cpu(4800), 110, ())
+    placed = fit(empty, (), PodUsage("test-1", cpu(5000), B), GroupDemand(B, cpu(9000), node="n1"))
+    plain = fit(empty, (), PodUsage("big", cpu(5000), None), None)
+    assert [type(f) for f in placed + plain] == [InsufficientResource, InsufficientResource]

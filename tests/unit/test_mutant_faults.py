@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 import pytest
 
@@ -401,3 +402,25 @@ class TestVolumeFaults:
 
         assert set(group_claim_names(self.BUILD, self.RUN, ("source", "cache"))) == {"pvc-1", "cache"}
         assert faults.own_claims_only(self.BUILD, self.RUN, ("source", "cache")) == ("pvc-1",)
+
+
+def test_task_from_pod_name_reads_short_names_and_loses_shortened_ones() -> None:
+    def pod(name: str, run: str) -> dict[str, Any]:
+        return {"metadata": {"name": name, "labels": {"tekton.dev/pipelineRun": run, "tekton.dev/pipelineTask": "checkout-the-monorepo"}}}
+
+    assert faults.task_from_pod_name(pod("build-x-clone-pod", "build-x")) == ("build-x", "clone")
+    assert faults.task_from_pod_name(pod("build-x-clone-pod-retry2", "build-x")) == ("build-x", "clone")
+    # Tekton's name for the pod of task checkout-the-monorepo of run long-generated-names-nightly-integration-build-x7k2q:
+    # kmeta.ChildName twice keeps 27 characters and an md5 hash, then `-pod`.
+    shortened = "long-gene3c7f0b1e9a4d5c6b2f" + "0" * 32 + "-pod"
+    assert len(shortened) == 63
+    assert faults.task_from_pod_name(pod(shortened, "long-generated-names-nightly-integration-build-x7k2q")) is None
+
+
+def test_fit_capping_the_peak_opens_a_claim_no_node_can_hold() -> None:
+    group = GroupKey("ci", "tests", "g0")
+    empty = NodeView("n1", Resources(cpu=4800), 110, ())
+    checkout = PodUsage("checkout", Resources(cpu=240), group)
+    demand = GroupDemand(group, Resources(cpu=5760))
+    assert fit(empty, (), checkout, demand), "the reference refuses a group larger than the node"
+    assert faults.fit_capping_the_peak_at_the_node(empty, (), checkout, demand) == []

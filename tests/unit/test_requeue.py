@@ -195,6 +195,26 @@ class TestPipelineRuns:
         assert hints().after_pipeline_run_event("DELETED", pipeline_run("b", planned=True), None) is None
 
 
+def resolution_request(owner: str, *, answered: bool) -> Obj:
+    condition = {"type": "Succeeded", "status": "True" if answered else "Unknown"}
+    owners = [{"kind": "PipelineRun", "name": owner, "uid": f"{owner}-uid"}]
+    return {"metadata": {"name": "cluster-0a1b", "namespace": "ns", "ownerReferences": owners}, "status": {"conditions": [condition]}}
+
+
+class TestResolutionRequests:
+    """A pod parked for a resolved Task's answer is moved when the answer comes (docs/contract.md section 6)."""
+
+    def test_an_answer_moves_only_the_owner_runs_pods(self) -> None:
+        answer = hints().after_resolution_request_event("MODIFIED", resolution_request("b", answered=True), resolution_request("b", answered=False))
+        assert moved(answer) == {"b-build"}
+        assert moved(hints().after_resolution_request_event("ADDED", resolution_request("a", answered=True), None)) == set()
+
+    def test_a_request_not_answered_or_answered_before_moves_no_one(self) -> None:
+        assert hints().after_resolution_request_event("ADDED", resolution_request("b", answered=False), None) is None
+        assert hints().after_resolution_request_event("MODIFIED", resolution_request("b", answered=True), resolution_request("b", answered=True)) is None
+        assert hints().after_resolution_request_event("DELETED", resolution_request("b", answered=True), None) is None
+
+
 def test_a_waiting_pod_that_is_gone_is_moved_so_the_loop_forgets_it() -> None:
     assert moved(hints(waiting={}).after_node_event("ADDED", node("n2", taint=True), None), {"gone": {}}) == {"gone"}
 

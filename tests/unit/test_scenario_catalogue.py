@@ -111,7 +111,9 @@ def test_no_two_scenarios_create_objects_of_one_name() -> None:
         for fixture in scenario.fixtures:
             for doc in render(fixture, _context(scenario)):
                 if doc["kind"] in OWN_NAMED_KINDS:
-                    owners.setdefault((doc["kind"], doc["metadata"]["name"]), set()).add(scenario.name)
+                    # A generateName is a prefix the server completes: two scenarios must not share it either.
+                    name = doc["metadata"].get("name") or f"{doc['metadata']['generateName']}*"
+                    owners.setdefault((doc["kind"], name), set()).add(scenario.name)
     shared = {f"{kind}/{name}": sorted(names) for (kind, name), names in owners.items() if len(names) > 1}
     assert not shared, f"scenarios that create objects of one name: {shared}"
     assert any(kind == "PipelineRun" for kind, _ in owners), "no PipelineRun rendered: the check checked nothing"
@@ -129,6 +131,16 @@ def test_names_outside_prefix() -> None:
     ]
     assert names_outside_prefix("task_ref", docs) == ["PipelineRun/a", "Pod/task-refa", "TaskRun/filler"]
     assert object_name_prefix("peak_blocks_b") == "peak-blocks-b"
+
+
+def test_a_generated_name_must_start_with_the_prefix_itself() -> None:
+    docs = [
+        {"kind": "PipelineRun", "metadata": {"generateName": "task-ref-build-"}},
+        {"kind": "PipelineRun", "metadata": {"generateName": "task-ref"}},
+        {"kind": "PipelineRun", "metadata": {"generateName": "build-"}},
+        {"kind": "Task", "metadata": {"generateName": "anything-"}},
+    ]
+    assert names_outside_prefix("task_ref", docs) == ["PipelineRun/task-ref*", "PipelineRun/build-*"]
 
 
 def test_a_scenario_that_sets_tektons_defaults_runs_alone_and_never_on_a_borrowed_cluster() -> None:

@@ -38,6 +38,13 @@ def test_only_paths_with_a_scenario_need_the_cluster(tmp_path: Path) -> None:
     assert not runs_scenarios([], tmp_path / "unit")
 
 
+def test_a_unit_test_that_writes_a_scenario_module_needs_no_cluster(tmp_path: Path) -> None:
+    (tmp_path / "test_writer.py").write_text('TEMPLATE = """\nSCENARIO = Scenario(name="x")\n"""\n\ndef test_w() -> None: ...\n')
+    (tmp_path / "test_real.py").write_text('from harness.suite.scenario import Scenario\n\nSCENARIO = Scenario(name="y", description="d")\n')
+    assert not runs_scenarios(["test_writer.py"], tmp_path)
+    assert runs_scenarios(["test_real.py"], tmp_path)
+
+
 def test_shared_scenarios_run_side_by_side(tmp_path: Path) -> None:
     slots = ScenarioSlots(tmp_path)
     inside = threading.Event()

@@ -6,4 +6,5 @@ package tools
 
 import (
 	_ "github.com/tektoncd/pipeline/cmd/controller"
+	_ "github.com/tektoncd/pipeline/cmd/resolvers"
 )

@@ -1,0 +1,142 @@
+"""Tasks fetched through a resolver: their specs, read from the PipelineRun's ResolutionRequests.
+
+A pipeline task whose ``taskRef`` names a ``resolver`` refers to no Task the
+scheduler can read by name. Tekton's PipelineRun reconciler asks for it with a
+``resolution.tekton.dev/v1beta1`` ResolutionRequest in the run's namespace,
+owned by the run, labelled ``resolution.tekton.dev/type: <resolver>``, whose
+``spec.params`` are the task's ``taskRef.params`` as they stand in
+``status.pipelineSpec``; the resolver answers with the Task's YAML, base64, in
+``status.data`` (docs/contract.md section 6, "Tasks fetched through a resolver").
+Tekton resolves every task this way before it creates the first TaskRun. The
+request's name is a hash, so a task is matched to its request by resolver and
+params; two tasks asking the same resolver the same thing get the same Task.
+
+Example: for ``taskRef: {resolver: cluster, params: [{name: name, value: scan}, ...]}``
+and the run's answered request with those params, ``resolved_task_spec(ref, requests)``
+is the fetched Task's ``spec``; before the answer it is None.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import yaml
+
+Obj = Mapping[str, Any]
+
+#: The label by which a resolver picks the requests it answers (Tekton's resolution/common.LabelKeyResolverType).
+RESOLVER_TYPE_LABEL = "resolution.tekton.dev/type"
+
+#: The one-line error of a resolution that failed; format it with the task's resolver and the resolver's message.
+RESOLUTION_FAILED_MESSAGE = "the {resolver} resolver failed to fetch its Task: {message}"
+#: The one-line error of an answer that is not a Task; format it with the resolver and what was found.
+NOT_A_TASK_MESSAGE = "the {resolver} resolver answered with {found}, not a Task"
+
+#: Fields of a step, sidecar or stepTemplate that tekton.dev/v1beta1 names otherwise than v1.
+_V1BETA1_RENAMED = {"resources": "computeResources"}
+
+
+class ResolutionFailed(ValueError):
+    """ResolutionFailed: the request for a task's Task failed, or its answer is no Task; the message says which."""
+
+
+def requests_owned_by(requests: Iterable[Obj], run_uid: str) -> list[Obj]:
+    """requests_owned_by(requests, uid) are the ResolutionRequests with an ownerReference to that PipelineRun.
+
+    Example: a request owned by ``{kind: PipelineRun, uid: u1}`` is kept for ``u1``, dropped for ``u2``.
+    """
+    owned = []
+    for request in requests:
+        refs = (request.get("metadata") or {}).get("ownerReferences") or []
+        if any(ref.get("kind") == "PipelineRun" and ref.get("uid") == run_uid for ref in refs):
+            owned.append(request)
+    return owned
+
+
+def _params(params: Sequence[Obj] | None) -> dict[str, Any]:
+    return {str(p.get("name")): p.get("value") for p in params or ()}
+
+
+def _succeeded(request: Obj) -> Obj | None:
+    conditions = (request.get("status") or {}).get("conditions") or []
+    return next((c for c in conditions if c.get("type") == "Succeeded"), None)
+
+
+def request_for(task_ref: Obj, requests: Iterable[Obj]) -> Obj | None:
+    """request_for(taskRef, a run's requests) is the request asking the ref's resolver for the ref's params, answered ones first.
+
+    Params match as a name to value mapping, in any order; values compare as
+    Tekton stores them (a string, a list or an object).
+
+    Example: ``{resolver: cluster, params: [{name: name, value: scan}]}`` matches a request
+    labelled ``resolution.tekton.dev/type: cluster`` with ``spec.params: [{name: name, value: scan}]``.
+    """
+    resolver = task_ref.get("resolver")
+    wanted = _params(task_ref.get("params"))
+    matching = [
+        r
+        for r in requests
+        if ((r.get("metadata") or {}).get("labels") or {}).get(RESOLVER_TYPE_LABEL) == resolver
+        and _params((r.get("spec") or {}).get("params")) == wanted
+    ]
+    answered = [r for r in matching if (_succeeded(r) or {}).get("status") in ("True", "False")]
+    found = answered or matching
+    return found[0] if found else None
+
+
+def task_spec_v1(task: Obj) -> dict[str, Any]:
+    """task_spec_v1(a fetched Task) is its spec in v1's words: v1beta1's `resources` of steps, sidecars and stepTemplate become `computeResources`.
+
+    Example: a ``tekton.dev/v1beta1`` Task whose step has ``resources: {requests: {cpu: 1}}``
+    gives a spec whose step has ``computeResources: {requests: {cpu: 1}}``; a v1 Task's spec is returned as it is.
+    """
+    spec = dict(task.get("spec") or {})
+    if task.get("apiVersion") != "tekton.dev/v1beta1":
+        return spec
+
+    def renamed(container: Obj) -> dict[str, Any]:
+        return {_V1BETA1_RENAMED.get(k, k): v for k, v in container.items()}
+
+    for key in ("steps", "sidecars"):
+        if isinstance(spec.get(key), list):
+            spec[key] = [renamed(c) if isinstance(c, Mapping) else c for c in spec[key]]
+    if isinstance(spec.get("stepTemplate"), Mapping):
+        spec["stepTemplate"] = renamed(spec["stepTemplate"])
+    return spec
+
+
+def decoded_task(data: str, resolver: str) -> dict[str, Any]:
+    """decoded_task(status.data, resolver) is the Task the resolver answered with; anything else raises ResolutionFailed.
+
+    Example: ``decoded_task(base64("apiVersion: tekton.dev/v1\\nkind: Task\\n..."), "cluster")["kind"] == "Task"``.
+    """
+    try:
+        document = yaml.safe_load(base64.b64decode(data, validate=True))
+    except (binascii.Error, ValueError, yaml.YAMLError) as err:
+        raise ResolutionFailed(NOT_A_TASK_MESSAGE.format(resolver=resolver, found=f"data that is not base64 YAML ({err})")) from err
+    if not isinstance(document, Mapping) or document.get("kind") != "Task":
+        kind = document.get("kind") if isinstance(document, Mapping) else type(document).__name__
+        raise ResolutionFailed(NOT_A_TASK_MESSAGE.format(resolver=resolver, found=f"a {kind or 'document without a kind'}"))
+    return dict(document)
+
+
+def resolved_task_spec(task_ref: Obj, requests: Iterable[Obj]) -> dict[str, Any] | None:
+    """resolved_task_spec(taskRef, the run's requests) is the fetched Task's spec (v1), or None while it is not answered.
+
+    Raises ResolutionFailed when the resolver failed, or answered with something
+    that is not a Task. None also when no request matches yet: the scheduler's
+    caches may deliver the run's pod before its requests.
+    """
+    request = request_for(task_ref, requests)
+    if request is None:
+        return None
+    resolver = str(task_ref.get("resolver"))
+    condition = _succeeded(request) or {}
+    if condition.get("status") == "False":
+        raise ResolutionFailed(RESOLUTION_FAILED_MESSAGE.format(resolver=resolver, message=condition.get("message") or condition.get("reason") or "no message"))
+    if condition.get("status") != "True":
+        return None
+    return task_spec_v1(decoded_task(str((request.get("status") or {}).get("data") or ""), resolver))
