@@ -548,6 +548,23 @@ def b_must_land_beside_the_filler(run: ScenarioRun, prefix: str, *, a_node: str,
     return b_pod
 
 
+def b_must_go_beside_a_filler(run: ScenarioRun, *, a_node: str, b_fixture: str, b_run: str, share: float, why: str) -> Obj:
+    """b_must_go_beside_a_filler() pins the `filler` fixture taking `share` of the node A did not take, applies `b_fixture`, and asserts B's pod binds beside it.
+
+    The filler makes A's node the emptier one to a scheduler that under-counts
+    A's peak; `b_run` is B's PipelineRun, whose one task is `only`; `why` says
+    what B would break on A's node. Returns B's pod.
+    """
+    other = next(n for n in run.node_names if n != a_node)
+    filler = run.named("filler")
+    run.apply("filler", name=filler, node=other, share=share)
+    pod_must_be_running(run, filler)
+    run.apply(b_fixture)
+    b_pod = task_pod_must_be_bound(run, b_run, "only")
+    assert b_pod["spec"]["nodeName"] == other, f"{b_run} landed on {b_pod['spec']['nodeName']}, {why}: it should be on {other}"
+    return b_pod
+
+
 def matrixed_pods_must_run_on(run: ScenarioRun, pipeline_run: str, task: str, *, combinations: int, node: str) -> list[Obj]:
     """matrixed_pods_must_run_on() asserts that each of a matrixed task's pods binds to its group's node; returns them.
 

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
+    b_must_go_beside_a_filler,
     group_must_be,
     group_must_have,
     pipelinerun_must_succeed,
-    pod_must_be_running,
     task_must_hold_its_group,
     task_pod_must_be_bound,
 )
@@ -59,13 +59,8 @@ def test_long_generated_names(run: ScenarioRun) -> None:
         peak_cpu_millis=int(run.node_cpu_millis() * 0.6), peak_memory_bytes=int(run.node_memory_bytes() * 0.1),
     )
 
-    other = next(n for n in run.node_names if n != a_node)
-    run.apply("filler", name="long-generated-names-filler", node=other, share=0.45)
-    pod_must_be_running(run, "long-generated-names-filler")
-    run.apply("long_generated_names-b")
-    deploy = task_pod_must_be_bound(run, B, "only")
-    assert deploy["spec"]["nodeName"] == other, (
-        f"{B} landed on {deploy['spec']['nodeName']}, inside the room {a}'s {TESTS} needs there: it should be on {other}"
+    deploy = b_must_go_beside_a_filler(
+        run, a_node=a_node, b_fixture="long_generated_names-b", b_run=B, share=0.45, why=f"inside the room {a}'s {TESTS} needs there"
     )
     group_must_be(run, a, CHECKOUT, state=State.RESERVED, node=a_node)
 

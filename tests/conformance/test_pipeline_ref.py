@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
+    b_must_go_beside_a_filler,
     group_must_be,
     group_must_have,
     matrixed_pods_must_run_on,
     pipelinerun_must_succeed,
-    pod_must_be_running,
     task_must_hold_its_group,
     task_pod_must_be_bound,
 )
@@ -65,14 +65,9 @@ def test_pipeline_ref(run: ScenarioRun) -> None:
         peak_cpu_millis=3 * int(cpu * 0.2), peak_memory_bytes=int(memory * 0.35),
     )
 
-    other = next(n for n in run.node_names if n != a_node)
-    run.apply("filler", name="pipeline-ref-filler", node=other, share=0.45)
-    pod_must_be_running(run, "pipeline-ref-filler")
-    run.apply("pipeline_ref-b")
-    deploy = task_pod_must_be_bound(run, "pipeline-ref-deploy", "only")
-    assert deploy["spec"]["nodeName"] == other, (
-        f"pipeline-ref-deploy landed on {deploy['spec']['nodeName']}, inside the room pipeline-ref-build's three compile pods need there: "
-        f"it should be on {other}"
+    deploy = b_must_go_beside_a_filler(
+        run, a_node=a_node, b_fixture="pipeline_ref-b", b_run="pipeline-ref-deploy", share=0.45,
+        why="inside the room pipeline-ref-build's three compile pods need there",
     )
     group_must_be(run, "pipeline-ref-build", "fetch", state=State.RESERVED, node=a_node)
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
+    b_must_go_beside_a_filler,
     group_must_be,
     group_must_have,
     pipelinerun_must_succeed,
-    pod_must_be_running,
     task_must_hold_its_group,
     task_pod_must_be_bound,
 )
@@ -64,13 +64,8 @@ def test_resolved_catalog_task(run: ScenarioRun) -> None:
         peak_cpu_millis=int(run.node_cpu_millis() * 0.6), peak_memory_bytes=int(run.node_memory_bytes() * 0.3),
     )
 
-    other = next(n for n in run.node_names if n != a_node)
-    run.apply("filler", name="resolved-catalog-task-filler", node=other, share=0.45)
-    pod_must_be_running(run, "resolved-catalog-task-filler")
-    run.apply("resolved_catalog_task-b")
-    deploy = task_pod_must_be_bound(run, B, "only")
-    assert deploy["spec"]["nodeName"] == other, (
-        f"{B} landed on {deploy['spec']['nodeName']}, inside the room {A}'s resolved Task scan needs there: it should be on {other}"
+    deploy = b_must_go_beside_a_filler(
+        run, a_node=a_node, b_fixture="resolved_catalog_task-b", b_run=B, share=0.45, why=f"inside the room {A}'s resolved Task scan needs there"
     )
     group_must_be(run, A, "fetch", state=State.RESERVED, node=a_node)
 
