@@ -1,20 +1,24 @@
 """The first pod before the plan: the cycle parks a pod whose PipelineRun has no plan yet (docs/contract.md section 2).
 
-"Not yet" (the run is not in the cache, or has no status.pipelineSpec) is
-unschedulable, "waiting for the PipelineRun's plan", and nothing is written;
-a permanent failure (a missing Task, an invalid quantity, a run that finished
-without a plan) still schedules the pod as a plain pod with a Warning. The
+"Not yet" (the run is not in the cache, or has no status.pipelineSpec, or a
+Task fetched through a resolver has no answer in the cache) is unschedulable,
+"waiting for the PipelineRun's plan", and nothing is written; a permanent
+failure (a missing Task, an invalid quantity, a failed resolution, a run that
+finished without a plan) still schedules the pod as a plain pod with a Warning. The
 cycle is driven with fakes for its caches and writers: no cluster, no API.
 """
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
+import yaml
 
 from reference_scheduler.core.partition import WorkspaceGroup
-from reference_scheduler.core.plan_readiness import waiting_for_plan_message
+from reference_scheduler.core.plan_readiness import RESOLVED_TASK_NOT_ANSWERED, WAITING_FOR_PLAN_MESSAGE, waiting_for_plan_message
+from reference_scheduler.core.resolved_tasks import RESOLUTION_FAILED_MESSAGE
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.runtime.cycle import Cycle, Outcome, WaitingForPlan
 from reference_scheduler.runtime.planner import PodShaping
@@ -88,7 +92,7 @@ class FakeRecords:
         return record_manifest(run, groups, scheduler_name="tkn-scheduler", active=active)
 
 
-def cycle(run: Obj | None) -> tuple[Cycle, FakeEvents, FakeRecords]:
+def cycle(run: Obj | None, requests: list[Obj] | None = None) -> tuple[Cycle, FakeEvents, FakeRecords]:
     events, records = FakeEvents(), FakeRecords()
     found = Cycle.__new__(Cycle)
     found._view = FakeView()  # type: ignore[assignment]  # noqa: SLF001
@@ -96,7 +100,7 @@ def cycle(run: Obj | None) -> tuple[Cycle, FakeEvents, FakeRecords]:
     found._records = records  # type: ignore[assignment]  # noqa: SLF001
     found._get_pipeline_run = lambda namespace, name: run  # noqa: SLF001
     found._get_task = lambda namespace, name: None  # noqa: SLF001
-    found._get_resolution_requests = lambda namespace, run_uid: []  # noqa: SLF001
+    found._get_resolution_requests = lambda namespace, run_uid: list(requests or [])  # noqa: SLF001
     found._get_limit_range = lambda namespace: None  # noqa: SLF001
     found._get_shaping = PodShaping  # noqa: SLF001 - Tekton's defaults, no RuntimeClass
     found._write_later = None  # noqa: SLF001 - the create runs inline
@@ -158,6 +162,59 @@ def test_waiting_for_plan_is_raised_by_the_record_step_only() -> None:
     found, _, _ = cycle(None)
     with pytest.raises(WaitingForPlan, match="not in the scheduler's cache yet"):
         found._create_record(POD, "ci", "build-x", "clone")  # noqa: SLF001
+
+
+# --- a Task fetched through a resolver: planned from the run's ResolutionRequest (docs/reference-scheduler.md) ---
+
+CLONE_REF: Obj = {"resolver": "cluster", "params": [{"name": "kind", "value": "task"}, {"name": "name", "value": "git-clone"}, {"name": "namespace", "value": "ci"}]}
+RESOLVED: Obj = {**PIPELINE_SPEC, "tasks": [{"name": "clone", "workspaces": [{"name": "w", "workspace": "source"}], "taskRef": CLONE_REF}]}
+
+
+def resolution_request(status: str, *, message: str = "") -> Obj:
+    task = {"apiVersion": "tekton.dev/v1", "kind": "Task", "metadata": {"name": "git-clone"}, "spec": task_spec("700m")}
+    condition: Obj = {"type": "Succeeded", "status": status, "message": message}
+    return {
+        "metadata": {
+            "namespace": "ci",
+            "name": "cluster-3c5f0e",
+            "labels": {"resolution.tekton.dev/type": "cluster"},
+            "ownerReferences": [{"apiVersion": "tekton.dev/v1", "kind": "PipelineRun", "name": "build-x", "uid": "run-uid"}],
+        },
+        "spec": {"params": CLONE_REF["params"]},
+        "status": {"conditions": [condition], "data": base64.b64encode(yaml.safe_dump(task).encode()).decode() if status == "True" else ""},
+    }
+
+
+@pytest.mark.parametrize(
+    "requests",
+    [
+        pytest.param([], id="request-not-in-the-cache"),
+        pytest.param([resolution_request("Unknown")], id="request-not-answered"),
+    ],
+)
+def test_a_resolved_task_before_its_answer_parks_the_pod_and_writes_nothing(requests: list[Obj]) -> None:
+    found, events, records = cycle(pipeline_run(resolved=True, pipeline_spec=RESOLVED), requests)
+    assert found.schedule(POD) is Outcome.UNSCHEDULABLE
+    why = RESOLVED_TASK_NOT_ANSWERED.format(namespace="ci", name="build-x", task="clone", resolver="cluster")
+    assert events.unschedulable_messages == [WAITING_FOR_PLAN_MESSAGE.format(why=why)]
+    assert records.created == [] and events.warnings == []
+
+
+def test_a_resolved_task_is_planned_from_its_answer() -> None:
+    found, events, records = cycle(pipeline_run(resolved=True, pipeline_spec=RESOLVED), [resolution_request("True")])
+    group = found._group_state(POD)  # noqa: SLF001
+    assert group is not None and [g.tasks for g in records.created[0]] == [("clone",)]
+    assert group.peak.cpu == 700  # the fetched Task's step, not the pod's 600m
+    assert events.warnings == [] and events.unschedulable_messages == []
+
+
+def test_a_failed_resolution_schedules_the_pod_as_a_plain_pod_naming_the_resolvers_message() -> None:
+    failed = resolution_request("False", message='tasks.tekton.dev "git-clone" not found')
+    found, events, records = cycle(pipeline_run(resolved=True, pipeline_spec=RESOLVED), [failed])
+    assert found._group_state(POD) is None  # noqa: SLF001
+    says = RESOLUTION_FAILED_MESSAGE.format(resolver="cluster", message='tasks.tekton.dev "git-clone" not found')
+    assert events.warnings == [("ReservationUnavailable", f"PipelineRun ci/build-x: task 'clone': {says}; scheduling the pod without a reservation")]
+    assert records.created == [] and events.unschedulable_messages == []
 
 
 # --- the two mutants of tests/mutants/faults.py that break this rule ---------------
