@@ -1,15 +1,25 @@
-"""release_truth: which release reasons are true of a PipelineRun and its TaskRuns (docs/contract.md section 8).
+"""release_truth: which release reasons are true of a PipelineRun and its TaskRuns, and which of them make a release due (docs/contract.md section 8).
 
-The monitor reads the PipelineRun and its TaskRuns right after it sees a group
-Released and asks which reasons hold. Every reason is monotone (a done task
-stays done, a deleted run stays deleted), so a reason true at the release is
-still true at that read; one that is false then was false at the release.
+One computation serves two rules. `release-reason-untrue` reads the
+PipelineRun and its TaskRuns right after it sees a group Released and asks
+which reasons hold (`ReleaseTruth.reasons`): every reason is monotone (a done
+task stays done, a deleted run stays deleted), so a reason true at the release
+is still true at that read; one that is false then was false at the release.
+`release-late` asks which of them oblige the scheduler to release
+(`ReleaseTruth.due`): those Tekton's status (or the API) states. Two reasons
+are true without being due, because the contract lets a scheduler wait for
+Tekton's verdict on them: `spec.status: Cancelled` alone (a scheduler MAY
+release on the request and MUST once Tekton's `Cancelled` verdict is there),
+and a timeout read from the clock (a scheduler SHOULD wait for Tekton's
+`PipelineRunTimeout` rather than release on its own clock).
 
-    true_reasons(pipeline_run, task_runs, group_tasks={'build'}, now=...) == {ReleaseReason.TASKS_DONE, ...}
+    release_truth(pipeline_run, task_runs, group_tasks={'build'}, record_uid=..., now=...)
+        == ReleaseTruth(reasons={TASKS_DONE, PIPELINE_RUN_TIMED_OUT}, due={TASKS_DONE})
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Iterable, Mapping
 
@@ -21,6 +31,8 @@ PIPELINE_TASK_LABEL = "tekton.dev/pipelineTask"
 #: Tekton's PipelineRun condition reasons that the contract gives their own release reason.
 CANCELLED_REASON = "Cancelled"
 TIMEOUT_REASON = "PipelineRunTimeout"
+#: The graceful stops (`spec.status`): a group's release is due once none of its tasks can run, whether or not each has a TaskRun.
+GRACEFUL_STOPS = ("CancelledRunFinally", "StoppedRunFinally")
 
 
 def _succeeded(obj: Obj) -> Obj | None:
@@ -77,46 +89,108 @@ def _duration(text: str | None) -> timedelta | None:
     return timedelta(seconds=total)
 
 
-def true_reasons(
+@dataclass(frozen=True)
+class ReleaseTruth:
+    """ReleaseTruth is what holds for one group now: every release reason that is true, and those of them that make a release due.
+
+    `due` is a subset of `reasons`. Example: a run asked to cancel
+    (`spec.status: Cancelled`) whose TaskRuns Tekton has not cancelled yet has
+    reasons {PipelineRunCancelled} and nothing due; once Tekton's verdict
+    (`Succeeded` `False`, reason `Cancelled`) is written, it is due too.
+    """
+
+    reasons: frozenset[ReleaseReason] = frozenset()
+    due: frozenset[ReleaseReason] = frozenset()
+
+
+def owned_by(task_run: Obj, record_uid: str) -> bool:
+    """owned_by() is False for a TaskRun whose controller is another PipelineRun than the record's (an earlier run of the same name).
+
+    Tekton makes each TaskRun with a controller ownerReference to its
+    PipelineRun; a TaskRun that names no controller (a hand-built one) is taken
+    as the run's, since its label says so.
+    """
+    owners = [o for o in (task_run.get("metadata") or {}).get("ownerReferences") or [] if o.get("controller")]
+    return not owners or any(o.get("uid") == record_uid for o in owners)
+
+
+def release_truth(
     pipeline_run: Obj | None, task_runs: Iterable[Obj], *, group_tasks: Iterable[str], record_uid: str, now: datetime
-) -> set[ReleaseReason]:
-    """true_reasons() is every release reason that holds now for a group of the record's PipelineRun.
+) -> ReleaseTruth:
+    """release_truth() is every release reason that holds now for a group of the record's PipelineRun, and those that are due.
 
     `pipeline_run` None means it is gone; a PipelineRun whose uid is not the
     record's is a new one of the same name, so the record's run is gone too.
+    `task_runs` are the run's (by its label); those another PipelineRun
+    controls are left out. `now` judges the timeouts, which are never due.
     """
     if pipeline_run is None or (pipeline_run.get("metadata") or {}).get("uid") != record_uid:
-        return {ReleaseReason.PIPELINE_RUN_DELETED}
-    found: set[ReleaseReason] = set()
+        gone = frozenset({ReleaseReason.PIPELINE_RUN_DELETED})
+        return ReleaseTruth(gone, gone)
+    task_runs = [t for t in task_runs if owned_by(t, record_uid)]
+    group_tasks = list(group_tasks)
+    due: set[ReleaseReason] = set()
+    requested: set[ReleaseReason] = set()  # true, but Tekton's verdict on them may be waited for
     metadata, spec, status = pipeline_run.get("metadata") or {}, pipeline_run.get("spec") or {}, pipeline_run.get("status") or {}
     if metadata.get("deletionTimestamp"):
-        found.add(ReleaseReason.PIPELINE_RUN_DELETED)
+        due.add(ReleaseReason.PIPELINE_RUN_DELETED)
     if tasks_done(pipeline_run, task_runs, group_tasks):
-        found.add(ReleaseReason.TASKS_DONE)
-    condition = _succeeded(pipeline_run)
-    reason = (condition or {}).get("reason")
-    if condition is not None and condition.get("status") in ("True", "False"):
-        if condition.get("status") == "True" or reason not in (CANCELLED_REASON, TIMEOUT_REASON):
-            found.add(ReleaseReason.PIPELINE_RUN_DONE)
+        due.add(ReleaseReason.TASKS_DONE)
+    condition = _succeeded(pipeline_run) or {}
+    verdict, reason = condition.get("status"), condition.get("reason")
+    if verdict == "True" or verdict == "False" and reason not in (CANCELLED_REASON, TIMEOUT_REASON):
+        due.add(ReleaseReason.PIPELINE_RUN_DONE)
+    if verdict == "False" and reason == CANCELLED_REASON:
+        due.add(ReleaseReason.PIPELINE_RUN_CANCELLED)
+    if verdict == "False" and reason == TIMEOUT_REASON:
+        due.add(ReleaseReason.PIPELINE_RUN_TIMED_OUT)
     wanted = spec.get("status")
-    if wanted == "Cancelled" or (condition or {}).get("status") == "False" and reason == CANCELLED_REASON:
-        found.add(ReleaseReason.PIPELINE_RUN_CANCELLED)
+    if wanted == "Cancelled":
+        requested.add(ReleaseReason.PIPELINE_RUN_CANCELLED)
     if wanted == "CancelledRunFinally" and no_group_task_can_run(pipeline_run, task_runs, group_tasks, running_dag_tasks_finish=False):
-        found.add(ReleaseReason.PIPELINE_RUN_CANCELLED)
+        due.add(ReleaseReason.PIPELINE_RUN_CANCELLED)
     if wanted == "StoppedRunFinally" and no_group_task_can_run(pipeline_run, task_runs, group_tasks, running_dag_tasks_finish=True):
-        found.add(ReleaseReason.PIPELINE_RUN_STOPPED)
+        due.add(ReleaseReason.PIPELINE_RUN_STOPPED)
     timeouts = spec.get("timeouts") or {}
     started = _parse_time(status.get("startTime"))
-    if (condition or {}).get("status") == "False" and reason == TIMEOUT_REASON:
-        found.add(ReleaseReason.PIPELINE_RUN_TIMED_OUT)
     pipeline_limit, tasks_limit = _duration(timeouts.get("pipeline")), _duration(timeouts.get("tasks"))
     if started is not None and pipeline_limit and now - started > pipeline_limit:
-        found.add(ReleaseReason.PIPELINE_RUN_TIMED_OUT)
+        requested.add(ReleaseReason.PIPELINE_RUN_TIMED_OUT)
     if started is not None and tasks_limit and now - started > tasks_limit and no_group_task_can_run(
         pipeline_run, task_runs, group_tasks, running_dag_tasks_finish=False,
     ):
-        found.add(ReleaseReason.PIPELINE_RUN_TIMED_OUT)
-    return found
+        requested.add(ReleaseReason.PIPELINE_RUN_TIMED_OUT)
+    return ReleaseTruth(frozenset(due | requested), frozenset(due))
+
+
+def true_reasons(
+    pipeline_run: Obj | None, task_runs: Iterable[Obj], *, group_tasks: Iterable[str], record_uid: str, now: datetime
+) -> set[ReleaseReason]:
+    """true_reasons() is every release reason that holds now for a group of the record's PipelineRun (release_truth's `reasons`)."""
+    return set(release_truth(pipeline_run, task_runs, group_tasks=group_tasks, record_uid=record_uid, now=now).reasons)
+
+
+def release_may_be_due(pipeline_run: Obj | None, group_tasks: Iterable[str], *, record_uid: str) -> bool:
+    """release_may_be_due() is False when the watched PipelineRun alone shows that no release of the group can be due yet.
+
+    The monitor asks it before reading a run's TaskRuns, to read only runs
+    where a read can find something: a release is due only when the run is
+    gone, replaced or being deleted, has Tekton's verdict (`Succeeded` `True`
+    or `False`), is stopping gracefully, or when every group task is skipped
+    or has a TaskRun (Tekton names each in `status.childReferences` as it
+    creates it). True, too, when in doubt (no PipelineRun watched).
+    Example: group {fetch, deploy} of a running run that lists only fetch's
+    TaskRun and skips nothing: False, deploy has not started.
+    """
+    if pipeline_run is None or (pipeline_run.get("metadata") or {}).get("uid") != record_uid:
+        return True
+    spec, status = pipeline_run.get("spec") or {}, pipeline_run.get("status") or {}
+    if (pipeline_run.get("metadata") or {}).get("deletionTimestamp") or spec.get("status") in GRACEFUL_STOPS:
+        return True
+    if (_succeeded(pipeline_run) or {}).get("status") in ("True", "False"):
+        return True
+    started = {s.get("name") for s in status.get("skippedTasks") or []} | {c.get("pipelineTaskName") for c in status.get("childReferences") or []}
+    return all(task in started for task in group_tasks)
 
 
 def no_group_task_can_run(pipeline_run: Obj, task_runs: Iterable[Obj], group_tasks: Iterable[str], *, running_dag_tasks_finish: bool) -> bool:
