@@ -5,7 +5,10 @@ the rules (harness.monitor.invariants) read a pod's name, uid, Tekton labels,
 node, schedulerName, phase, resource requests and the claims it mounts, a
 node's name, labels (volume node affinity) and allocatable, and a
 PipelineRun's workspaces (with their claim names), pod templates and the
-tasks' workspace use. An embedded taskSpec is kept as the workspaces its
+tasks' workspace use, plus what tells whether a group's release may be due
+(release_truth.release_may_be_due): `spec.status`, the `Succeeded`
+condition's status and reason, the names in `skippedTasks` and the tasks
+`childReferences` names. An embedded taskSpec is kept as the workspaces its
 steps name (one synthetic step), which is all expected_groups reads of it.
 
     slim_pod(pod) keeps metadata.{name,namespace,uid,resourceVersion,labels: tekton's two},
@@ -108,7 +111,7 @@ def _pod_template(template: Mapping[str, Any] | None) -> Obj:
 
 
 def slim_pipeline_run(pipeline_run: Mapping[str, Any]) -> Obj:
-    """slim_pipeline_run() keeps what expected_groups, asks_for, the record rules and group_claims read of a PipelineRun."""
+    """slim_pipeline_run() keeps what expected_groups, asks_for, the record rules, group_claims and release_may_be_due read of a PipelineRun."""
     meta, spec, status = pipeline_run.get("metadata") or {}, pipeline_run.get("spec") or {}, pipeline_run.get("status") or {}
     slim_spec: Obj = {
         "workspaces": [
@@ -118,7 +121,14 @@ def slim_pipeline_run(pipeline_run: Mapping[str, Any]) -> Obj:
         "taskRunTemplate": {"podTemplate": _pod_template((spec.get("taskRunTemplate") or {}).get("podTemplate"))},
         "taskRunSpecs": [{"podTemplate": _pod_template(entry.get("podTemplate"))} for entry in spec.get("taskRunSpecs") or [] if isinstance(entry, Mapping)],
     }
-    slim_status: Obj = {}
+    if spec.get("status"):
+        slim_spec["status"] = spec["status"]
+    slim_status: Obj = {
+        "conditions": [_pick(c, "type", "status", "reason") for c in status.get("conditions") or [] if c.get("type") == "Succeeded"],
+        "skippedTasks": [_pick(s, "name") for s in status.get("skippedTasks") or [] if s.get("name")],
+        "childReferences": [_pick(c, "pipelineTaskName") for c in status.get("childReferences") or [] if c.get("pipelineTaskName")],
+    }
+    slim_status = {part: items for part, items in slim_status.items() if items}
     resolved = (status.get("pipelineSpec") or None)
     if resolved:
         slim_status["pipelineSpec"] = _pipeline_spec(resolved)

@@ -11,6 +11,7 @@ from harness.audit.slim import slim_node, slim_pipeline_run, slim_pod
 from harness.cluster.simulation import sim_task_spec
 from harness.monitor import invariants as rules
 from harness.monitor.expected_groups import expected_groups
+from harness.monitor.release_truth import release_may_be_due
 from harness.monitor.volume_topology import pod_claim_names, volume_admits, workspace_claim_names
 from harness.quantities import node_allocatable, pod_request
 
@@ -114,6 +115,22 @@ def test_a_slim_pipeline_run_has_the_same_groups_and_scheduler(resolved: bool) -
     workspaces = ["source", "cache", "config"]
     assert workspace_claim_names(slim, workspaces) == workspace_claim_names(run, workspaces) == {"source": "src"}
     assert len(json.dumps(slim)) * 3 < len(json.dumps(run))
+
+
+def test_a_slim_pipeline_run_says_as_much_of_whether_a_release_may_be_due() -> None:
+    run = pipeline_run(resolved=True)
+    run["status"]["childReferences"] = [{"apiVersion": "tekton.dev/v1", "kind": "TaskRun", "name": "run-build", "pipelineTaskName": "build"}]
+    run["status"]["skippedTasks"] = [{"name": "report", "reason": "When Expressions evaluated to false",
+                                      "whenExpressions": [{"input": "no", "operator": "in", "values": ["yes"]}]}]
+    for group in (("build",), ("build", "report"), ("build", "warm"), ("warm",)):
+        assert release_may_be_due(slim_pipeline_run(run), group, record_uid="r1") == release_may_be_due(run, group, record_uid="r1")
+    assert not release_may_be_due(slim_pipeline_run(run), ("build", "warm"), record_uid="r1")
+    run["spec"]["status"] = "StoppedRunFinally"
+    assert release_may_be_due(slim_pipeline_run(run), ("warm",), record_uid="r1")
+    run["status"]["conditions"] = [{"type": "Succeeded", "status": "True", "reason": "Succeeded", "message": "Tasks Completed: 4"}]
+    del run["spec"]["status"]
+    assert slim_pipeline_run(run)["status"]["conditions"] == [{"type": "Succeeded", "status": "True", "reason": "Succeeded"}]
+    assert release_may_be_due(slim_pipeline_run(run), ("warm",), record_uid="r1")
 
 
 def test_a_pipeline_run_before_its_plan_stays_unknown() -> None:
