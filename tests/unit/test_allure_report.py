@@ -117,6 +117,11 @@ CASES: dict[str, tuple[str, str | None]] = {
 }
 
 
+def _this_checkout_first() -> str:
+    """The subprocess imports this checkout's harness, not the one the venv's editable install points at (another worktree's)."""
+    return os.pathsep.join([str(REPO_ROOT), *filter(None, [os.environ.get("PYTHONPATH")])])
+
+
 @pytest.fixture(scope="module")
 def suite_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """suite_run is a folder where the little suite ran: its results/ (allure-pytest) and junit.xml."""
@@ -128,7 +133,7 @@ def suite_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q",
          "--alluredir", str(folder / "results"), "--junitxml", str(folder / "junit.xml"), str(folder)],
-        cwd=folder, capture_output=True, text=True, timeout=120, env={**os.environ, "GITHUB_ACTIONS": ""},
+        cwd=folder, capture_output=True, text=True, timeout=120, env={**os.environ, "GITHUB_ACTIONS": "", "PYTHONPATH": _this_checkout_first()},
     )
     assert done.returncode == 1, done.stdout[-3000:] + done.stderr[-3000:]  # some scenarios fail, as written
     return folder
