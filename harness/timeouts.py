@@ -105,6 +105,15 @@ class TimeoutConfig:
     #: The active label agrees with the status again after a status write that changed it (the monitor's
     #: active-label-diverged rule; docs/contract.md section 9).
     label_converges: float = field(default=5.0, metadata={"kind": "max"})
+    #: How long a group may stay Reserved after the contract monitor first saw its release due (every group task done or
+    #: skipped, the run's verdict, the run deleted, a graceful stop with no group task left to run): the monitor's
+    #: release-late rule, docs/contract.md section 8's "promptly". Counted from the monitor's own read that first showed it
+    #: due (it reads such a run at most every 2 s), never from Tekton's timestamps, so the count can only fall short.
+    #: A release is a bind's kind of work (a watch event, a decision, one write): the soak's slowest bind took 3.6 s of
+    #: pod_scheduled on the loaded 2-core machine (docs/soak.md: 10 runs, three scenarios at a time), and the reference
+    #: releases on the TaskRun's update or at its 5 s resync. 15 s is four times the one and three of the other, and half of
+    #: record_state, so that the monitor, not a scenario's wait for Released, decides a late release.
+    release_late: float = field(default=15.0, metadata={"kind": "max"})
     #: Tekton writes a started PipelineRun's status.pipelineSpec, the plan a scheduler reads (Tekton's work, not the
     #: scheduler's).
     pipelinerun_resolved: float = field(default=60.0, metadata={"kind": "max"})

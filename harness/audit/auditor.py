@@ -13,6 +13,13 @@ The volume rules are asked at the moment they are due, a bind of the judged
 scheduler or a group going Reserved, on claims, volumes and the record read
 right after it (harness.monitor.volume_reads, as the scenario monitor reads
 them): one line each, like a transition.
+
+release-late is judged as the scenario monitor judges it: at most every
+TICK_SECONDS one run whose group is Reserved and whose release may be due is
+read (harness.monitor.release_reads), each at most every 2 s, until a read
+shows the release due; a group still Reserved `release_late` after that
+read, and still so in a fresh read of its record, is a violation that lasts
+until the group is Released.
 """
 
 from __future__ import annotations
@@ -35,8 +42,8 @@ from harness.audit.watches import KINDS, WatchEvent, WatchSource
 from harness.contract import record as contract
 from harness.kube import Kube
 from harness.monitor import invariants as rules
-from harness.monitor import volume_reads
-from harness.monitor.release_reads import read_true_reasons
+from harness.monitor import rulebook, volume_reads
+from harness.monitor.release_reads import read_release_truths, read_true_reasons
 from harness.timeouts import TimeoutConfig
 
 log = logging.getLogger("rescon.audit")
@@ -66,9 +73,11 @@ class Auditor:
     confirmations: int = 0
     #: events_applied when the rules were last asked: with no event since, and no label timer running, nothing can have changed.
     _evaluated_at_event: int = -1
+    #: When release-late's last read pass was (the auditor's clock).
+    _release_pass: float | None = None
 
     def __post_init__(self) -> None:
-        self.state = LiveState(self.scheduler_name, self.timeouts.label_converges)
+        self.state = LiveState(self.scheduler_name, self.timeouts.label_converges, release_late=self.timeouts.release_late)
         self.sources = {
             kind: WatchSource(
                 kind, self.kube, self.events, namespace=self.namespace, metrics=self.metrics, stop=self.stop,
@@ -104,6 +113,8 @@ class Auditor:
                 announced = True
                 counts = ", ".join(f"{n} {kind}" for kind, n in self.state.watched().items())
                 self.announce(f"rescon audit: listed {counts}; judging from now on")
+            if announced:
+                self._read_releases()
             if self.clock() - last >= TICK_SECONDS and announced and self._worth_evaluating():
                 last = self.clock()
                 self._evaluate()
@@ -134,9 +145,43 @@ class Auditor:
                 log.warning("rescon audit could not read the volumes of %s: %s", what, err)
         return found
 
+    def _read_releases(self) -> None:
+        """_read_releases() reads, at most once a tick, the one run release-late wants read next; a failed read is logged and tried again later."""
+        now = self.clock()
+        if self._release_pass is not None and now - self._release_pass < TICK_SECONDS:
+            return
+        self._release_pass = now
+        wanted = self.state.release_read(now=now)
+        if wanted is None:
+            return
+        record, groups = wanted
+        try:
+            truths = read_release_truths(self.kube, record, {g: record.group(g).tasks for g in groups})
+        except Exception as err:  # noqa: BLE001 - one failed read must not stop the auditor; the run is read again later
+            log.warning("rescon audit could not read the release truth of record %s: %s", record.key, err)
+            truths = {}
+        self.state.release_clock.observe(record, {g: t.due for g, t in truths.items()}, now=self.clock())
+
+    def _late_releases(self, now: float) -> list[rules.Finding]:
+        """_late_releases() is release-late's findings now: one already in force stays while the watch shows the group Reserved;
+        a new one counts only if a fresh read of its record shows the group still Reserved (the record watch may lag a release)."""
+        found = []
+        for late in self.state.late_releases(now=now):
+            finding = rulebook.late_release(late, now=now, limit=self.timeouts.release_late)
+            if not self.tracker.is_active(finding):
+                try:
+                    fresh = volume_reads.read_record(self.kube, late.record.namespace, late.record.name)
+                except Exception as err:  # noqa: BLE001 - judged again at the next evaluation
+                    log.warning("rescon audit could not read record %s to confirm a late release: %s", late.record.key, err)
+                    continue
+                if not rulebook.still_reserved(late, fresh):
+                    continue
+            found.append(finding)
+        return found
+
     def _worth_evaluating(self) -> bool:
-        """_worth_evaluating() is True when an event came since the last evaluation, or a label timer may have run out."""
-        return self.state.events_applied != self._evaluated_at_event or bool(self.state.diverged_since)
+        """_worth_evaluating() is True when an event came since the last evaluation, or a label or release timer may have run out."""
+        return self.state.events_applied != self._evaluated_at_event or bool(self.state.diverged_since) or self.state.release_clock.running()
 
     def _evaluate(self) -> None:
         """_evaluate() asks the state rules and prints what started, changed or cleared since the last time."""
@@ -144,7 +189,7 @@ class Auditor:
         decided, self.state.decided_on = self.state.decided_on, set()
         nodes = decided | {key[1].removeprefix("node ") for key in self.tracker.active if key[0] == rules.NODE_OVERCOMMITTED}
         now = self.clock()
-        found = self.state.state_findings(now=now, nodes=nodes)
+        found = self.state.state_findings(now=now, nodes=nodes) + self._late_releases(now)
         new = [f for f in found if not self.tracker.is_active(f) and f.rule in CONFIRMED_RULES]
         if new:
             confirmed = self._confirmed(nodes)

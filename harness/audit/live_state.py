@@ -10,7 +10,10 @@ LiveState is the auditor's counterpart of the scenario monitor's World upkeep
   scheduler under audit has just decided on, the first binds of runs
   whose record has not been seen yet (dropped with their run), and the
   moments the volume rules are due at (`volume_checks`: a bind seen, groups
-  seen Reserved), which the auditor takes and judges with fresh reads.
+  seen Reserved), which the auditor takes and judges with fresh reads;
+- since when each Reserved group's release has been seen due
+  (`release_clock`, harness.monitor.release_due): `release_read` says which
+  run the auditor should read next, `late_releases` which groups are late.
 
 Nothing here calls the API; `apply` returns the transition findings of an
 event, `state_findings` the state findings now.
@@ -26,6 +29,8 @@ from harness.contract import record as contract
 from harness.monitor import invariants as rules
 from harness.monitor import rulebook
 from harness.monitor.expected_groups import expected_groups
+from harness.monitor.release_due import Late, ReleaseClock
+from harness.timeouts import DEFAULT_TIMEOUTS
 
 Obj = dict[str, Any]
 TrueReasons = Callable[[contract.Record, tuple[str, ...]], set[contract.ReleaseReason]]
@@ -65,6 +70,12 @@ class LiveState:
     #: Binds and claims seen live whose claims are still to be read (harness.monitor.volume_reads); the auditor empties it.
     volume_checks: list[VolumeCheck] = field(default_factory=list)
     events_applied: int = 0
+    #: release-late's limit (TimeoutConfig.release_late).
+    release_late: float = DEFAULT_TIMEOUTS.release_late
+    release_clock: ReleaseClock = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.release_clock = ReleaseClock(limit=self.release_late)
 
     # --- scope ---
 
@@ -220,6 +231,19 @@ class LiveState:
             if held is not None and self.record_judged(held) and now - since > self.label_converges:
                 found.append(rulebook.label_diverged(held, key, seconds=now - since, limit=self.label_converges))
         return found
+
+    def _judged_records(self) -> list[contract.Record]:
+        judged = [r for r in self.world.records.values() if self.record_judged(r)] if self.records_served else []
+        self.release_clock.settle(judged)
+        return judged
+
+    def release_read(self, *, now: float) -> tuple[contract.Record, tuple[str, ...]] | None:
+        """release_read() is the run to read now, and its groups to ask about, for release-late; None when none is to be read."""
+        return self.release_clock.next_read(self._judged_records(), self.world.pipeline_runs, now=now)
+
+    def late_releases(self, *, now: float) -> list[Late]:
+        """late_releases() is each judged group Reserved longer than `release_late` after its release was seen due (to confirm by a fresh read)."""
+        return self.release_clock.late(self._judged_records(), now=now)
 
     def watched(self) -> dict[str, int]:
         """watched() is how many objects of each kind are held (the metrics' objects watched)."""

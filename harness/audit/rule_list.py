@@ -64,6 +64,11 @@ AUDITED_RULES: tuple[AuditedRule, ...] = (
                 "a label that disagrees with the status for longer than label_converges (5 s) since the auditor saw it disagree"),
     AuditedRule(rules.RELEASE_REASON_UNTRUE, Mode.TRANSITION,
                 "on a group seen going Released, the PipelineRun and its TaskRuns are read (get/list) to learn which reasons were true"),
+    AuditedRule(rules.RELEASE_LATE, Mode.STATE,
+                "a judged record's group Reserved longer than release_late (15 s) after the auditor's read of its PipelineRun and TaskRuns "
+                "(get/list; one run every 0.25 s at most, each every 2 s, only while its watched PipelineRun says a release may be due) "
+                "first showed the release due, and still Reserved in a fresh read (get) of the record; a release due before the auditor "
+                "started counts from its first read"),
 )
 
 #: The rule names, in the order above.

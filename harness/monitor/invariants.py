@@ -45,6 +45,7 @@ RECORD_WRONG_RUN = "record-wrong-run"
 SPEC_CHANGED = "spec-changed"
 ACTIVE_LABEL_DIVERGED = "active-label-diverged"
 RELEASE_REASON_UNTRUE = "release-reason-untrue"
+RELEASE_LATE = "release-late"
 SCHEDULER_NAME_MISSING = "scheduler-name-missing"
 GROUP_VOLUME_NODE_CONFLICT = "group-volume-node-conflict"
 

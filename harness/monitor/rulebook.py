@@ -9,6 +9,8 @@ rules with the same arguments and name them the same:
 - when a record and its PipelineRun are both known: `run_findings`;
 - when a record's label has disagreed with its status for too long: `label_diverged`;
 - when a group goes Released: `untrue_releases`, given a way to learn which reasons were true;
+- while a group is Reserved after its release was seen due (harness.monitor.release_due): `late_release`,
+  once a fresh read of the record shows it still Reserved past `release_late`;
 - when a pod of the judged scheduler is first seen bound: `bind_volume_findings`, and, with records,
   `group_volume_findings` for its group; when a group is first seen Reserved: `group_volume_findings`,
   each on the claims, volumes and record read just after (harness.monitor.volume_reads).
@@ -20,6 +22,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from harness.contract import record as contract
 from harness.monitor import invariants as rules
+from harness.monitor.release_due import Late
 
 Obj = Mapping[str, Any]
 
@@ -95,6 +98,33 @@ def untrue_releases(
                 (f"record {after.key}",),
             ))
     return findings
+
+
+def late_release(late: Late, *, now: float, limit: float) -> rules.Finding:
+    """late_release() is the release-late finding of a group still Reserved `now` (the monitor's clock), `limit` after its release was seen due.
+
+    Example: "group source of record ci/build-7x2 is still Reserved on n1 15.3s after the monitor first saw its
+    release due (TasksDone) ...".
+    """
+    status = late.record.status_of(late.group)
+    reasons = ", ".join(sorted(r.value for r in late.due.reasons))
+    return rules.Finding(
+        rules.RELEASE_LATE,
+        f"group {late.group} of record {late.record.key} is still Reserved on {status.node} {now - late.due.since:.1f}s after the monitor "
+        f"first saw its release due ({reasons}; release_late {limit:g}s): a group is Released promptly once a release condition holds "
+        f"(docs/contract.md section 8)",
+        (f"record {late.record.key}",),
+    )
+
+
+def still_reserved(late: Late, fresh: contract.Record | None) -> bool:
+    """still_reserved() is True when `fresh`, the record read after the limit ran out, has the late group Reserved still (same run)."""
+    if fresh is None or fresh.pipeline_run_uid != late.record.pipeline_run_uid:
+        return False
+    try:
+        return fresh.status_of(late.group).state is contract.State.RESERVED
+    except KeyError:
+        return False
 
 
 def bind_volume_findings(pod: Obj, node: Obj | None, claims: Mapping[str, Obj], volumes: Mapping[str, Obj]) -> list[rules.Finding]:

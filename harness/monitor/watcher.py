@@ -16,6 +16,14 @@ read; a fault shows in that read too, a race between two streams does not.
 Claims and PersistentVolumes are not watched: when a pod of the scheduler
 under test is first seen bound, or a group first seen Reserved, they are read
 then (harness.monitor.volume_reads), and the volume rules asked of that read.
+
+TaskRuns are not watched either: while a group of the scheduler under test
+is Reserved and its watched PipelineRun says its release may be due, the run
+and its TaskRuns are read (harness.monitor.release_reads), one run per tick
+and each at most every 2 s, until a read shows the release due; from then on
+the group may stay Reserved for `release_late` by the monitor's clock, and
+past that, confirmed by a fresh read of the record, it is `release-late`
+(harness.monitor.release_due).
 """
 
 from __future__ import annotations
@@ -35,7 +43,9 @@ from harness.kube import Kube, json_object
 from harness.monitor import invariants as rules
 from harness.monitor import rulebook
 from harness.monitor import volume_reads
-from harness.monitor.release_reads import TEKTON, read_true_reasons
+from harness.monitor.release_due import ReleaseClock
+from harness.monitor.release_reads import TEKTON, read_release_truths, read_true_reasons
+from harness.monitor.release_truth import ReleaseTruth
 from harness.timeouts import TimeoutConfig
 
 log = logging.getLogger("rescon.monitor")
@@ -44,7 +54,7 @@ Obj = dict[str, Any]
 
 #: The server-side timeout of one watch request; the watch is then resumed from its last resourceVersion.
 WATCH_SECONDS = 5
-#: How often the evaluator looks at time-bound rules (the active label) when no event comes.
+#: How often the evaluator looks at time-bound rules (the active label, late releases) when no event comes, and at most.
 TICK_SECONDS = 0.25
 #: The rules judged on claims and volumes read at a bind or a claim (harness.monitor.volume_reads).
 VOLUME_RULES = (rules.POD_VOLUME_NODE_CONFLICT, rules.POD_BOUND_BEFORE_CLAIM, rules.GROUP_VOLUME_NODE_CONFLICT)
@@ -127,6 +137,9 @@ class ContractMonitor:
         #: The resourceVersion of each record's creation (its ADDED event) and each run's first-bound pods.
         self._created_rv: dict[tuple[str, str], str] = {}
         self._first_binds: dict[tuple[str, str], list[Obj]] = {}
+        #: Since when each Reserved group's release has been seen due (release-late), and when the last pass over them was.
+        self._release_clock = ReleaseClock(limit=timeouts.release_late)
+        self._release_pass: float | None = None
         self._lock = threading.Lock()
 
     # --- lifecycle ---
@@ -263,7 +276,7 @@ class ContractMonitor:
             try:
                 event = self._queue.get(timeout=TICK_SECONDS)
             except queue.Empty:
-                self._check_label_timers()
+                self._check_timers()
                 continue
             if event.kind == "stop":
                 self._check_label_timers()
@@ -273,7 +286,14 @@ class ContractMonitor:
             except Exception as err:  # noqa: BLE001 - a monitor bug must not hang the suite; say so
                 log.warning("contract monitor could not evaluate a %s event: %s", event.kind, err)
             # Time-bound rules too: with a steady stream of events (node heartbeats) the queue is never idle.
-            self._check_label_timers()
+            self._check_timers()
+
+    def _check_timers(self) -> None:
+        self._check_label_timers()
+        try:
+            self._check_release_timers()
+        except Exception as err:  # noqa: BLE001 - as in _apply: a failed read or a monitor bug must not hang the suite
+            log.warning("contract monitor could not judge late releases: %s", err)
 
     def _report(self, finding: rules.Finding) -> None:
         with self._lock:
@@ -482,6 +502,50 @@ class ContractMonitor:
 
     def _true_reasons(self, record: contract.Record, tasks: tuple[str, ...]) -> set[contract.ReleaseReason]:
         return read_true_reasons(self.kube, record, tasks)
+
+    def _judged(self, record: contract.Record) -> bool:
+        """_judged() is True for a record the scheduler under test wrote (or one of its runs' records that does not say who did)."""
+        if self.scheduler_name is None or record.scheduler_name == self.scheduler_name:
+            return True
+        run = self.world.pipeline_runs.get((record.namespace, record.pipeline_run))
+        return record.scheduler_name is None and run is not None and rules.asks_for(run, self.scheduler_name)
+
+    def _check_release_timers(self) -> None:
+        """_check_release_timers() reads one run whose release may be due, then reports a group Reserved past release_late.
+
+        At most once a tick. The lateness is counted from the read that first
+        showed the release due; past the limit, a fresh read of the record
+        must show the group still Reserved (the record watch may lag behind a
+        release) before release-late counts.
+        """
+        now = self._now()
+        if not self.checks_records or self._has(rules.RELEASE_LATE):
+            return
+        if self._release_pass is not None and now - self._release_pass < TICK_SECONDS:
+            return
+        self._release_pass = now
+        clock = self._release_clock
+        judged = [r for r in self.world.records.values() if self._judged(r)]
+        clock.settle(judged)
+        wanted = clock.next_read(judged, self.world.pipeline_runs, now=now)
+        if wanted is not None:
+            record, groups = wanted
+            try:
+                truths = self._read_truths(record, {g: record.group(g).tasks for g in groups})
+            except Exception as err:  # noqa: BLE001 - this read goes unjudged; the run is read again after READ_EVERY_SECONDS
+                log.warning("contract monitor could not read the release truth of record %s: %s", record.key, err)
+                truths = {}
+            clock.observe(record, {g: t.due for g, t in truths.items()}, now=self._now())
+        for late in clock.late(judged, now=self._now()):
+            if rulebook.still_reserved(late, self._read_record(late.record)):
+                self._report(rulebook.late_release(late, now=self._now(), limit=clock.limit))
+                return
+
+    def _read_truths(self, record: contract.Record, groups: dict[str, tuple[str, ...]]) -> dict[str, ReleaseTruth]:
+        return read_release_truths(self.kube, record, groups)
+
+    def _read_record(self, record: contract.Record) -> contract.Record | None:
+        return volume_reads.read_record(self.kube, record.namespace, record.name)
 
     # --- confirmation by a fresh read ---
 

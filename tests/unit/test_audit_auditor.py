@@ -78,3 +78,64 @@ def test_a_failed_fresh_read_judges_the_node_again_next_time() -> None:
     audit, lines = auditor({"pods": refused})
     audit._evaluate()
     assert lines == [] and audit.state.decided_on == {"n1"}
+
+
+RUN: Obj = {"metadata": {"name": "run", "namespace": "ns", "uid": "u"},
+            "spec": {"taskRunTemplate": {"podTemplate": {"schedulerName": ME}}},
+            "status": {"conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "Running"}],
+                       "childReferences": [{"name": "run-build", "pipelineTaskName": "build"}]}}
+
+
+def record(state: str) -> Obj:
+    group: Obj = {"name": "source", "state": state, "node": "n1", "holders": ["first"], "claimGeneration": 1, "reservedAt": "2026-12-03T11:00:02Z"}
+    if state == "Released":
+        group.update(releasedAt="2026-12-03T11:01:00Z", releaseReason="TasksDone")
+    return {
+        "apiVersion": "rescon.dev/v1alpha1", "kind": "ReservationRecord",
+        "metadata": {"name": "run", "namespace": "ns", "labels": {"rescon.dev/active": "true"} if state == "Reserved" else {},
+                     "annotations": {"rescon.dev/scheduler-name": ME},
+                     "ownerReferences": [{"apiVersion": "tekton.dev/v1", "kind": "PipelineRun", "name": "run", "uid": "u", "controller": True}]},
+        "spec": {"pipelineRun": {"name": "run", "uid": "u"},
+                 "groups": [{"name": "source", "tasks": ["build"], "workspaces": ["source"], "peak": {"cpu": "1", "memory": "0"}}]},
+        "status": {"groups": [group]},
+    }
+
+
+def test_a_group_held_past_release_late_is_printed_once_a_fresh_read_shows_it_and_cleared_once_released(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.audit import auditor as auditor_module
+    from harness.contract.record import Record, ReleaseReason
+    from harness.monitor.release_truth import ReleaseTruth
+
+    now = [0.0]
+    fresh = {"record": record("Reserved")}
+    reads: list[float] = []
+
+    def truths(kube: Any, rec: Any, groups: dict[str, tuple[str, ...]]) -> dict[str, ReleaseTruth]:
+        reads.append(now[0])
+        due = frozenset({ReleaseReason.TASKS_DONE})
+        return {g: ReleaseTruth(due, due) for g in groups}
+
+    monkeypatch.setattr(auditor_module, "read_release_truths", truths)
+    monkeypatch.setattr(auditor_module.volume_reads, "read_record", lambda kube, ns, name: Record.from_json(fresh["record"]))
+    lines: list[AuditLine] = []
+    audit = Auditor(None, ME, None, DEFAULT_TIMEOUTS, AuditMetrics(), lines.append, clock=lambda: now[0])  # type: ignore[arg-type]
+    for kind, items in (("pods", [pod("first", "1")]), ("nodes", [node("n1")]), ("pipelineruns", [RUN]), ("records", [record("Reserved")])):
+        audit._apply(WatchEvent(kind, "SYNC", items=items))
+    audit._read_releases()
+    assert reads == [0.0]
+    now[0] = 15.0
+    audit._read_releases()
+    audit._evaluate()
+    assert reads == [0.0] and lines == []  # seen due at 0.0: not past release_late yet, and not read again
+    now[0] = 15.5
+    fresh["record"] = record("Released")  # the watch has not shown the release yet: no line
+    audit._evaluate()
+    assert lines == []
+    fresh["record"] = record("Reserved")
+    audit._evaluate()
+    assert [(line.rule, line.change) for line in lines] == [(rules.RELEASE_LATE, Change.STARTED)]
+    assert "15.5s after the monitor first saw its release due (TasksDone; release_late 15s)" in lines[0].message
+    now[0] = 16.0
+    audit._apply(WatchEvent("records", "MODIFIED", obj=record("Released")))
+    audit._evaluate()
+    assert [(line.rule, line.change) for line in lines] == [(rules.RELEASE_LATE, Change.STARTED), (rules.RELEASE_LATE, Change.CLEARED)]

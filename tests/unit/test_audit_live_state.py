@@ -178,3 +178,23 @@ def test_records_not_served_turn_the_reservation_rules_off() -> None:
     state.apply(WatchEvent("records", "SYNC", items=[], served=False), now=1.0, true_reasons_of=no_reasons)
     assert not state.records_served
     assert apply(state, "pods", "ADDED", pod("b", task="build", node_name="n1")) == [] and state.first_binds == {}
+
+
+def test_release_late_reads_a_judged_run_whose_tasks_all_started_and_counts_from_the_read_that_saw_it_due() -> None:
+    started = copy.deepcopy(RUN)
+    started["status"]["childReferences"] = [{"name": "run-build", "pipelineTaskName": "build"}]
+    state = synced(nodes=[node("n1")], runs=[RUN], records=[reserved("n1")])
+    assert state.release_read(now=1.0) is None  # test has no TaskRun yet: nothing can be due
+    apply(state, "pipelineruns", "MODIFIED", started)
+    assert state.release_read(now=1.0) is None  # ... still
+    started["status"]["childReferences"].append({"name": "run-test", "pipelineTaskName": "test"})
+    apply(state, "pipelineruns", "MODIFIED", started)
+    wanted = state.release_read(now=1.0)
+    assert wanted is not None and wanted[1] == ("source",)
+    state.release_clock.observe(wanted[0], {"source": frozenset({contract.ReleaseReason.TASKS_DONE})}, now=2.0)
+    assert state.late_releases(now=17.0) == []
+    assert [late.group for late in state.late_releases(now=17.5)] == ["source"]
+    released = reserved("n1")
+    released["status"]["groups"][0].update(state="Released", releasedAt="2026-12-03T11:01:00Z", releaseReason="TasksDone")
+    apply(state, "records", "MODIFIED", released, now=18.0)
+    assert state.late_releases(now=30.0) == [] and not state.release_clock.running()

@@ -8,7 +8,9 @@ from typing import Any
 
 import pytest
 
+from harness.contract.record import Record, ReleaseReason
 from harness.monitor import invariants as rules
+from harness.monitor.release_truth import ReleaseTruth
 from harness.monitor.watcher import ContractBroken, ContractMonitor, Violation, _Event
 from harness.timeouts import DEFAULT_TIMEOUTS
 
@@ -194,3 +196,114 @@ def test_a_monitor_of_two_namespaces_keeps_their_pods_and_records_and_no_others(
     alone = ContractMonitor(kube, "ns", {"pool": "p"}, timeouts=DEFAULT_TIMEOUTS, checks_records=True)
     alone._list("records")
     assert custom.calls[-1] == "ns reservationrecords"
+
+
+# --- release-late: the monitor's reads of a run whose release may be due, on a fake clock ---
+
+MARKED = {**RECORD, "metadata": {**RECORD["metadata"], "annotations": {"rescon.dev/scheduler-name": "tkn"}}}
+
+
+def _held(*, marked: bool = True) -> dict[str, Any]:
+    obj = _reserved(label=True)
+    if marked:
+        obj["metadata"]["annotations"] = {"rescon.dev/scheduler-name": "tkn"}
+    return obj
+
+
+def _released() -> dict[str, Any]:
+    obj = _held()
+    obj["status"]["groups"][0].update(state="Released", releasedAt="2026-12-01T10:01:00Z", releaseReason="TasksDone")
+    obj["metadata"]["labels"] = {}
+    return obj
+
+
+RUN_STARTED = {"metadata": {"name": "run", "namespace": "ns", "uid": "u"},
+               "spec": {"taskRunTemplate": {"podTemplate": {"schedulerName": "tkn"}}},
+               "status": {"conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "Running"}],
+                          "childReferences": [{"name": "run-build", "pipelineTaskName": "build"}]}}
+
+
+class _ReleaseReads:
+    """The monitor's two reads for release-late, answered by hand: what is due (from `due_at` on), and the record as it is."""
+
+    def __init__(self, monitor: ContractMonitor, clock: list[float], *, due_at: float, record: dict[str, Any]) -> None:
+        self.clock, self.due_at, self.record = clock, due_at, record
+        self.truth_reads: list[float] = []
+        self.record_reads: list[float] = []
+        monitor._read_truths = self.truths  # type: ignore[method-assign]
+        monitor._read_record = self.fresh  # type: ignore[method-assign]
+        monitor._true_reasons = lambda record, tasks: {ReleaseReason.TASKS_DONE}  # type: ignore[method-assign]
+
+    def truths(self, record: Any, groups: dict[str, tuple[str, ...]]) -> dict[str, ReleaseTruth]:
+        self.truth_reads.append(self.clock[0])
+        due = frozenset({ReleaseReason.TASKS_DONE}) if self.clock[0] >= self.due_at else frozenset()
+        return {g: ReleaseTruth(due, due) for g in groups}
+
+    def fresh(self, record: Any) -> Record:
+        self.record_reads.append(self.clock[0])
+        return Record.from_json(self.record)
+
+
+def _late_monitor(clock: list[float]) -> ContractMonitor:
+    timeouts = dataclasses.replace(DEFAULT_TIMEOUTS, release_late=15.0)
+    return ContractMonitor(None, "ns", {"pool": "p"}, timeouts=timeouts, checks_records=True, scheduler_name="tkn", clock=lambda: clock[0])  # type: ignore[arg-type]
+
+
+def _tick_until(monitor: ContractMonitor, clock: list[float], end: float, step: float = 0.25) -> None:
+    while clock[0] < end:
+        clock[0] = round(clock[0] + step, 2)
+        monitor._check_release_timers()
+
+
+def test_a_group_held_past_release_late_after_its_release_was_seen_due_is_release_late() -> None:
+    clock = [0.0]
+    monitor = _late_monitor(clock)
+    reads = _ReleaseReads(monitor, clock, due_at=4.0, record=_held())
+    monitor._apply(_Event("pipelineruns", "ADDED", obj=RUN_STARTED))
+    monitor._apply(_Event("records", "ADDED", obj=_held()))
+    _tick_until(monitor, clock, 19.0)
+    assert monitor.violations == []  # first seen due at the read of 4.0 s (every 2 s from 0.25 s: 0.25, 2.25, 4.25)
+    _tick_until(monitor, clock, 20.0)
+    assert [v.rule for v in monitor.violations] == [rules.RELEASE_LATE]
+    assert monitor.violations[0].at == 19.5
+    assert "still Reserved on n1 15.2s after the monitor first saw its release due (TasksDone; release_late 15s)" in monitor.violations[0].message
+    assert reads.truth_reads == [0.25, 2.25, 4.25]  # not read again once due
+    assert reads.record_reads == [19.5]
+
+
+def test_a_release_the_record_watch_has_not_shown_yet_is_not_late() -> None:
+    clock = [0.0]
+    monitor = _late_monitor(clock)
+    reads = _ReleaseReads(monitor, clock, due_at=0.0, record=_released())
+    monitor._apply(_Event("pipelineruns", "ADDED", obj=RUN_STARTED))
+    monitor._apply(_Event("records", "ADDED", obj=_held()))
+    _tick_until(monitor, clock, 16.0)
+    assert monitor.violations == [] and reads.record_reads == [15.5, 15.75, 16.0]  # the fresh read says Released
+    monitor._apply(_Event("records", "MODIFIED", obj=_released()))
+    _tick_until(monitor, clock, 40.0)
+    assert monitor.violations == [] and reads.record_reads == [15.5, 15.75, 16.0]
+
+
+def test_a_run_with_a_group_task_not_started_is_not_read() -> None:
+    clock = [0.0]
+    monitor = _late_monitor(clock)
+    reads = _ReleaseReads(monitor, clock, due_at=0.0, record=_held())
+    not_started = copy.deepcopy(RUN_STARTED)
+    not_started["status"]["childReferences"] = []
+    monitor._apply(_Event("pipelineruns", "ADDED", obj=not_started))
+    monitor._apply(_Event("records", "ADDED", obj=_held()))
+    _tick_until(monitor, clock, 30.0)
+    assert reads.truth_reads == [] and monitor.violations == []
+
+
+def test_another_schedulers_record_is_not_judged() -> None:
+    clock = [0.0]
+    monitor = _late_monitor(clock)
+    reads = _ReleaseReads(monitor, clock, due_at=0.0, record=_held())
+    foreign, theirs = _held(), copy.deepcopy(RUN_STARTED)
+    foreign["metadata"]["annotations"] = {"rescon.dev/scheduler-name": "another-scheduler"}
+    theirs["spec"]["taskRunTemplate"]["podTemplate"]["schedulerName"] = "another-scheduler"
+    monitor._apply(_Event("pipelineruns", "ADDED", obj=theirs))
+    monitor._apply(_Event("records", "ADDED", obj=foreign))
+    _tick_until(monitor, clock, 30.0)
+    assert reads.truth_reads == [] and monitor.violations == []
