@@ -397,6 +397,26 @@ def pipelinerun_must_list_task(run: ScenarioRun, pipeline_run: str, task: str) -
     wait_checked(run, poll, what=f"PipelineRun {pipeline_run} to list the TaskRun of {task}", timeout="pod_created", timeouts=run.timeouts)
 
 
+def task_must_be_skipped(run: ScenarioRun, pipeline_run: str, task: str, *, reason: str) -> Obj:
+    """task_must_be_skipped() waits until the PipelineRun lists `task` in status.skippedTasks, and asserts Tekton's skipping `reason`.
+
+    Tekton decides a guarded task's fate once its parents are done (Tekton's
+    work, bounded like the creation of a task's pod); the reason says the
+    fixture's guard did it ("When Expressions evaluated to false"), not a
+    failure upstream. Returns the PipelineRun.
+    """
+
+    def poll() -> Obj:
+        found = run.pipeline_run(pipeline_run)
+        skipped = {s.get("name"): s for s in (found.get("status") or {}).get("skippedTasks") or []}
+        if task not in skipped:
+            raise NotYet(f"PipelineRun {pipeline_run} skips {sorted(str(n) for n in skipped)}")
+        assert skipped[task].get("reason") == reason, f"Tekton skipped {task} because {skipped[task].get('reason')!r}, not {reason!r}"
+        return found
+
+    return wait_checked(run, poll, what=f"PipelineRun {pipeline_run} to skip {task}", timeout="pod_created", timeouts=run.timeouts)
+
+
 def pod_requests_must_drop_to(run: ScenarioRun, pod_name: str, *, cpu_millis: int) -> Obj:
     """pod_requests_must_drop_to() waits until no container of the pod requests more CPU than the floor."""
     def poll() -> Obj:
