@@ -2989,3 +2989,34 @@ MUTANTS["skips_resolved_tasks"] = Mutant(
     apply_skips_resolved_tasks,
     "6.resolved_tasks",
 )
+
+
+# --- skipped_tasks_awaited ---------------------------------------------------------
+
+
+def without_skipped_tasks(pipeline_run: Obj) -> Obj:
+    """without_skipped_tasks: the PipelineRun as a releaser sees it that waits for a TaskRun of every group task.
+
+    The fault: a task Tekton skipped (status.skippedTasks) never gets a
+    TaskRun, so its group never counts as done and is held until the whole
+    PipelineRun is over (its Succeeded condition, checked before the tasks).
+    """
+    status = pipeline_run.get("status") or {}
+    if "skippedTasks" not in status:
+        return pipeline_run
+    return {**pipeline_run, "status": {k: v for k, v in status.items() if k != "skippedTasks"}}
+
+
+def apply_skipped_tasks_awaited() -> None:
+    from reference_scheduler.runtime import releaser
+
+    releaser.release_decision = pipeline_run_rewritten(releaser.release_decision, without_skipped_tasks)
+
+
+MUTANTS["skipped_tasks_awaited"] = Mutant(
+    "skipped_tasks_awaited",
+    "a task the PipelineRun lists in status.skippedTasks is not done until a TaskRun of it is: a group whose task was skipped is held until the run is over",
+    "skipped_task_releases",
+    apply_skipped_tasks_awaited,
+    "8.tasks_done",
+)

@@ -338,6 +338,32 @@ class TestReleaseOnlyWhenRunDone:
         assert decide(["build"], done, {}).reason == ReleaseReason.PIPELINE_RUN_DONE
 
 
+class TestSkippedTasksAwaited:
+    SKIPPED = {**RUNNING_RUN, "status": {**RUNNING_RUN["status"], "skippedTasks": [
+        {"name": "deploy", "reason": "When Expressions evaluated to false", "whenExpressions": [{"input": "no", "operator": "in", "values": ["yes"]}]}]}}
+    DONE = {"a-build": task_run("a-build", {"status": "True", "reason": "Succeeded"})}
+
+    def test_the_reference_releases_a_group_whose_other_task_was_skipped(self) -> None:
+        assert release_decision(["build", "deploy"], self.SKIPPED, self.DONE).reason == ReleaseReason.TASKS_DONE
+
+    def test_the_mutant_holds_it_while_the_run_goes_on(self) -> None:
+        decide = faults.pipeline_run_rewritten(release_decision, faults.without_skipped_tasks)
+        assert not decide(["build", "deploy"], self.SKIPPED, self.DONE).release
+        assert decide(["build"], self.SKIPPED, self.DONE).reason == ReleaseReason.TASKS_DONE  # a group of tasks that ran is not affected
+
+    def test_and_releases_it_when_the_run_is_over(self) -> None:
+        over = {**self.SKIPPED, "status": {**self.SKIPPED["status"], "conditions": [{"type": "Succeeded", "status": "True", "reason": "Completed"}]}}
+        decide = faults.pipeline_run_rewritten(release_decision, faults.without_skipped_tasks)
+        assert decide(["build", "deploy"], over, self.DONE).reason == ReleaseReason.PIPELINE_RUN_DONE
+
+    def test_the_patched_releaser_holds_it(self, keep: Keep) -> None:
+        from reference_scheduler.runtime import releaser
+
+        keep(releaser, "release_decision")
+        faults.apply_skipped_tasks_awaited()
+        assert not releaser.release_decision(["build", "deploy"], self.SKIPPED, self.DONE).release
+
+
 class TestRetryPendingIsDone:
     GAP = {"a-build": task_run("a-build", {"status": "Unknown", "reason": "ToBeRetried"}, retries=1, attempts=1)}
 
