@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--namespace", default=None, help="judge PipelineRuns and records of this namespace only (pods and nodes are always all: room counts every pod)")
     parser.add_argument("--output", choices=FORMATS, default="text", help="text lines, or one JSON object per line")
     parser.add_argument("--metrics-port", type=int, default=0, help="serve Prometheus metrics on this port (0: none)")
-    parser.add_argument("--timeout", action="append", default=[], metavar="NAME=SECONDS", help="override a named timeout (label_converges, audit_api_unreachable)")
+    parser.add_argument("--timeout", action="append", default=[], metavar="NAME=SECONDS", help="override a named timeout (label_converges, release_late, audit_api_unreachable)")
     parser.add_argument("--list-rules", action="store_true", help="list the rules and how each is judged without a scenario, then exit")
 
 
