@@ -22,7 +22,7 @@ from setuptools.command.build_py import build_py
 ROOT = Path(__file__).resolve().parent
 #: What the wheel carries under harness/_suite/, as (repository path, glob patterns of the files kept).
 BUNDLED = (
-    ("tests/conformance", ("*.py",)),
+    ("tests/conformance", ("*.py", "scenario_seconds.json")),
     ("fixtures/pipelines", ("*.j2",)),
     ("tools", ("go.mod", "go.sum", "*.go")),
     (".", ("kind-config.yaml", "pyproject.toml")),

@@ -24,6 +24,8 @@ from harness.report.conformance_report import unsupported_message
 from harness.suite.features import OPT_IN_FEATURES, Feature, parse_features, resolve_supported
 from harness.suite.scenario import Scenario
 from harness.suite.scheduler_under_test import MODES, default_features
+from harness.suite import scenario_seconds
+from harness.suite.workers import alone_last, worker_id
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig, parse_override
 
 CLUSTERS = ("local", "kind", "existing")
@@ -157,7 +159,7 @@ class SuiteConfig:
         )
         report = option("--report-output")
         from harness.suite.lease_names import check_lease_names
-        from harness.suite.workers import scheduler_name_for, worker_id
+        from harness.suite.workers import scheduler_name_for
 
         scheduler_name = scheduler_name_for(option("--scheduler-name"), mode=mode, worker=worker_id(config))
         if mode in LEASE_MODES:
@@ -272,6 +274,10 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     from harness.suite.session import ControllerCluster
 
+    # Scenarios are handed out one at a time, in the workers' order (longest first): xdist's first batches would
+    # otherwise give one worker several of the longest in a row.
+    if config.option.maxschedchunk is None:
+        config.option.maxschedchunk = 1
     try:
         config.stash[_CONTROLLER_KEY] = ControllerCluster(config.stash[_STATE_KEY].config, config.stash[_STATE_KEY])
     except HarnessError as err:
@@ -286,7 +292,7 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     would count against the first scenario's pytest-timeout.
     """
     from harness.suite.session import hold_cluster
-    from harness.suite.workers import is_controller, worker_id
+    from harness.suite.workers import is_controller
 
     config = session.config
     # --collect-only runs nothing: it never waits for another session's hold on the cluster.
@@ -321,6 +327,27 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         missing = [f for f in scenario.features if f not in state.config.supported]
         if missing:
             item.add_marker(pytest.mark.skip(reason=skip_reason(missing)))
+    if worker_id(config) is not None:
+        items[:] = alone_last(_longest_first(items), runs_alone=_runs_alone)
+
+
+def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
+    """_longest_first() orders a worker's scenarios by the seconds beside them (harness.suite.scenario_seconds); other tests keep their place after them."""
+    seconds: dict[str, float] = {}
+    for directory in sorted({item.path.parent for item in items if scenario_of(item) is not None}):
+        try:
+            seconds.update(scenario_seconds.read(directory))
+        except HarnessError as err:
+            raise pytest.UsageError(str(err)) from err
+    scenarios = [item for item in items if scenario_of(item) is not None]
+    ordered = scenario_seconds.longest_first(scenarios, key_of=lambda item: scenario_seconds.module_key(item.path.stem), seconds=seconds)
+    return ordered + [item for item in items if scenario_of(item) is None]
+
+
+def _runs_alone(item: pytest.Item) -> bool:
+    """_runs_alone() is True for a scenario that will run and holds the whole cluster while it does (ScenarioSlots)."""
+    scenario = scenario_of(item)
+    return scenario is not None and (scenario.exclusive or bool(scenario.restarts)) and item.get_closest_marker("skip") is None
 
 
 def skip_reason(missing: list[Feature]) -> str:
@@ -471,7 +498,6 @@ def _failure_message(report: pytest.TestReport) -> str:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    from harness.suite.workers import worker_id
 
     state = session.config.stash.get(_STATE_KEY, None)
     if state is None or not state.outcomes or worker_id(session.config) is not None:
@@ -511,7 +537,6 @@ def cluster(request: pytest.FixtureRequest, suite_config: SuiteConfig) -> Iterat
     session made, so each worker cleans up after itself.
     """
     from harness.suite.session import hold_cluster, make_provider
-    from harness.suite.workers import worker_id
 
     with hold_cluster(suite_config):
         provider = make_provider(suite_config)
@@ -525,7 +550,6 @@ def cluster(request: pytest.FixtureRequest, suite_config: SuiteConfig) -> Iterat
 @pytest.fixture(scope="session")
 def kube(request: pytest.FixtureRequest, cluster: Any, suite_config: SuiteConfig, suite_state: SuiteState) -> Iterator[Any]:
     from harness.suite.session import prepare_cluster, worker_client
-    from harness.suite.workers import worker_id
 
     client = cluster.up() if worker_id(request.config) is None else worker_client(cluster)
     prepare_cluster(client, suite_config, suite_state)

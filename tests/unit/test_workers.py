@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.plugin import Outcome
 from harness.suite.features import Feature
 from harness.suite.scenario import Scenario
-from harness.suite.workers import ScenarioSlots, runs_scenarios, scheduler_name_for
+from harness.suite.workers import ScenarioSlots, alone_last, runs_scenarios, scheduler_name_for
 
 pytestmark = pytest.mark.unit
 
@@ -23,6 +23,13 @@ def test_each_worker_starts_its_own_scheduler_but_an_external_one_keeps_its_name
     assert scheduler_name_for("mine", mode="command", worker="gw0") == "mine-gw0"
     assert scheduler_name_for("mine", mode="external", worker="gw0") == "mine"
     assert scheduler_name_for("tkn-scheduler", mode="reference", worker=None) == "tkn-scheduler"
+
+
+def test_scenarios_that_run_alone_are_handed_out_last_and_the_rest_keep_their_order() -> None:
+    names = ["a", "RESTART", "b", "DEFAULTS", "c"]
+    assert alone_last(names, runs_alone=str.isupper) == ["a", "b", "c", "RESTART", "DEFAULTS"]
+    assert alone_last(["a", "b"], runs_alone=str.isupper) == ["a", "b"]
+    assert alone_last([], runs_alone=str.isupper) == []
 
 
 def test_only_paths_with_a_scenario_need_the_cluster(tmp_path: Path) -> None:
