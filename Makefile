@@ -8,7 +8,7 @@ REPORTS  ?= reports
 PYTEST_ARGS ?=
 # Scenarios run this many at a time on the local cluster, each on its own pool with its own scheduler
 # (harness/suite/workers.py); 0 runs them one by one in one process.
-E2E_WORKERS ?= 3
+E2E_WORKERS ?= 5
 # The Generative scenario's budget: PipelineRuns drawn (new seed each session, printed with a replay command) in `make e2e`;
 # `make soak` draws SOAK_GENERATIVE_RUNS a run. 0 leaves it out.
 GENERATIVE_RUNS ?= 4
@@ -35,7 +35,7 @@ ALLURE         := $(ALLURE_CACHE)/allure-$(ALLURE_VERSION)/bin/allure
 ALLURE_RESULTS ?= $(REPORTS)/allure-results
 REPORT_DIR     ?= $(REPORTS)/allure-report
 
-.PHONY: load help venv tools unit lint report allure allure-java integration integration-kind e2e e2e-kind kind-node-image test cluster-up cluster-down clean bench mutants mutants-smoke soak
+.PHONY: load help venv tools unit lint report allure allure-java integration integration-kind e2e e2e-kind kind-node-image test cluster-up cluster-down clean bench mutants mutants-smoke soak scenario-seconds
 
 help:
 	@echo "make e2e          full conformance suite vs the reference scheduler (CLUSTER=local|kind), reports in $(REPORTS)/"
@@ -48,6 +48,7 @@ help:
 	@echo "make cluster-up / cluster-down"
 	@echo "make mutants      the suite against every faulty variant of the reference; kill table in docs/mutants.md"
 	@echo "make soak N=10    the suite against the reference N times; flakes per scenario in docs/soak.md"
+	@echo "make scenario-seconds  after make e2e: each scenario's seconds, so parallel runs start the longest first"
 	@echo "make bench        reference vs kube-scheduler side by side on the local cluster, ~30 min (BENCH_SCALE=smoke: minutes;"
 	@echo "                  BENCH_SCHEDULER_CMD='...' adds yours), docs/benchmarks.md and docs/benchmarks/summary.json"
 	@echo "make report       one HTML file from $(REPORTS)/allure-results (the Allure command line, installed and cached; needs Java)"
@@ -110,6 +111,11 @@ mutants: venv tools
 # What `make test` runs: a few mutants against the scenarios that kill them in seconds.
 mutants-smoke: venv tools
 	$(PY) -m tests.mutants.kill_table --smoke
+
+# After `make e2e`: the seconds each scenario took, beside the scenarios, so that parallel sessions hand out the
+# longest first (harness/suite/scenario_seconds.py). Order only, never a verdict.
+scenario-seconds: venv
+	$(PY) -m harness.suite.scenario_seconds $(REPORTS)/junit.xml tests/conformance "make e2e at $$(git rev-parse --short HEAD), $(E2E_WORKERS) workers"
 
 # The whole suite against the reference N times back to back: flakes per scenario in docs/soak.md.
 N ?= 10
