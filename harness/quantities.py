@@ -86,13 +86,12 @@ def pod_request(pod: Mapping[str, Any]) -> Amount:
     Regular containers and native sidecars (init containers with
     restartPolicy Always) add up; a plain init container needs the sidecars
     started before it plus itself, and the pod needs the most of that and the
-    long-running sum; pod-level requests override; `spec.overhead` adds.
+    long-running sum; a pod-level request overrides, for the resources it
+    names; `spec.overhead` adds.
     """
     spec = pod.get("spec") or {}
-    pod_level = (spec.get("resources") or {}).get("requests")
+    pod_level = (spec.get("resources") or {}).get("requests") or {}
     overhead = amount_of(spec.get("overhead"))
-    if pod_level:
-        return amount_of(pod_level) + overhead
     running = _sum(_container_request(c) for c in spec.get("containers") or [])
     sidecars = ZERO
     init_peak = ZERO
@@ -103,7 +102,10 @@ def pod_request(pod: Mapping[str, Any]) -> Amount:
             init_peak = init_peak.max(sidecars)
         else:
             init_peak = init_peak.max(sidecars + request)
-    return (running + sidecars).max(init_peak) + overhead
+    containers = (running + sidecars).max(init_peak)
+    # A pod-level request replaces the containers' total only for the resources it names.
+    named = amount_of(pod_level)
+    return Amount(named.cpu if "cpu" in pod_level else containers.cpu, named.memory if "memory" in pod_level else containers.memory) + overhead
 
 
 def _sum(amounts: Iterable[Amount]) -> Amount:
