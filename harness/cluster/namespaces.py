@@ -17,6 +17,9 @@ from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 
 TEST_NAMESPACE_LABEL = "rescon.dev/test"
+#: The finalizer a fixture puts on a pod that a scenario holds Terminating (ScenarioRun.hold_terminating); deleting
+#: the namespace takes it off first, so a scenario that failed with such a pod held never blocks its cleanup.
+HOLD_TERMINATING_FINALIZER = "rescon.dev/hold-terminating"
 
 
 def unique_name(prefix: str, text: str, *, limit: int = 40) -> str:
@@ -59,6 +62,7 @@ def delete_test_namespace(kube: Kube, name: str, *, timeouts: TimeoutConfig, wai
     test suite deletes without waiting and awaits all its namespaces once, at the end.
     """
     try:
+        release_held_pods(kube, name)
         # Pods first, without grace: test pods hold nothing worth a graceful stop, and the
         # namespace controller alone takes far longer to empty a namespace.
         kube.core.delete_collection_namespaced_pod(name, grace_period_seconds=0)
@@ -68,6 +72,34 @@ def delete_test_namespace(kube: Kube, name: str, *, timeouts: TimeoutConfig, wai
             raise
     if wait:
         wait_namespaces_gone(kube, [name], timeouts=timeouts)
+
+
+def hold_removal(finalizers: list[str] | None) -> list[dict[str, object]]:
+    """hold_removal(['a', HOLD]) is the JSON patch that takes the suite's finalizer off, and only if it is still where it was read."""
+    index = (finalizers or []).index(HOLD_TERMINATING_FINALIZER) if HOLD_TERMINATING_FINALIZER in (finalizers or []) else None
+    if index is None:
+        return []
+    path = f"/metadata/finalizers/{index}"
+    return [{"op": "test", "path": path, "value": HOLD_TERMINATING_FINALIZER}, {"op": "remove", "path": path}]
+
+
+def release_pod_hold(kube: Kube, namespace: str, pod: str) -> None:
+    """release_pod_hold() takes the suite's finalizer off one pod (a JSON patch: other finalizers stay); a pod already gone is fine."""
+    try:
+        patch = hold_removal(present(kube.core.read_namespaced_pod(pod, namespace).metadata).finalizers)
+        if patch:
+            kube.core.patch_namespaced_pod(pod, namespace, patch)
+    except kubernetes.client.ApiException as err:
+        if err.status != 404:
+            raise
+
+
+def release_held_pods(kube: Kube, namespace: str) -> None:
+    """release_held_pods() lets go of every pod of the namespace that the suite holds with its finalizer."""
+    for pod in kube.core.list_namespaced_pod(namespace).items:
+        meta = present(pod.metadata)
+        if meta.name and HOLD_TERMINATING_FINALIZER in (meta.finalizers or []):
+            release_pod_hold(kube, namespace, meta.name)
 
 
 def wait_pods_gone(kube: Kube, name: str, *, timeouts: TimeoutConfig) -> None:

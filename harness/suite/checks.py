@@ -173,6 +173,19 @@ def pod_must_be_running(run: ScenarioRun, pod_name: str) -> Obj:
     return wait_checked(run, poll, what=f"{pod_name} to run", timeout="pod_scheduled", timeouts=run.timeouts)
 
 
+def pod_must_be_terminating(run: ScenarioRun, pod_name: str) -> Obj:
+    """pod_must_be_terminating() waits until the pod has a deletionTimestamp and is still Running (held by a finalizer)."""
+
+    def poll() -> Obj:
+        pod = run.pod(pod_name)
+        phase = (pod.get("status") or {}).get("phase")
+        if not (pod.get("metadata") or {}).get("deletionTimestamp") or phase != "Running":
+            raise NotYet(f"{pod_name} is {phase}, deletionTimestamp {(pod.get('metadata') or {}).get('deletionTimestamp')}")
+        return pod
+
+    return wait_checked(run, poll, what=f"{pod_name} to be Terminating and still Running", timeout="pod_running", timeouts=run.timeouts)
+
+
 def fillers_must_run(run: ScenarioRun, shares: dict[str, float]) -> None:
     """fillers_must_run(run, {n1: 0.25}) pins a held filler taking that share of a node's CPU on each node, named `filler-<node's last character>`, and waits until all run."""
     for node, share in shares.items():

@@ -18,6 +18,7 @@ import yaml
 
 from harness.cluster import node_readiness
 from harness.cluster.node_pools import NodePool, register_again
+from harness.cluster.namespaces import release_pod_hold
 from harness.contract import record as contract
 from harness.errors import HarnessError
 from harness.kube import Kube, decoded, json_object
@@ -165,6 +166,14 @@ class ScenarioRun:
     def release_pod(self, pod_name: str) -> None:
         """release_pod() ends a held simulated task's steps (the sim.rescon.dev/release annotation)."""
         self.kube.core.patch_namespaced_pod(pod_name, self.namespace, {"metadata": {"annotations": {RELEASE_ANNOTATION: "true"}}})
+
+    def hold_terminating(self, pod_name: str) -> None:
+        """hold_terminating() deletes a pod its fixture gave the suite's finalizer: it stays, Terminating, until let_go()."""
+        self.kube.core.delete_namespaced_pod(pod_name, self.namespace)
+
+    def let_go(self, pod_name: str) -> None:
+        """let_go() takes the suite's finalizer off a pod hold_terminating() held, so its deletion completes."""
+        release_pod_hold(self.kube, self.namespace, pod_name)
 
     def cancel(self, pipeline_run: str, *, status: str = "Cancelled") -> None:
         """cancel() stops a PipelineRun as `tkn pipelinerun cancel` does: spec.status Cancelled.
