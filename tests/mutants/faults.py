@@ -3020,3 +3020,90 @@ MUTANTS["skipped_tasks_awaited"] = Mutant(
     apply_skipped_tasks_awaited,
     "8.tasks_done",
 )
+
+
+# --- the shapes of a node's other pods (foreign_pod_shapes) ----------------------------
+
+
+def spec_rewritten(rewrite: Callable[[Mapping[str, Any]], dict[str, Any]]) -> None:
+    """spec_rewritten() makes the scheduler count every bound pod by `rewrite(pod's spec)` instead of its spec."""
+    from reference_scheduler.runtime.cluster_view import ClusterView
+
+    original = ClusterView.request_of
+
+    @functools.wraps(original)
+    def request_of(self: ClusterView, pod: Obj) -> Any:
+        return original(self, {**pod, "spec": rewrite(pod.get("spec") or {})})
+
+    ClusterView.request_of = request_of  # type: ignore[method-assign]
+
+
+def without_overhead(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """without_overhead: the fault counts a pod without the `spec.overhead` its RuntimeClass gave it."""
+    return {k: v for k, v in spec.items() if k != "overhead"}
+
+
+def sidecars_as_init(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """sidecars_as_init: the fault reads a native sidecar (`restartPolicy: Always`) as an init container that ends."""
+    inits = [{k: v for k, v in c.items() if k != "restartPolicy"} for c in spec.get("initContainers") or []]
+    return {**spec, "initContainers": inits} if inits else dict(spec)
+
+
+def without_init_containers(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """without_init_containers: the fault counts a pod's containers only."""
+    return {k: v for k, v in spec.items() if k != "initContainers"}
+
+
+def without_pod_level_requests(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """without_pod_level_requests: the fault ignores `spec.resources`, counting the containers' total instead."""
+    return {k: v for k, v in spec.items() if k != "resources"}
+
+
+def apply_ignores_pod_overhead_of_others() -> None:
+    spec_rewritten(without_overhead)
+
+
+def apply_native_sidecars_as_init() -> None:
+    spec_rewritten(sidecars_as_init)
+
+
+def apply_ignores_init_containers() -> None:
+    spec_rewritten(without_init_containers)
+
+
+def apply_ignores_pod_level_requests() -> None:
+    spec_rewritten(without_pod_level_requests)
+
+
+def counts_while_deleting(pod: Mapping[str, Any]) -> bool:
+    """counts_while_deleting: the fault drops a pod from its node once it has a deletionTimestamp, not once it is gone."""
+    return not (pod.get("metadata") or {}).get("deletionTimestamp")
+
+
+def apply_terminating_pods_free() -> None:
+    from reference_scheduler.runtime.cluster_view import ClusterView
+
+    original_index = ClusterView._index
+
+    def index(self: ClusterView, pod: Obj) -> None:
+        if counts_while_deleting(pod):
+            original_index(self, pod)
+        else:
+            # The node's count forgets it, as a scheduler that treats a deletion as the pod's end would.
+            original_index(self, {**pod, "status": {**(pod.get("status") or {}), "phase": "Succeeded"}})
+
+    ClusterView._index = index  # type: ignore[method-assign]
+
+
+RULES["7.pod_request"] = (
+    "section 7, Headroom: a pod counts with its effective request (overhead, native sidecars, init containers, pod-level requests), "
+    "and a pod being deleted counts until it is gone"
+)
+for _name, _fault, _apply in (
+    ("ignores_pod_overhead_of_others", "a bound pod is counted without its spec.overhead (its RuntimeClass's podFixed)", apply_ignores_pod_overhead_of_others),
+    ("native_sidecars_as_init", "a bound pod's native sidecar (an init container with restartPolicy Always) is counted as an init container that ends", apply_native_sidecars_as_init),
+    ("ignores_init_containers", "a bound pod is counted by its containers only: a larger init container is left out", apply_ignores_init_containers),
+    ("ignores_pod_level_requests", "a bound pod's pod-level spec.resources requests are ignored: its containers' total counts instead", apply_ignores_pod_level_requests),
+    ("terminating_pods_free", "a bound pod with a deletionTimestamp no longer counts on its node, though it runs until it is gone", apply_terminating_pods_free),
+):
+    MUTANTS[_name] = Mutant(_name, _fault, "foreign_pod_shapes", _apply, "7.pod_request")
