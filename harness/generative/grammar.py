@@ -20,9 +20,20 @@ alone replays every run and every batch (`--rescon-generative-seed N`). A run ha
 * per task (harness.cluster.simulation.sim_task_spec plays it on KWOK and
   kind): the work step's requests (or none), extra steps, a stepTemplate, a
   sidecar, a matrix of 2 or 3 values (sometimes from the run's params,
-  sometimes with an `include`), a retry (the first attempt fails), a param,
-  and how its quantities are spelt (`480m` and bytes, `0.48` and `500M`, or
-  `480m` and `512Mi`).
+  sometimes with an `include`), one or two retries (every attempt but the
+  last fails), a param, a `when` expression on a run param that is false (Tekton
+  skips the task; the tasks after it still run), each workspace bound the long
+  way (`{name: w0, workspace: source}`) or the short way (`{name: source}`,
+  the task's workspace named as the pipeline's), and how its quantities are
+  spelt (`480m` and bytes, `0.48` and `500M`, or `480m` and `512Mi`).
+
+Every session's first run is a *release trap* (`draw_shape(trap=True)`): a
+group of two tasks, one of which its `when` expression skips, has every task
+done while the run goes on for RUN_ON_AFTER_GROUPS with a task in no group
+(`publish`, after every other task, no finally). Its group's release is due
+long before the run ends, for longer than `release_late`: a scheduler that
+holds it until the run is over fails the monitor's `release-late` in every
+session, not only when a draw happens to make that state.
 
 Sizes are fractions of a pool node. A run's demand D (every group's peak plus
 every pod outside a group, harness.generative.peaks: the most it can hold at
@@ -71,6 +82,13 @@ def memory_share(batch: int) -> float:
     return 1 / batch
 
 DAG_NAMES = ("fetch", "build", "lint", "test", "package", "scan")
+#: The release trap's last task, in no group: it runs on after every group is done.
+TRAP_TASK = "publish"
+#: How long the trap's last task runs: longer than `release_late` (15 s) plus the monitor's read interval (2 s) and a
+#: release's own few seconds, so a group held to the run's end is late by the monitor's count before the run ends.
+RUN_ON_AFTER_GROUPS = "25s"
+#: The run param every `when` expression reads; the run passes "no", so a guarded task is skipped.
+GATE_PARAM = "deploy"
 FINALLY_NAMES = ("report", "notify")
 WORKSPACE_NAMES = ("source", "cache", "output")
 BINDING_KINDS = ("persistentVolumeClaim", "volumeClaimTemplate", "emptyDir", "configMap", "secret", "projected")
@@ -136,8 +154,14 @@ class TaskShape:
     include: str | None = None
     retries: int = 0
     param: str | None = None
-    #: Pipeline workspaces bound, as task workspaces w0, w1...
+    #: Guarded by `when: $(params.deploy) in [yes]`, false in every run: Tekton skips it.
+    skipped: bool = False
+    #: How long its work step runs.
+    run_for: str = "1s"
+    #: Pipeline workspaces bound, as task workspaces w0, w1... (or by their own name, the short way: `short`).
     bindings: list[str] = field(default_factory=list)
+    #: Of `bindings`, those written the short way: `{name: source}`, the task's workspace named as the pipeline's.
+    short: set[str] = field(default_factory=set)
     #: A pipeline workspace an embedded taskSpec's step refers to without binding it (propagated by Tekton).
     implicit: str | None = None
     #: How its quantities are written (SPELLINGS).
@@ -192,14 +216,17 @@ def _requests_of(rng: random.Random, *, may_be_empty: bool) -> Requests:
     return cpu, memory
 
 
-def draw_shape(rng: random.Random, name: str, *, pvc_names: Sequence[str], templates_left: int) -> RunShape:
-    """draw_shape() draws one run's structure and sizes from the grammar (module docstring)."""
+def draw_shape(rng: random.Random, name: str, *, pvc_names: Sequence[str], templates_left: int, trap: bool = False) -> RunShape:
+    """draw_shape() draws one run's structure and sizes from the grammar; with trap=True, a release trap (module docstring)."""
     # Workspaces and how the run binds them.
     workspaces: dict[str, str] = {}
     pvcs: dict[str, str] = {}
     free_pvcs = list(pvc_names)
     for number, ws in enumerate(WORKSPACE_NAMES[: rng.randint(1, 3)]):
         kinds = [k for k in BINDING_KINDS if (k != "persistentVolumeClaim" or free_pvcs) and (k != "volumeClaimTemplate" or templates_left > 0)]
+        if trap and number == 0:
+            # The trap's group needs a volume on one node.
+            kinds = [k for k in kinds if k in ("persistentVolumeClaim", "volumeClaimTemplate")] or kinds
         # Co-locating bindings are what groups are made of: draw them more often than the rest, the first most.
         weights = [(12 if number == 0 else 3) if k in ("persistentVolumeClaim", "volumeClaimTemplate") else 1 for k in kinds]
         kind = rng.choices(kinds, weights)[0]
@@ -221,7 +248,7 @@ def draw_shape(rng: random.Random, name: str, *, pvc_names: Sequence[str], templ
         producer.produces = True
         last.result_from = producer.name
         last.run_after = [a for a in last.run_after if a != producer.name]
-    tasks += [TaskShape(n, is_finally=True) for n in FINALLY_NAMES[: rng.choice((0, 0, 1, 2))]]
+    tasks += [TaskShape(n, is_finally=True) for n in FINALLY_NAMES[: 0 if trap else rng.choice((0, 0, 1, 2))]]
     matrix_from_run_drawn = False
     for task in tasks:
         task.by_ref = rng.random() < 0.4
@@ -240,7 +267,7 @@ def draw_shape(rng: random.Random, name: str, *, pvc_names: Sequence[str], templ
                 task.include = rng.choice([*task.matrix, *(v for v in MATRIX_VALUES if v not in task.matrix)])
         # Tekton refuses retries beside `onError: continue`, which a result's consumer has.
         if rng.random() < 0.2 and task.result_from is None:
-            task.retries = 1
+            task.retries = rng.choice((1, 1, 2))
         if rng.random() < 0.3:
             task.param = rng.choice(("fast", "full"))
         task.bindings = rng.sample(list(workspaces), min(rng.choice((0, 1, 1, 1, 2, 2)), len(workspaces)))
@@ -248,7 +275,48 @@ def draw_shape(rng: random.Random, name: str, *, pvc_names: Sequence[str], templ
         if not task.by_ref and unbound and rng.random() < 0.15:
             task.implicit = rng.choice(unbound)
         task.spelling = rng.choice(SPELLINGS)
+    _draw_skips(rng, tasks, workspaces, trap=trap)
+    for task in tasks:
+        task.short = {ws for ws in task.bindings if rng.random() < 0.3}
     return RunShape(name, tasks, workspaces, rng.random() < 0.35, pvcs)
+
+
+def _may_be_skipped(task: TaskShape) -> bool:
+    """A task whose result another reads, or which reads one, is never guarded: a skip would then skip its consumer too."""
+    return not task.is_finally and not task.produces and task.result_from is None
+
+
+def _draw_skips(rng: random.Random, tasks: list[TaskShape], workspaces: Mapping[str, str], *, trap: bool) -> None:
+    """_draw_skips() guards some tasks with a false `when`; a trap also gets its skipped group member and its last task."""
+    for task in tasks:
+        if _may_be_skipped(task) and rng.random() < 0.12:
+            task.skipped, task.retries = True, 0
+    if not trap:
+        return
+    # The trap's group: two DAG tasks on the first workspace (co-locating), the later one skipped.
+    first = next(iter(workspaces))
+    candidates = [t for t in tasks if _may_be_skipped(t)]
+    kept, skipped = (candidates[0], candidates[-1]) if len(candidates) >= 2 else (tasks[0], tasks[-1])
+    if not _may_be_skipped(skipped):
+        # Too few plain tasks were drawn (a result's producer and consumer): make the consumer a plain task.
+        skipped.result_from = None
+        _demote_producers(tasks)
+    for task in (kept, skipped):
+        if first not in task.bindings:
+            task.bindings = [first, *task.bindings][:2]
+    skipped.skipped, skipped.retries = True, 0
+    last = TaskShape(TRAP_TASK, run_after=[t.name for t in tasks], work=_requests_of(rng, may_be_empty=False), run_for=RUN_ON_AFTER_GROUPS)
+    last.bindings = [ws for ws, kind in workspaces.items() if kind not in ("persistentVolumeClaim", "volumeClaimTemplate")][:1]
+    last.spelling = rng.choice(SPELLINGS)
+    tasks.append(last)
+
+
+def _demote_producers(tasks: list[TaskShape]) -> None:
+    """_demote_producers() drops `produces` from every task whose result no task reads any more."""
+    read = {t.result_from for t in tasks}
+    for task in tasks:
+        if task.produces and task.name not in read:
+            task.produces = False
 
 
 def _fraction(value: float | None, scale: float) -> float | None:
@@ -268,19 +336,25 @@ def _task_spec(task: TaskShape, scale: float, context: DrawContext) -> Obj:
     spec = sim_task_spec(
         cpu=work.get("cpu"),
         memory=work.get("memory"),
-        run_for="1s",
-        exit_codes="1,0" if task.retries else None,
+        run_for=task.run_for,
+        exit_codes=",".join(["1"] * task.retries + ["0"]) if task.retries else None,
         sidecar_cpu=_requests_map(task.sidecar, scale, context, task.spelling).get("cpu") if task.sidecar else None,
         sidecar_memory=_requests_map(task.sidecar, scale, context, task.spelling).get("memory") if task.sidecar else None,
         extra_steps=[_requests_map(s, scale, context, task.spelling) for s in task.extra_steps],
         step_template=_requests_map(task.step_template, scale, context, task.spelling) if task.step_template else None,
         params=[*(["m"] if task.matrix else []), *(["mode"] if task.param else []), *(["upstream"] if task.result_from else [])],
         results=["out"] if task.produces else [],
-        workspaces=tuple(f"w{i}" for i in range(len(task.bindings))),
+        workspaces=tuple(_task_workspace(task, i) for i in range(len(task.bindings))),
     )
     if task.implicit:
         spec["steps"][0]["env"] = [{"name": "IMPLICIT_DIR", "value": f"$(workspaces.{task.implicit}.path)"}]
     return spec
+
+
+def _task_workspace(task: TaskShape, index: int) -> str:
+    """_task_workspace() is the name the task gives its index-th binding: the pipeline's own when written the short way."""
+    ws = task.bindings[index]
+    return ws if ws in task.short else f"w{index}"
 
 
 def _binding(run: RunShape, ws: str, context: DrawContext) -> Obj:
@@ -329,8 +403,12 @@ def render(run: RunShape, index: int, scale: float, context: DrawContext) -> Dra
             entry["params"] = params
         if task.retries:
             entry["retries"] = task.retries
+        if task.skipped:
+            entry["when"] = [{"input": f"$(params.{GATE_PARAM})", "operator": "in", "values": ["yes"]}]
         if task.bindings:
-            entry["workspaces"] = [{"name": f"w{i}", "workspace": ws} for i, ws in enumerate(task.bindings)]
+            entry["workspaces"] = [
+                {"name": ws} if ws in task.short else {"name": _task_workspace(task, i), "workspace": ws} for i, ws in enumerate(task.bindings)
+            ]
         resolved_matrix: Obj | None = None
         if task.matrix:
             resolved_matrix = {"params": [{"name": "m", "value": list(task.matrix)}]}
@@ -352,10 +430,15 @@ def render(run: RunShape, index: int, scale: float, context: DrawContext) -> Dra
             entry["taskSpec"] = spec
         entries[task.is_finally].append(entry)
         resolved = copy.deepcopy(entry)
+        if task.skipped:
+            resolved["when"] = [{"input": "no", "operator": "in", "values": ["yes"]}]
         if resolved_matrix is not None:
             resolved["matrix"] = resolved_matrix
         resolved_entries[task.is_finally].append(resolved)
         features.append(_describe(task))
+    if any(task.skipped for task in run.tasks):
+        pipeline_params.append({"name": GATE_PARAM, "type": "string", "default": "yes"})
+        run_params.append({"name": GATE_PARAM, "value": "no"})
     pipeline_spec: Obj = {"workspaces": [{"name": ws} for ws in run.workspaces]}
     if pipeline_params:
         pipeline_spec["params"] = pipeline_params
@@ -394,10 +477,11 @@ def _describe(task: TaskShape) -> str:
         (f"{len(task.extra_steps) + 1} steps", bool(task.extra_steps)), ("stepTemplate", bool(task.step_template)),
         ("sidecar", bool(task.sidecar)), (f"matrix x{len(task.matrix)}", bool(task.matrix)),
         ("from the run's params", task.matrix_from_run), (f"include {task.include}", bool(task.include)),
-        ("retries 1", bool(task.retries)), ("param", bool(task.param)),
+        (f"retries {task.retries}", bool(task.retries)), ("param", bool(task.param)), ("skipped by when", task.skipped),
+        (f"runs {task.run_for}", task.run_for != "1s"),
     ) if on]
     if task.bindings:
-        words.append(f"binds {','.join(task.bindings)}")
+        words.append(f"binds {','.join(ws + (' short' if ws in task.short else '') for ws in task.bindings)}")
     if task.implicit:
         words.append(f"uses {task.implicit} implicitly")
     if task.spelling != "plain":
@@ -408,8 +492,8 @@ def _describe(task: TaskShape) -> str:
 def draw_run(
     rng: random.Random, index: int, context: DrawContext, *, pvc_names: Sequence[str], templates_left: int, batch: int = MAX_BATCH
 ) -> DrawnRun:
-    """draw_run() draws one run and scales its sizes to fill FILL of its share in a batch of `batch` runs."""
-    shape = draw_shape(rng, f"generative-{index:02d}", pvc_names=pvc_names, templates_left=templates_left)
+    """draw_run() draws one run and scales its sizes to fill FILL of its share in a batch of `batch` runs; run 0 is a release trap."""
+    shape = draw_shape(rng, f"generative-{index:02d}", pvc_names=pvc_names, templates_left=templates_left, trap=index == 0)
     cpu_cap = context.node_cpu_millis * cpu_share(batch)
     memory_cap = context.node_memory_bytes * memory_share(batch)
     demand = render(shape, index, 1.0, context).demand()

@@ -3,14 +3,19 @@
 The faults it exists to catch: any misreading of sections 4, 6 and 6.1 that
 the hand-written scenarios do not happen to draw. Each of them pins one
 feature in one shape; here DAG shapes, finally tasks, every workspace binding
-the contract reads, embedded and referred-to tasks and pipelines, steps,
-sidecars, stepTemplates, matrices, retries and params come in combinations
-nobody wrote down (harness.generative.grammar). A scheduler that gets a
+the contract reads (each written the long or the short way), embedded and
+referred-to tasks and pipelines, steps, sidecars, stepTemplates, matrices,
+one or two retries, params and tasks a false `when` expression skips come in
+combinations nobody wrote down (harness.generative.grammar). A scheduler that gets a
 combination wrong reserves the wrong peak or groups the wrong tasks, and the
 suite's own computation (harness.monitor.expected_groups,
 harness.generative.peaks: docs/contract.md sections 4 and 6, never the
 reference's code) says so; under contention a wrong peak or a lost release
 shows up as an over-committed node or a split group (the contract monitor).
+Every session's first run is a release trap: a group whose tasks are done
+(one skipped) while the run goes on for 25 s with a task in no group, so a
+scheduler that releases late, or only at the run's end, fails the monitor's
+`release-late` whatever else the seed draws.
 
 Each run is judged once its PipelineRun has succeeded: the record's groups
 (tasks, workspaces) are the suite's, each group's peak is the suite's
@@ -46,8 +51,9 @@ SCENARIO = Scenario(
     name="generative",
     description=(
         "PipelineRuns drawn from a grammar of Tekton features (DAGs, finally, every workspace binding, taskRef and pipelineRef, "
-        "steps, sidecars, stepTemplate, matrix, retries, params), two or three at once on two nodes: each run's record has the "
-        "suite's own groups and peaks, every group's pods share its node, the monitor sees no violation"
+        "steps, sidecars, stepTemplate, matrix, retries, params, when skips, short workspace bindings), two or three at once on two "
+        "nodes, the first a release trap: each run's record has the suite's own groups and peaks, every group's pods share its node, "
+        "the monitor sees no violation"
     ),
     features=(Feature.GENERATIVE,),
     fixtures=(),

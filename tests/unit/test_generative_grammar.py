@@ -9,7 +9,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.generative.grammar import MAX_BATCH, POOL_NODES, DrawContext, DrawnRun, cpu_share, draw_batches, memory_share
+from harness.generative.grammar import (
+    GATE_PARAM,
+    MAX_BATCH,
+    POOL_NODES,
+    RUN_ON_AFTER_GROUPS,
+    TRAP_TASK,
+    DrawContext,
+    DrawnRun,
+    cpu_share,
+    draw_batches,
+    memory_share,
+)
 from harness.monitor.expected_groups import CO_LOCATING_BINDINGS, expected_groups, pipeline_spec_of
 
 pytestmark = pytest.mark.unit
@@ -75,7 +86,8 @@ def _check_well_formed(run: DrawnRun) -> None:
     assert len(task_names) == len(set(task_names))
     for entry in entries:
         task_spec = _declared_task_spec(run, entry)
-        assert {w["workspace"] for w in entry.get("workspaces") or []} <= declared
+        # The short way names no `workspace`: Tekton binds the pipeline workspace of the task workspace's name.
+        assert {w.get("workspace", w["name"]) for w in entry.get("workspaces") or []} <= declared
         assert {w["name"] for w in entry.get("workspaces") or []} == {w["name"] for w in task_spec.get("workspaces") or []}
         passed = {p["name"] for p in entry.get("params") or []} | {p["name"] for p in (entry.get("matrix") or {}).get("params") or []}
         assert passed == {p["name"] for p in task_spec.get("params") or []}
@@ -140,9 +152,11 @@ def test_the_grammar_draws_every_feature_it_names() -> None:
     wanted = {
         "pipelineRef", "taskRef", "taskSpec", "finally", "after", "result", "stepTemplate", "sidecar", "matrix", "include",
         "params", "retries", "param", "implicitly", "steps", *CO_LOCATING_BINDINGS, "emptyDir", "configMap", "secret", "projected",
-        "several-groups", "decimal", "binary",
+        "several-groups", "decimal", "binary", "short", "when",
     }
     assert wanted <= seen, f"never drawn: {sorted(wanted - seen)}"
+    phrases = {feature for seed in range(40) for batch in _draw(seed) for run in batch for feature in run.features}
+    assert any("retries 2" in f for f in phrases) and any("retries 1" in f for f in phrases)
 
 
 def test_the_resolved_view_substitutes_the_run_s_params() -> None:
@@ -185,3 +199,55 @@ def test_apply_objects_creates_a_draw_in_the_namespace_and_keeps_its_yaml() -> N
 )
 def test_quantities_are_spelt_three_ways_for_the_same_amount(fraction: float, spelling: str, cpu: str, memory: str) -> None:
     assert (CONTEXT.cpu(fraction, spelling), CONTEXT.memory(fraction, spelling)) == (cpu, memory)
+
+
+def _entries(run: DrawnRun) -> list[Obj]:
+    spec = pipeline_spec_of(run.resolved) or {}
+    return [*spec.get("tasks", []), *(spec.get("finally") or [])]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 9))
+def test_every_session_opens_with_a_release_trap(seed: int, budget: int) -> None:
+    """Run 0: a group with a skipped task and one that runs, done while the run's last task, in no group, runs on."""
+    trap = _draw(seed, budget)[0][0]
+    entries = _entries(trap)
+    by_name = {e["name"]: e for e in entries}
+    assert not (pipeline_spec_of(trap.resolved) or {}).get("finally"), "a finally task would keep the trap's group busy to the end"
+    last = by_name[TRAP_TASK]
+    assert set(last["runAfter"]) == set(by_name) - {TRAP_TASK}, "the trap's last task starts only once every other task is done"
+    assert trap.tasks.get(last.get("taskRef", {}).get("name", "")) is None and last["taskSpec"]["metadata"]["annotations"]["sim.rescon.dev/run-for"] == RUN_ON_AFTER_GROUPS
+    groups = expected_groups(trap.resolved) or ()
+    assert all(TRAP_TASK not in g.tasks for g in groups), f"the trap's last task must be in no group: {groups}"
+    skipped = {e["name"] for e in entries if e.get("when")}
+    trapped = [g for g in groups if g.tasks & skipped and g.tasks - skipped]
+    assert trapped, f"no group holds both a skipped task and one that runs: groups {groups}, skipped {skipped}"
+    assert {p["name"]: p["value"] for p in trap.pipeline_run["spec"]["params"]}[GATE_PARAM] == "no"
+
+
+def test_a_skipped_task_reads_the_run_param_and_the_resolved_view_says_false() -> None:
+    for seed in range(20):
+        for batch in _draw(seed):
+            for run in batch:
+                pipelines = [d["spec"] for d in run.docs if d["kind"] == "Pipeline"] or [run.pipeline_run["spec"]["pipelineSpec"]]
+                for entry in pipelines[0]["tasks"]:
+                    if entry.get("when"):
+                        assert entry["when"] == [{"input": f"$(params.{GATE_PARAM})", "operator": "in", "values": ["yes"]}]
+                for entry in _entries(run):
+                    if entry.get("when"):
+                        assert entry["when"] == [{"input": "no", "operator": "in", "values": ["yes"]}]
+                        assert not entry.get("retries")
+
+
+def test_a_short_binding_names_the_task_workspace_as_the_pipeline_s() -> None:
+    found = 0
+    for seed in range(20):
+        for batch in _draw(seed):
+            for run in batch:
+                for entry in _entries(run):
+                    for binding in entry.get("workspaces") or []:
+                        if "workspace" not in binding:
+                            found += 1
+                            task_spec = _declared_task_spec(run, entry)
+                            assert binding["name"] in {w["name"] for w in task_spec["workspaces"]}
+    assert found, "no short binding in 20 sessions"
