@@ -27,6 +27,12 @@ alone replays every run and every batch (`--rescon-generative-seed N`). A run ha
   the task's workspace named as the pipeline's), and how its quantities are
   spelt (`480m` and bytes, `0.48` and `500M`, or `480m` and `512Mi`).
 
+Before some batches one pod no scheduler placed is pinned to each pool node,
+in a shape whose effective request is more than its containers' (a RuntimeClass
+overhead, a native sidecar, a larger init container, a pod-level request, or
+held Terminating: harness.generative.foreign_pods); the batch's runs are then
+sized for what the foreign pods leave of a node.
+
 Every session's first run is a *release trap* (`draw_shape(trap=True)`): a
 group of two tasks, one of which its `when` expression skips, has every task
 done while the run goes on for RUN_ON_AFTER_GROUPS with a task in no group
@@ -51,6 +57,7 @@ batch's summed demand), so the emptier node holds at most (S - x) / 2, and
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -60,8 +67,9 @@ import yaml
 
 from harness.cluster.simulation import sim_task_spec
 from harness.generative import peaks
+from harness.generative.foreign_pods import SHAPE_ANNOTATION, draw_foreign_pods, load, with_overhead
 from harness.monitor.expected_groups import expected_groups
-from harness.quantities import Amount
+from harness.quantities import Amount, pod_request
 
 Obj = dict[str, Any]
 
@@ -107,6 +115,10 @@ class DrawContext:
     node_memory_bytes: int
     #: None: a volumeClaimTemplate names no class, and the cluster's default serves it.
     storage_class: str | None
+    #: The pool's nodes, for the foreign pods of a batch (harness.generative.foreign_pods); none: no foreign pods.
+    nodes: tuple[str, ...] = ()
+    #: The session's RuntimeClass with an overhead, for foreign pods of that shape; None: no such shape.
+    runtime_class: str | None = None
 
     def cpu(self, fraction: float, spelling: str = "plain") -> str:
         """cpu(0.25) on a 4800m node is '1200m'; spelt "decimal", '1.2' (whole cores, exactly the same amount)."""
@@ -304,6 +316,7 @@ def _draw_skips(rng: random.Random, tasks: list[TaskShape], workspaces: Mapping[
     for task in (kept, skipped):
         if first not in task.bindings:
             task.bindings = [first, *task.bindings][:2]
+    kept.skipped = False
     skipped.skipped, skipped.retries = True, 0
     last = TaskShape(TRAP_TASK, run_after=[t.name for t in tasks], work=_requests_of(rng, may_be_empty=False), run_for=RUN_ON_AFTER_GROUPS)
     last.bindings = [ws for ws, kind in workspaces.items() if kind not in ("persistentVolumeClaim", "volumeClaimTemplate")][:1]
@@ -490,11 +503,15 @@ def _describe(task: TaskShape) -> str:
 
 
 def draw_run(
-    rng: random.Random, index: int, context: DrawContext, *, pvc_names: Sequence[str], templates_left: int, batch: int = MAX_BATCH
+    rng: random.Random, index: int, context: DrawContext, *, pvc_names: Sequence[str], templates_left: int, batch: int = MAX_BATCH,
+    room: float = 1.0,
 ) -> DrawnRun:
-    """draw_run() draws one run and scales its sizes to fill FILL of its share in a batch of `batch` runs; run 0 is a release trap."""
+    """draw_run() draws one run and scales its sizes to fill FILL of its share in a batch of `batch` runs; run 0 is a release trap.
+
+    `room` is the part of each node the batch's foreign pods leave (1.0: none): the share is of that.
+    """
     shape = draw_shape(rng, f"generative-{index:02d}", pvc_names=pvc_names, templates_left=templates_left, trap=index == 0)
-    cpu_cap = context.node_cpu_millis * cpu_share(batch)
+    cpu_cap = context.node_cpu_millis * cpu_share(batch) * room
     memory_cap = context.node_memory_bytes * memory_share(batch)
     demand = render(shape, index, 1.0, context).demand()
     fill = rng.uniform(*FILL)
@@ -508,6 +525,11 @@ def draw_run(
         if demand.cpu <= cpu_cap and demand.memory <= memory_cap:
             return drawn
         scale *= 0.95
+
+
+def _foreign_words(pod: Obj, context: DrawContext) -> str:
+    taken = pod_request(with_overhead(pod, context.node_cpu_millis)).cpu
+    return f"{pod['metadata']['annotations'][SHAPE_ANNOTATION]}, {taken}m in all"
 
 
 def templates_used(drawn: DrawnRun) -> int:
@@ -534,10 +556,16 @@ def draw_batches(
         # Parts of 2 or 3 that never leave a run alone: 4 is 2 + 2, 5 is 2 + 3 or 3 + 2.
         size = left if left <= MAX_BATCH else 2 if left == 4 else rng.choice((2, 3))
         batch = []
+        foreign = draw_foreign_pods(rng, nodes=context.nodes, prefix=f"generative-{index:02d}", sizes=context)
+        room = 1.0 - load(foreign, context.node_cpu_millis)
         for slot in range(size):
-            drawn = draw_run(rng, index, context, pvc_names=pvc_slots[slot], templates_left=templates_left, batch=size)
+            drawn = draw_run(rng, index, context, pvc_names=pvc_slots[slot], templates_left=templates_left, batch=size, room=room)
             templates_left -= templates_used(drawn)
             batch.append(drawn)
             index += 1
+        if foreign:
+            # The batch's first run carries them: created before its PipelineRun, judged with the batch.
+            described = tuple(f"foreign pod on {p['spec']['nodeName']}: {_foreign_words(p, context)}" for p in foreign)
+            batch[0] = dataclasses.replace(batch[0], docs=(*foreign, *batch[0].docs), features=(*described, *batch[0].features))
         batches.append(batch)
     return batches

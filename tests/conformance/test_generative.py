@@ -15,7 +15,9 @@ shows up as an over-committed node or a split group (the contract monitor).
 Every session's first run is a release trap: a group whose tasks are done
 (one skipped) while the run goes on for 25 s with a task in no group, so a
 scheduler that releases late, or only at the run's end, fails the monitor's
-`release-late` whatever else the seed draws.
+`release-late` whatever else the seed draws. Half the batches find a pod no
+scheduler placed on each node, in a shape that counts more than its containers
+(harness.generative.foreign_pods), and the batch's runs sized around it.
 
 Each run is judged once its PipelineRun has succeeded: the record's groups
 (tasks, workspaces) are the suite's, each group's peak is the suite's
@@ -30,16 +32,24 @@ import contextlib
 import random
 import sys
 import time
-from typing import Iterator
+from typing import Any, Iterator
 
 import allure
 import pytest
 
+from harness.cluster.namespaces import HOLD_TERMINATING_FINALIZER
 from harness.errors import HarnessError
+from harness.generative.foreign_pods import OVERHEAD_FRACTION, is_foreign, runtime_class_manifest
 from harness.generative.grammar import MAX_BATCH, POOL_NODES, DrawContext, DrawnRun, draw_batches
 from harness.generative.peaks import expected_peaks
 from harness.monitor.expected_groups import ExpectedGroup, expected_groups
-from harness.suite.checks import pipelinerun_must_succeed
+from harness.suite.checks import (
+    pipelinerun_must_succeed,
+    pod_must_be_running,
+    pod_must_be_terminating,
+    pods_must_be_gone,
+    runtime_class_must_be_in_force,
+)
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
@@ -99,9 +109,13 @@ def test_generative(run: ScenarioRun, request: pytest.FixtureRequest) -> None:
     if budget < 1:
         raise HarnessError(f"--rescon-generative-runs {budget}: draw at least one run")
     replay = REPLAY.format(seed=seed, runs=budget)
+    runtime_class = f"rescon-generative-{run.namespace}"
+    run.apply_objects("generative runtime class", [runtime_class_manifest(runtime_class, run.node_cpu_millis())])
+    runtime_class_must_be_in_force(run, runtime_class, cpu=int(run.node_cpu_millis() * OVERHEAD_FRACTION))
     context = DrawContext(
         scheduler_name=run.context.scheduler_name, pool_selector=run.context.pool_selector,
         node_cpu_millis=run.node_cpu_millis(), node_memory_bytes=run.node_memory_bytes(), storage_class=run.context.storage_class,
+        nodes=run.node_names(), runtime_class=runtime_class,
     )
     pvc_slots = [tuple(run.context.pvcs[name] for name in slot) for slot in PVC_SLOTS]
     # The default class makes a volume for every claim Tekton makes; only spare volumes run out.
@@ -114,14 +128,37 @@ def test_generative(run: ScenarioRun, request: pytest.FixtureRequest) -> None:
         for drawn in batch:
             allure.attach(drawn.yaml(), f"{drawn.name} (seed {seed})", allure.attachment_type.YAML)
         with replayable(f"generative seed {seed}, batch {number} ({', '.join(r.name for r in batch)}); replay: {replay}"):
+            foreign = [doc for drawn in batch for doc in drawn.docs if is_foreign(doc)]
+            if foreign:
+                run.apply_objects(f"batch {number} foreign pods", foreign)
+                _hold_foreign(run, foreign)
             for drawn in batch:
-                run.apply_objects(drawn.name, list(drawn.docs))
+                run.apply_objects(drawn.name, [doc for doc in drawn.docs if not is_foreign(doc)])
             started = time.monotonic()
             for drawn in batch:
                 with replayable(f"{drawn.name} as drawn:\n  " + "\n  ".join(drawn.features)):
                     _judge(run, drawn)
             run.assert_contract()
+            _let_foreign_go(run, foreign)
             print(f"batch {number} judged {time.monotonic() - started:.1f} s after it was applied")
+
+
+def _hold_foreign(run: ScenarioRun, pods: list[dict[str, Any]]) -> None:
+    """_hold_foreign() waits until the batch's foreign pods run, then holds the `terminating` ones Terminating, before the batch's runs exist."""
+    for pod in pods:
+        pod_must_be_running(run, pod["metadata"]["name"])
+        if HOLD_TERMINATING_FINALIZER in pod["metadata"].get("finalizers", ()):
+            run.hold_terminating(pod["metadata"]["name"])
+            pod_must_be_terminating(run, pod["metadata"]["name"])
+
+
+def _let_foreign_go(run: ScenarioRun, pods: list[dict[str, Any]]) -> None:
+    """_let_foreign_go() removes the batch's foreign pods, so the next batch, sized for whole nodes or its own, finds them gone."""
+    names = tuple(pod["metadata"]["name"] for pod in pods)
+    for name in names:
+        run.let_go(name)
+        run.kube.core.delete_namespaced_pod(name, run.namespace, grace_period_seconds=0)
+    pods_must_be_gone(run, names)
 
 
 def _judge(run: ScenarioRun, drawn: DrawnRun) -> None:

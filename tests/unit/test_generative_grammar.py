@@ -21,12 +21,13 @@ from harness.generative.grammar import (
     draw_batches,
     memory_share,
 )
+from harness.generative.foreign_pods import is_foreign, load
 from harness.monitor.expected_groups import CO_LOCATING_BINDINGS, expected_groups, pipeline_spec_of
 
 pytestmark = pytest.mark.unit
 
 Obj = dict[str, Any]
-CONTEXT = DrawContext("tkn-scheduler", {"rescon.dev/pool": "p"}, 4800, 8 << 30, "rescon-template-ns")
+CONTEXT = DrawContext("tkn-scheduler", {"rescon.dev/pool": "p"}, 4800, 8 << 30, "rescon-template-ns", nodes=("p-0", "p-1"), runtime_class="rc")
 SLOTS = [(f"slot{i}-a", f"slot{i}-b") for i in range(MAX_BATCH)]
 
 
@@ -115,10 +116,12 @@ def test_every_draw_is_well_formed_and_fits(seed: int, budget: int) -> None:
         for run, demand in zip(batch, demands):
             _check_well_formed(run)
             assert demand.cpu <= CONTEXT.node_cpu_millis * cpu_share(len(batch))
+            assert all(is_foreign(d) for d in run.docs if d["kind"] == "Pod"), "a drawn run's only pods are foreign ones"
             assert demand.memory <= CONTEXT.node_memory_bytes * memory_share(len(batch))
         # The deadlock argument of the grammar's docstring: the batch's demand plus its largest run's fits the pool,
-        # and its memory fits one node.
-        assert sum(d.cpu for d in demands) + max(d.cpu for d in demands) <= CONTEXT.node_cpu_millis * POOL_NODES
+        # what the batch's foreign pods leave of it, and its memory fits one node.
+        room = 1 - load([d for r in batch for d in r.docs if is_foreign(d)], CONTEXT.node_cpu_millis)
+        assert sum(d.cpu for d in demands) + max(d.cpu for d in demands) <= CONTEXT.node_cpu_millis * POOL_NODES * room + 1
         assert sum(d.memory for d in demands) <= CONTEXT.node_memory_bytes
 
 
@@ -126,9 +129,10 @@ def test_batches_are_tight() -> None:
     """Runs fill 60% to 100% of their share: a batch of three asks for 0.9 to 1.5 nodes' CPU of the pool's two."""
     for seed in range(10):
         for batch in _draw(seed, 9):
+            room = 1 - load([d for r in batch for d in r.docs if is_foreign(d)], CONTEXT.node_cpu_millis)
             for run in batch:
                 if run.demand().cpu:
-                    assert run.demand().cpu >= 0.55 * CONTEXT.node_cpu_millis * cpu_share(len(batch)) or run.demand().memory >= 0.55 * CONTEXT.node_memory_bytes * memory_share(len(batch))
+                    assert run.demand().cpu >= 0.55 * CONTEXT.node_cpu_millis * cpu_share(len(batch)) * room or run.demand().memory >= 0.55 * CONTEXT.node_memory_bytes * memory_share(len(batch))
 
 
 def test_volume_claim_templates_stop_at_the_spare_volumes() -> None:
