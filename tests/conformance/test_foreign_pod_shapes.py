@@ -49,7 +49,7 @@ SHAPES = ("overhead", "sidecar", "init", "pod-level", "terminating")
 
 
 def test_foreign_pod_shapes(run: ScenarioRun) -> None:
-    (node,) = run.node_names()
+    (node,) = run.node_names
     cpu = run.node_cpu_millis()
     run.apply("foreign_pod_shapes-class")
     runtime_class_must_be_in_force(run, f"rescon-foreign-{run.namespace}", cpu=cpu * 600 // 4800)

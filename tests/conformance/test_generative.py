@@ -115,7 +115,7 @@ def test_generative(run: ScenarioRun, request: pytest.FixtureRequest) -> None:
     context = DrawContext(
         scheduler_name=run.context.scheduler_name, pool_selector=run.context.pool_selector,
         node_cpu_millis=run.node_cpu_millis(), node_memory_bytes=run.node_memory_bytes(), storage_class=run.context.storage_class,
-        nodes=run.node_names(), runtime_class=runtime_class,
+        nodes=run.node_names, runtime_class=runtime_class,
     )
     pvc_slots = [tuple(run.context.pvcs[name] for name in slot) for slot in PVC_SLOTS]
     # The default class makes a volume for every claim Tekton makes; only spare volumes run out.
