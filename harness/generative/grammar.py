@@ -253,7 +253,9 @@ def draw_shape(rng: random.Random, name: str, *, pvc_names: Sequence[str], templ
     tasks = [TaskShape(n) for n in dag_names[: rng.randint(2, 5)]]
     for i, task in enumerate(tasks):
         task.run_after = [t.name for t in tasks[:i] if rng.random() < 0.45]
-    if rng.random() < 0.3:
+    # Not in a trap: Tekton skips a result's consumer (the simulated step writes no result), and with it every task
+    # after it, the trap's last task among them.
+    if not trap and rng.random() < 0.3:
         # The last task depends on an earlier one through its result only (nothing runs after it to be skipped).
         last = tasks[-1]
         producer = rng.choice(tasks[:-1])
@@ -307,12 +309,7 @@ def _draw_skips(rng: random.Random, tasks: list[TaskShape], workspaces: Mapping[
         return
     # The trap's group: two DAG tasks on the first workspace (co-locating), the later one skipped.
     first = next(iter(workspaces))
-    candidates = [t for t in tasks if _may_be_skipped(t)]
-    kept, skipped = (candidates[0], candidates[-1]) if len(candidates) >= 2 else (tasks[0], tasks[-1])
-    if not _may_be_skipped(skipped):
-        # Too few plain tasks were drawn (a result's producer and consumer): make the consumer a plain task.
-        skipped.result_from = None
-        _demote_producers(tasks)
+    kept, skipped = tasks[0], tasks[-1]
     for task in (kept, skipped):
         if first not in task.bindings:
             task.bindings = [first, *task.bindings][:2]
@@ -322,14 +319,6 @@ def _draw_skips(rng: random.Random, tasks: list[TaskShape], workspaces: Mapping[
     last.bindings = [ws for ws, kind in workspaces.items() if kind not in ("persistentVolumeClaim", "volumeClaimTemplate")][:1]
     last.spelling = rng.choice(SPELLINGS)
     tasks.append(last)
-
-
-def _demote_producers(tasks: list[TaskShape]) -> None:
-    """_demote_producers() drops `produces` from every task whose result no task reads any more."""
-    read = {t.result_from for t in tasks}
-    for task in tasks:
-        if task.produces and task.name not in read:
-            task.produces = False
 
 
 def _fraction(value: float | None, scale: float) -> float | None:

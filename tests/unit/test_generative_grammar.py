@@ -227,6 +227,8 @@ def test_every_session_opens_with_a_release_trap(seed: int, budget: int) -> None
     trapped = [g for g in groups if g.tasks & skipped and g.tasks - skipped]
     assert trapped, f"no group holds both a skipped task and one that runs: groups {groups}, skipped {skipped}"
     assert {p["name"]: p["value"] for p in trap.pipeline_run["spec"]["params"]}[GATE_PARAM] == "no"
+    # Tekton skips a task whose result reference is missing, and every task after it: the trap's last task would not run.
+    assert "$(tasks." not in str(trap.resolved), "a trap reads no task's result"
 
 
 def test_a_skipped_task_reads_the_run_param_and_the_resolved_view_says_false() -> None:
