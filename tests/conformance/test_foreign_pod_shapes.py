@@ -43,6 +43,10 @@ SCENARIO = Scenario(
     fixtures=("foreign_pod_shapes-class", "foreign_pod_shapes-pods", "foreign_pod_shapes-b"),
     pool=PoolSpec(count=1),
     volumes=("b-source",),
+    # Measured 2026-12-05 on kind (one run): the last of the five pods, pinned to a node whose room the suite sized as
+    # allocatable less its daemons, ended Failed at once, as a kubelet refusing a pod at admission does; the kubelet's
+    # own count of a node's pods is not yet traced (issue #34, as for runtime_class_overhead).
+    local_only="on kind the kubelet refused the last of the five pinned pods at once (Failed): its own count of the node's pods is not yet traced (docs/coverage.md)",
 )
 NAME = "foreign-pod-shapes-b"
 SHAPES = ("overhead", "sidecar", "init", "pod-level", "terminating")
