@@ -255,12 +255,18 @@ def _tick_until(monitor: ContractMonitor, clock: list[float], end: float, step: 
         monitor._check_release_timers()
 
 
-def test_a_group_held_past_release_late_after_its_release_was_seen_due_is_release_late() -> None:
+def _held_run_watched(*, due_at: float, record: dict[str, Any]) -> tuple[list[float], ContractMonitor, _ReleaseReads]:
+    """A monitor on a fake clock that has seen RUN_STARTED and its record holding the group; its reads answer `record`."""
     clock = [0.0]
     monitor = _late_monitor(clock)
-    reads = _ReleaseReads(monitor, clock, due_at=4.0, record=_held())
+    reads = _ReleaseReads(monitor, clock, due_at=due_at, record=record)
     monitor._apply(_Event("pipelineruns", "ADDED", obj=RUN_STARTED))
     monitor._apply(_Event("records", "ADDED", obj=_held()))
+    return clock, monitor, reads
+
+
+def test_a_group_held_past_release_late_after_its_release_was_seen_due_is_release_late() -> None:
+    clock, monitor, reads = _held_run_watched(due_at=4.0, record=_held())
     _tick_until(monitor, clock, 19.0)
     assert monitor.violations == []  # first seen due at the read of 4.0 s (every 2 s from 0.25 s: 0.25, 2.25, 4.25)
     _tick_until(monitor, clock, 20.0)
@@ -272,11 +278,7 @@ def test_a_group_held_past_release_late_after_its_release_was_seen_due_is_releas
 
 
 def test_a_release_the_record_watch_has_not_shown_yet_is_not_late() -> None:
-    clock = [0.0]
-    monitor = _late_monitor(clock)
-    reads = _ReleaseReads(monitor, clock, due_at=0.0, record=_released())
-    monitor._apply(_Event("pipelineruns", "ADDED", obj=RUN_STARTED))
-    monitor._apply(_Event("records", "ADDED", obj=_held()))
+    clock, monitor, reads = _held_run_watched(due_at=0.0, record=_released())
     _tick_until(monitor, clock, 16.0)
     assert monitor.violations == [] and reads.record_reads == [15.5, 15.75, 16.0]  # the fresh read says Released
     monitor._apply(_Event("records", "MODIFIED", obj=_released()))
