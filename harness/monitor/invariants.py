@@ -328,23 +328,34 @@ def bound_before_record(pod: Obj, record: Record, record_created_rv: str) -> Fin
     )
 
 
-def asks_for(pipeline_run: Obj, scheduler_name: str) -> bool:
+def asks_for(pipeline_run: Obj, scheduler_name: str, pods: Iterable[Obj] = ()) -> bool:
     """asks_for() is True when the PipelineRun's pods use scheduler_name.
 
     Tekton takes a TaskRun pod's schedulerName from the PipelineRun's pod
     template, `spec.taskRunTemplate.podTemplate`, or a task's
-    `spec.taskRunSpecs[].podTemplate` over it (`PipelineRun.GetTaskRunSpec`);
-    Tekton's defaulting writes config-defaults' `default-pod-template` into
-    the stored spec, so the stored PipelineRun says it all.
+    `spec.taskRunSpecs[].podTemplate` over it (`PipelineRun.GetTaskRunSpec`),
+    merged over config-defaults' `default-pod-template`. Tekton's webhook
+    writes that merge into the stored spec; where no webhook runs (the local
+    cluster) the stored spec names no scheduler, and the run's pods (`pods`:
+    any the caller has seen, matched by namespace and the
+    `tekton.dev/pipelineRun` label) say which one Tekton gave them.
     Example: asks_for({'spec': {'taskRunTemplate': {'podTemplate': {'schedulerName': 's'}}}}, 's') is True.
     """
     spec = pipeline_run.get("spec") or {}
     templates = [((spec.get("taskRunTemplate") or {}).get("podTemplate") or {})]
     templates += [(entry.get("podTemplate") or {}) for entry in spec.get("taskRunSpecs") or [] if isinstance(entry, Mapping)]
-    return any(template.get("schedulerName") == scheduler_name for template in templates)
+    if any(template.get("schedulerName") == scheduler_name for template in templates):
+        return True
+    namespace, name = _meta(pipeline_run).get("namespace"), _meta(pipeline_run).get("name")
+    return any(
+        _meta(pod).get("namespace") == namespace
+        and (_meta(pod).get("labels") or {}).get(PIPELINE_RUN_LABEL) == name
+        and (pod.get("spec") or {}).get("schedulerName") == scheduler_name
+        for pod in pods
+    )
 
 
-def scheduler_name_missing(record: Record, pipeline_run: Obj, scheduler_name: str) -> Finding | None:
+def scheduler_name_missing(record: Record, pipeline_run: Obj, scheduler_name: str, pods: Iterable[Obj] = ()) -> Finding | None:
     """scheduler_name_missing() is a finding when a record of a run served by scheduler_name does not name it (section 2).
 
     Only the records of PipelineRuns whose pods use the scheduler under test
@@ -352,7 +363,7 @@ def scheduler_name_missing(record: Record, pipeline_run: Obj, scheduler_name: st
     (`foreign_records_untouched`) names that one, and a stale record (another
     uid) belongs to a run that may not have been this scheduler's.
     """
-    if _meta(pipeline_run).get("uid") != record.pipeline_run_uid or not asks_for(pipeline_run, scheduler_name):
+    if _meta(pipeline_run).get("uid") != record.pipeline_run_uid or not asks_for(pipeline_run, scheduler_name, pods):
         return None
     if record.scheduler_name == scheduler_name:
         return None

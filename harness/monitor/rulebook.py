@@ -41,14 +41,16 @@ def state_findings(
     return found + (rules.claim_placement(judged) if with_reservations else [])
 
 
-def run_findings(record: contract.Record, record_created: str, pipeline_run: Obj, scheduler_name: str | None) -> list[rules.Finding]:
+def run_findings(
+    record: contract.Record, record_created: str, pipeline_run: Obj, scheduler_name: str | None, pods: Iterable[Obj] = ()
+) -> list[rules.Finding]:
     """run_findings() is what a record says wrongly about its PipelineRun: another uid, or no schedulerName of the one serving it.
 
     groups-differ is asked apart (`rules.groups_differ`): the monitor asks it
     once per record, since a record's groups never change (spec-changed).
     """
     wrong_run = rules.record_names_wrong_run(record, record_created, pipeline_run)
-    unmarked = rules.scheduler_name_missing(record, pipeline_run, scheduler_name) if scheduler_name else None
+    unmarked = rules.scheduler_name_missing(record, pipeline_run, scheduler_name, pods) if scheduler_name else None
     return [f for f in (wrong_run, unmarked) if f is not None]
 
 

@@ -464,7 +464,7 @@ class ContractMonitor:
         record, pipeline_run = self.world.records.get(key), self.world.pipeline_runs.get(key)
         if record is None or pipeline_run is None:
             return
-        for finding in rulebook.run_findings(record, self._created.get(key, ""), pipeline_run, self.scheduler_name):
+        for finding in rulebook.run_findings(record, self._created.get(key, ""), pipeline_run, self.scheduler_name, self.world.pods.values()):
             self._report(finding)
         if self._has(rules.GROUPS_DIFFER):
             return
@@ -508,7 +508,7 @@ class ContractMonitor:
         if self.scheduler_name is None or record.scheduler_name == self.scheduler_name:
             return True
         run = self.world.pipeline_runs.get((record.namespace, record.pipeline_run))
-        return record.scheduler_name is None and run is not None and rules.asks_for(run, self.scheduler_name)
+        return record.scheduler_name is None and run is not None and rules.asks_for(run, self.scheduler_name, self.world.pods.values())
 
     def _check_release_timers(self) -> None:
         """_check_release_timers() reads one run whose release may be due, then reports a group Reserved past release_late.

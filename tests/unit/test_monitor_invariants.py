@@ -228,3 +228,24 @@ def test_a_record_of_a_run_served_by_the_scheduler_under_test_names_it(annotatio
     if finding is not None:
         assert finding.rule == rules.SCHEDULER_NAME_MISSING
         assert "rescon.dev/scheduler-name" in finding.message and "tkn-gw0" in finding.message
+
+
+def _task_pod(scheduler: str, *, run: str = RUN, namespace: str = NS) -> dict[str, Any]:
+    return {"metadata": {"name": f"{run}-big-pod", "namespace": namespace, "labels": {"tekton.dev/pipelineRun": run}}, "spec": {"schedulerName": scheduler}}
+
+
+@pytest.mark.parametrize(
+    "pods, found",
+    [
+        pytest.param([_task_pod("tkn-gw0")], True, id="its-pods-use-the-scheduler"),
+        pytest.param([_task_pod("default-scheduler")], False, id="its-pods-use-another"),
+        pytest.param([_task_pod("tkn-gw0", run="other-run")], False, id="another-runs-pod"),
+        pytest.param([_task_pod("tkn-gw0", namespace="elsewhere")], False, id="a-pod-of-another-namespace"),
+        pytest.param([], False, id="no-pod-seen-yet"),
+    ],
+)
+def test_a_run_routed_by_config_defaults_is_judged_by_its_pods(pods: list[dict[str, Any]], found: bool) -> None:
+    """No webhook wrote default-pod-template into the stored run (the local cluster): its pods say which scheduler Tekton gave them."""
+    run = _pipeline_run()
+    assert rules.asks_for(run, "tkn-gw0", pods) == found
+    assert (rules.scheduler_name_missing(_marked(None), run, "tkn-gw0", pods) is not None) == found
