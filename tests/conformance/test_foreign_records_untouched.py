@@ -9,10 +9,6 @@ another schedulerName, cancels that run, and runs one of the scheduler's own.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-from typing import Any
-
-from harness.contract import record as contract
 from harness.contract.record import State
 from harness.suite.checks import (
     group_must_be,
@@ -24,6 +20,7 @@ from harness.suite.checks import (
     taskrun_must_be_done,
 )
 from harness.suite.features import Feature
+from harness.suite.foreign_records import foreign_record
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import Scenario
 
@@ -39,36 +36,14 @@ SCENARIO = Scenario(
 OTHER_SCHEDULER = SCENARIO.values["other_scheduler"]
 
 
-def _foreign_record(run: ScenarioRun, pipeline_run: dict[str, Any], pod: dict[str, Any], node: str) -> dict[str, Any]:
-    name, uid = pipeline_run["metadata"]["name"], pipeline_run["metadata"]["uid"]
-    return {
-        "apiVersion": contract.API_VERSION,
-        "kind": contract.KIND,
-        "metadata": {
-            "name": name,
-            "labels": {contract.ACTIVE_LABEL: contract.ACTIVE_VALUE},
-            "annotations": {"rescon.dev/scheduler-name": OTHER_SCHEDULER},
-            "ownerReferences": [{"apiVersion": "tekton.dev/v1", "kind": "PipelineRun", "name": name, "uid": uid, "controller": True}],
-        },
-        "spec": {
-            "pipelineRun": {"name": name, "uid": uid},
-            "groups": [{"name": "source", "tasks": ["only"], "workspaces": ["source"], "peak": {"cpu": f"{run.node_cpu_millis() // 10}m", "memory": "0"}}],
-        },
-        "status": {
-            "reservedGroups": 1,
-            "groups": [{
-                "name": "source", "state": "Reserved", "node": node, "holders": [pod["metadata"]["uid"]],
-                "claimGeneration": 1, "reservedAt": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-            }],
-        },
-    }
-
-
 def test_foreign_records_untouched(run: ScenarioRun) -> None:
     run.apply("foreign_records_untouched-other")
     pod = task_pod_must_exist(run, "foreign-records-untouched-other", "only")
     pipelinerun_must_list_task(run, "foreign-records-untouched-other", "only")
-    written = run.create_foreign_record(_foreign_record(run, run.pipeline_run("foreign-records-untouched-other"), pod, run.node_names[0]))
+    written = run.create_foreign_record(foreign_record(
+        run.pipeline_run("foreign-records-untouched-other"), scheduler=OTHER_SCHEDULER, group="source", task="only",
+        peak_cpu_millis=run.node_cpu_millis() // 10, node=run.node_names[0], holders=(pod,),
+    ))
 
     run.apply("foreign_records_untouched-mine")
     mine = task_pod_must_be_bound(run, "foreign-records-untouched-mine", "only")

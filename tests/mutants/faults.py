@@ -3107,3 +3107,47 @@ for _name, _fault, _apply in (
     ("terminating_pods_free", "a bound pod with a deletionTimestamp no longer counts on its node, though it runs until it is gone", apply_terminating_pods_free),
 ):
     MUTANTS[_name] = Mutant(_name, _fault, "foreign_pod_shapes", _apply, "7.pod_request")
+
+
+# --- ignores_other_schedulers_records --------------------------------------------
+
+
+def own_records_only(reservations_of: Callable[[Obj], Any], scheduler_name: Callable[[], str]) -> Callable[[Obj], Any]:
+    """own_records_only: a record another scheduler wrote holds nothing, as if only one's own reservations took room.
+
+    The fault: docs/contract.md section 7 sums the residuals of every Reserved
+    group on a node, whoever reserved it; a scheduler that filters the records
+    by its own rescon.dev/scheduler-name binds into another scheduler's room.
+    """
+
+    def filtered(record: Obj) -> Any:
+        written_by = ((record.get("metadata") or {}).get("annotations") or {}).get("rescon.dev/scheduler-name")
+        return reservations_of(record) if written_by in (None, scheduler_name()) else []
+
+    return filtered
+
+
+def apply_ignores_other_schedulers_records() -> None:
+    from reference_scheduler.runtime import cluster_view
+    from reference_scheduler.runtime.scheduler import Scheduler
+
+    names: list[str] = []
+    original_init = Scheduler.__init__
+
+    @functools.wraps(original_init)
+    def init(self: Scheduler, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        names.append(self.scheduler_name)
+
+    Scheduler.__init__ = init  # type: ignore[method-assign]
+    cluster_view.reservations_of = own_records_only(cluster_view.reservations_of, lambda: names[-1] if names else "")
+
+
+RULES["7.other_schedulers"] = "section 7, Headroom: a group another reservation scheduler holds Reserved on a node counts there as any other"
+MUTANTS["ignores_other_schedulers_records"] = Mutant(
+    "ignores_other_schedulers_records",
+    "a record another scheduler wrote (rescon.dev/scheduler-name not this one's) holds nothing: its Reserved group's room looks free",
+    "another_schedulers_reservation",
+    apply_ignores_other_schedulers_records,
+    "7.other_schedulers",
+)

@@ -1,4 +1,4 @@
-"""foreign_pod_shapes' arithmetic, by the suite's own count (harness.quantities), and why each of its five mutants must bind B.
+"""Faults about room others hold on a node: foreign_pod_shapes' arithmetic by the suite's own count, and the records of another scheduler.
 
 The fixture's pods take 4400 of a 4800m node; B's group needs 500. Each mutant
 miscounts one pod; the test pins that every miscount frees at least B's 500,
@@ -65,3 +65,14 @@ def test_a_terminating_pod_left_out_frees_room_for_b() -> None:
     assert not counts_while_deleting(terminating)
     assert all(counts_while_deleting(p) for name, p in pods.items() if name != "terminating")
     assert NODE_CPU - sum(pod_request(p).cpu for name, p in pods.items() if name != "terminating") >= B_NEEDS
+
+
+def test_own_records_only_drops_the_records_another_scheduler_wrote() -> None:
+    from tests.mutants.faults import own_records_only
+
+    def record(writer: str | None) -> dict[str, Any]:
+        return {"metadata": {"annotations": {} if writer is None else {"rescon.dev/scheduler-name": writer}}}
+
+    filtered = own_records_only(lambda r: ["held"], lambda: "tkn-gw0")
+    assert filtered(record("tkn-gw0")) == ["held"] and filtered(record(None)) == ["held"]
+    assert filtered(record("rescon-another-scheduler")) == []
