@@ -84,6 +84,10 @@ class TimeoutConfig:
     #: elsewhere) on each side of a scheduler restart, while another run waits for its room: a reservation holds
     #: through gaps of minutes in real pipelines, far longer than the seconds between most scenarios' tasks.
     group_idle: float = field(default=25.0, metadata={"kind": "max"})
+    #: How long pending_start_timeout keeps its PipelineRun PipelineRunPending (and watches Tekton leave it alone)
+    #: before starting it: the run's start comes that long after its creation. Its `timeouts.pipeline` is twice this,
+    #: so a timeout counted from creation would fall due half-way through the run's time.
+    run_pending: float = field(default=15.0, metadata={"kind": "max"})
     #: A bound task pod reports phase Running (KWOK starts it 0.2s after binding).
     pod_running: float = field(default=30.0, metadata={"kind": "max"})
     #: A pod whose owner was deleted is gone: the garbage collector deletes it and its node (KWOK, or kind's kubelet)

@@ -457,6 +457,40 @@ def claim_generation_of(record: contract.Record | None, task: str) -> int | None
     return record.status_of(group.name).claim_generation
 
 
+def task_run_of_pod_must_be_done(run: ScenarioRun, pod: Obj) -> Obj:
+    """task_run_of_pod_must_be_done() waits for the TaskRun that owns `pod` (one matrix combination, say) to be terminal."""
+    owner = next((o["name"] for o in (pod["metadata"].get("ownerReferences") or []) if o.get("kind") == "TaskRun"), None)
+    if owner is None:
+        raise HarnessError(f"pod {pod['metadata']['name']} has no TaskRun owner: it is not a Tekton task pod")
+
+    def poll() -> Obj:
+        task_run = run.task_run(owner)
+        condition = next((c for c in (task_run.get("status") or {}).get("conditions") or [] if c.get("type") == "Succeeded"), None)
+        if condition is None or condition.get("status") == "Unknown":
+            raise NotYet(f"TaskRun {owner} is {condition.get('reason') if condition else 'not started'}")
+        return task_run
+
+    return wait_checked(run, poll, what=f"TaskRun {owner} to finish", timeout="taskrun_done", timeouts=run.timeouts)
+
+
+def pipelinerun_must_stay_pending(run: ScenarioRun, name: str, *, duration: str = "run_pending") -> None:
+    """pipelinerun_must_stay_pending() asserts Tekton leaves a PipelineRunPending run alone for the `duration` window.
+
+    No start time, no TaskRun: the run's time has not begun (Tekton counts
+    `timeouts.pipeline` from status.startTime, set when the run starts).
+    """
+
+    def untouched() -> None:
+        obj = run.pipeline_run(name)
+        status = obj.get("status") or {}
+        if (obj.get("spec") or {}).get("status") != "PipelineRunPending":
+            raise NotYet(f"PipelineRun {name} is no longer PipelineRunPending (spec.status {(obj.get('spec') or {}).get('status')!r})")
+        if status.get("startTime") or status.get("childReferences"):
+            raise NotYet(f"Tekton started PipelineRun {name} while it was PipelineRunPending (startTime {status.get('startTime')!r})")
+
+    _hold_for(run, untouched, what=f"PipelineRun {name} staying PipelineRunPending", duration=duration, timeouts=run.timeouts)
+
+
 def group_must_stay(run: ScenarioRun, pipeline_run: str, task: str, *, node: str, holders: tuple[Obj, ...] = ()) -> None:
     """group_must_stay() asserts the group holding `task` stays Reserved on `node`, with `holders` among its holders.
 

@@ -1,8 +1,9 @@
-"""The graceful-stop scenarios' shared opening and end: one fixture set, three ways to stop.
+"""The graceful-stop scenarios' shared opening and end: one fixture set, four ways for the DAG tasks to end early.
 
 graceful_cancel_keeps_finally (CancelledRunFinally), graceful_stop_keeps_running
-(StoppedRunFinally) and tasks_timeout_keeps_finally (`timeouts.tasks`) judge
-docs/contract.md section 8's graceful stop on the fixtures `graceful_stop-a`,
+(StoppedRunFinally), tasks_timeout_keeps_finally (`timeouts.tasks`) and
+failed_task_keeps_finally (the DAG task fails for good) judge docs/contract.md
+section 8's "every task of the group is done" when finally is still to come on the fixtures `graceful_stop-a`,
 `-b` and `-quota`. Each scenario writes its own stop and what must hold
 through it; before and after the stop they are the same, so the steps are here.
 
@@ -58,7 +59,7 @@ def group_ready_to_stop(run: ScenarioRun, **a_params: Any) -> GroupBeforeTheStop
     """group_ready_to_stop() runs A until small holds the group (peak 3800m), then makes B's pod and lays the quota.
 
     A is the PipelineRun `run.named("a")`, B `run.named("b")`; `a_params` go to
-    the `graceful_stop-a` fixture (`tasks_timeout`).
+    the `graceful_stop-a` fixture (`tasks_timeout`, `small_exit_codes`).
     """
     a, b = run.named("a"), run.named("b")
     run.apply("graceful_stop-a", name=a, **a_params)

@@ -362,6 +362,9 @@ class ScenarioRun:
         items: list[Obj] = listing.get("items") or []
         return items
 
+    def task_run(self, name: str) -> Obj:
+        return json_object(self.kube.custom.get_namespaced_custom_object(*TEKTON, self.namespace, "taskruns", name))
+
     def pod(self, name: str) -> Obj:
         return decoded(self.kube.core.read_namespaced_pod(name, self.namespace, _preload_content=False))
 

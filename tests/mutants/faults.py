@@ -3151,3 +3151,101 @@ MUTANTS["ignores_other_schedulers_records"] = Mutant(
     apply_ignores_other_schedulers_records,
     "7.other_schedulers",
 )
+
+
+# --- failed_task_ends_group, matrix_last_child_only, timeout_from_creation ---------------
+
+
+def failure_ends_group(decide: Callable[..., ReleaseDecision]) -> Callable[..., ReleaseDecision]:
+    """failure_ends_group(release_decision): the same verdicts, except that a group with a task failed for good is released.
+
+    The fault: a failed task read as the end of its run. Tekton starts no new
+    DAG task after a failure but still runs the finally tasks, and a finally
+    task that shares the group's workspace is in the group (docs/contract.md
+    sections 4 and 8), so the group is not done while that task is to come.
+    """
+    from reference_scheduler.core import release
+
+    def decide_on_failure(group_tasks: Any, pipeline_run: Any, task_runs: Mapping[str, Any], *, now: datetime | None = None) -> ReleaseDecision:
+        refs = release.task_run_names(pipeline_run) if pipeline_run is not None else {}
+        for task in sorted(group_tasks):
+            for name in refs.get(task, ()):
+                task_run = task_runs.get(name)
+                if task_run is not None and release.task_run_progress(task_run) is release.TaskRunProgress.FAILED:
+                    return ReleaseDecision(True, ReleaseReason.PIPELINE_RUN_DONE, f"task {task} failed: the run is over")
+        return decide(group_tasks, pipeline_run, task_runs, now=now)
+
+    return decide_on_failure
+
+
+def apply_failed_task_ends_group() -> None:
+    from reference_scheduler.runtime import releaser
+
+    releaser.release_decision = failure_ends_group(releaser.release_decision)
+
+
+def one_child_per_task(pipeline_run: Mapping[str, Any]) -> dict[str, list[str]]:
+    """one_child_per_task: each pipeline task's TaskRun from status.childReferences, a later reference overwriting an earlier.
+
+    The fault: a map of task to TaskRun. A matrixed task has one TaskRun per
+    combination; only the last listed is kept, so the task looks done once
+    that one is, whatever its other combinations are doing.
+    """
+    names: dict[str, list[str]] = {}
+    for ref in ((pipeline_run.get("status") or {}).get("childReferences")) or []:
+        if isinstance(ref, Mapping) and isinstance(ref.get("pipelineTaskName"), str) and ref.get("name"):
+            names[ref["pipelineTaskName"]] = [str(ref["name"])]
+    return names
+
+
+def apply_matrix_last_child_only() -> None:
+    from reference_scheduler.core import release
+
+    release.task_run_names = one_child_per_task
+
+
+def elapsed_since_creation(pipeline_run: Mapping[str, Any], timeout: Any, now: datetime | None) -> bool:
+    """elapsed_since_creation: a timeout counted from metadata.creationTimestamp, as if every run started when it was created.
+
+    The fault: Tekton counts `timeouts.pipeline` (and `tasks`) from
+    status.startTime; a run created PipelineRunPending starts later, so its
+    deadline comes later than creation plus the timeout.
+    """
+    created = (pipeline_run.get("metadata") or {}).get("creationTimestamp")
+    if timeout is None or now is None or not isinstance(created, str):
+        return False
+    start = datetime.fromisoformat(created.replace("Z", "+00:00"))
+    moment = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+    return bool(moment - start > timeout)
+
+
+def apply_timeout_from_creation() -> None:
+    from reference_scheduler.core import release
+
+    release._elapsed_beyond = elapsed_since_creation  # type: ignore[assignment]
+
+
+RULES["8.failed_task"] = "section 8, rule 1: a DAG task that failed for good is done, but its run is not: a finally task of the group can still run"
+RULES["8.matrix_done"] = "section 8, rule 1: a matrixed task is done when every one of its TaskRuns is, in whatever order they end"
+RULES["8.timeout_start"] = "section 8, rule 2: timeouts.pipeline counts from the run's start (status.startTime), not its creation"
+MUTANTS["failed_task_ends_group"] = Mutant(
+    "failed_task_ends_group",
+    "a group with a task failed for good is released as if its run were over, while a finally task of it is still to run",
+    "failed_task_keeps_finally",
+    apply_failed_task_ends_group,
+    "8.failed_task",
+)
+MUTANTS["matrix_last_child_only"] = Mutant(
+    "matrix_last_child_only",
+    "a task's TaskRuns are read as one, the last childReference listed: a matrixed task looks done once its last combination is",
+    "matrix_out_of_order",
+    apply_matrix_last_child_only,
+    "8.matrix_done",
+)
+MUTANTS["timeout_from_creation"] = Mutant(
+    "timeout_from_creation",
+    "timeouts.pipeline is counted from metadata.creationTimestamp: a run that was pending before it started is released early",
+    "pending_start_timeout",
+    apply_timeout_from_creation,
+    "8.timeout_start",
+)
