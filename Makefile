@@ -12,7 +12,7 @@ E2E_WORKERS ?= 5
 # The Generative scenario's budget: PipelineRuns drawn (new seed each session, printed with a replay command) in `make e2e`;
 # `make soak` draws SOAK_GENERATIVE_RUNS a run. 0 leaves it out.
 GENERATIVE_RUNS ?= 4
-SOAK_GENERATIVE_RUNS ?= 8
+SOAK_GENERATIVE_RUNS ?= 12
 BENCH_SCALE ?= full
 # `make bench BENCH_SCHEDULER_CMD='my-scheduler --kubeconfig {kubeconfig} ...'` puts your scheduler beside the two.
 export BENCH_SCHEDULER_CMD BENCH_SCHEDULER_CONFIG_TEMPLATE BENCH_SCHEDULER_LABEL

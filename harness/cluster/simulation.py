@@ -5,6 +5,9 @@ pod's behaviour is chosen by annotations, which a fixture puts on the embedded
 taskSpec's `metadata.annotations` (Tekton copies them to the TaskRun and the pod):
 
     sim.rescon.dev/run-for      "3s"      steps end this long after the pod runs (default 1s)
+    sim.rescon.dev/run-until    "5s"      steps end at a random moment between run-for and this, drawn
+                                          per pod (KWOK's jitter; on kind the step script draws it), so
+                                          the pods of one matrixed task end in any order
     sim.rescon.dev/hold         "true"    steps run until the test sets sim.rescon.dev/release
     sim.rescon.dev/release      "true"    set by the test on the pod to end a held pod's steps
     sim.rescon.dev/exit-codes   "1,0"     the steps' exit code per attempt: the first pod exits 1,
@@ -32,6 +35,7 @@ from typing import Any
 
 PREFIX = "sim.rescon.dev/"
 RUN_FOR = PREFIX + "run-for"
+RUN_UNTIL = PREFIX + "run-until"
 HOLD = PREFIX + "hold"
 RELEASE = PREFIX + "release"
 EXIT_CODES = PREFIX + "exit-codes"
@@ -71,7 +75,13 @@ seconds() { case "$1" in "") echo "${2:-1}";; *ms) v=${1%ms}; printf '%d.%03d\n'
 if [ "$(ann sim.rescon.dev/hold)" = "true" ]; then
   until [ "$(ann sim.rescon.dev/release)" = "true" ]; do sleep 1; done
 else
-  sleep "$(seconds "$(ann sim.rescon.dev/run-for)")"
+  run_for=$(seconds "$(ann sim.rescon.dev/run-for)"); run_until=$(ann sim.rescon.dev/run-until)
+  if [ -n "$run_until" ]; then
+    # A uniform draw between run-for and run-until, from the kernel's randomness (pods that start together differ).
+    run_for=$(awk -v a="$run_for" -v b="$(seconds "$run_until")" -v r="$(od -An -N2 -tu2 /dev/urandom)" \
+      'BEGIN { if (b > a) a += (b - a) * r / 65536; printf "%.3f\n", a }')
+  fi
+  sleep "$run_for"
 fi
 attempt=$(hostname | sed -n 's/.*-retry\([0-9]*\)$/\1/p'); attempt=${attempt:-0}
 codes=$(ann sim.rescon.dev/exit-codes); codes=${codes:-0}
@@ -98,6 +108,7 @@ def sim_task_spec(
     cpu: str | None,
     memory: str | None = None,
     run_for: str | None = None,
+    run_until: str | None = None,
     hold: bool = False,
     exit_codes: str | None = None,
     linger: bool = False,
@@ -130,6 +141,8 @@ def sim_task_spec(
     annotations: dict[str, str] = {}
     if run_for:
         annotations[RUN_FOR] = run_for
+    if run_until:
+        annotations[RUN_UNTIL] = run_until
     if hold:
         annotations[HOLD] = "true"
     if exit_codes:
@@ -385,7 +398,12 @@ def pod_stages() -> list[dict[str, Any]]:
     finish_after = _steps_finished(
         "rescon-pod-steps-finish-after",
         [_lacks(HOLD)],
-        {"durationMilliseconds": DEFAULT_RUN_FOR_MS, "durationFrom": {"expressionFrom": _annotation(RUN_FOR)}},
+        {
+            "durationMilliseconds": DEFAULT_RUN_FOR_MS,
+            "durationFrom": {"expressionFrom": _annotation(RUN_FOR)},
+            # KWOK draws the delay uniformly between the two; with no run-until it is run-for exactly.
+            "jitterDurationFrom": {"expressionFrom": _annotation(RUN_UNTIL)},
+        },
     )
     finish_on_release = _steps_finished(
         "rescon-pod-steps-finish-on-release", [_has(HOLD), _has(RELEASE)], {"durationMilliseconds": 0}

@@ -20,12 +20,17 @@ alone replays every run and every batch (`--rescon-generative-seed N`). A run ha
 * per task (harness.cluster.simulation.sim_task_spec plays it on KWOK and
   kind): the work step's requests (or none), extra steps, a stepTemplate, a
   sidecar, a matrix of 2 or 3 values (sometimes from the run's params,
-  sometimes with an `include`), one or two retries (every attempt but the
+  sometimes with an `include`; their TaskRuns often end in any order), one or two retries (every attempt but the
   last fails), a param, a `when` expression on a run param that is false (Tekton
-  skips the task; the tasks after it still run), each workspace bound the long
+  skips the task; the tasks after it still run), a failure for good in a run
+  with finally tasks (every attempt exits 1: Tekton starts no new DAG task,
+  runs finally, and the run ends Failed), each workspace bound the long
   way (`{name: w0, workspace: source}`) or the short way (`{name: source}`,
   the task's workspace named as the pipeline's), and how its quantities are
-  spelt (`480m` and bytes, `0.48` and `500M`, or `480m` and `512Mi`).
+  spelt (`480m` and bytes, `0.48` and `500M`, or `480m` and `512Mi`);
+* sometimes created PipelineRunPending, with a `timeouts.pipeline`, and started
+  by the scenario once another run of its batch has a pod bound (a queueing
+  controller admitting it): its start comes well after its creation.
 
 Before some batches one pod no scheduler placed is pinned to each pool node,
 in a shape whose effective request is more than its containers' (a RuntimeClass
@@ -97,6 +102,16 @@ TRAP_TASK = "publish"
 RUN_ON_AFTER_GROUPS = "25s"
 #: The run param every `when` expression reads; the run passes "no", so a guarded task is skipped.
 GATE_PARAM = "deploy"
+#: The exit codes of a task that fails for good: the last entry repeats, so every attempt, retries included, exits 1.
+FAIL_FOR_GOOD = "1"
+#: How often a matrixed task's combinations end in any order: each pod's steps end between 1 s and this.
+OUT_OF_ORDER_CHANCE = 0.6
+OUT_OF_ORDER_UNTIL = "5s"
+#: How often a run with finally tasks has a DAG task that fails for good, and how often a run is created pending.
+FAILURE_CHANCE = 0.3
+PENDING_CHANCE = 0.2
+#: A pending run's `timeouts.pipeline`: counted from its start, far more than a drawn run takes even on a loaded machine.
+PENDING_RUN_TIMEOUT = "10m"
 FINALLY_NAMES = ("report", "notify")
 WORKSPACE_NAMES = ("source", "cache", "output")
 BINDING_KINDS = ("persistentVolumeClaim", "volumeClaimTemplate", "emptyDir", "configMap", "secret", "projected")
@@ -168,8 +183,12 @@ class TaskShape:
     param: str | None = None
     #: Guarded by `when: $(params.deploy) in [yes]`, false in every run: Tekton skips it.
     skipped: bool = False
+    #: Every attempt exits 1: the task fails for good, and its run ends Failed once finally is done.
+    fails: bool = False
     #: How long its work step runs.
     run_for: str = "1s"
+    #: Set: each pod's steps end at a random moment between run_for and this (a matrix's combinations end in any order).
+    run_until: str | None = None
     #: Pipeline workspaces bound, as task workspaces w0, w1... (or by their own name, the short way: `short`).
     bindings: list[str] = field(default_factory=list)
     #: Of `bindings`, those written the short way: `{name: source}`, the task's workspace named as the pipeline's.
@@ -187,6 +206,8 @@ class RunShape:
     workspaces: dict[str, str]  # pipeline workspace -> binding kind
     by_ref: bool
     pvcs: dict[str, str]  # pipeline workspace -> claim name, for persistentVolumeClaim bindings
+    #: Created PipelineRunPending; the scenario starts it.
+    pending: bool = False
 
 
 @dataclass(frozen=True)
@@ -202,6 +223,10 @@ class DrawnRun:
     #: One line per drawn feature, for the log.
     features: tuple[str, ...]
     scale: float
+    #: Created PipelineRunPending: the scenario starts it once another run of its batch has a pod bound.
+    pending: bool = False
+    #: A task of it fails for good, so the run ends Succeeded False, reason Failed.
+    fails: bool = False
 
     @property
     def pipeline_run(self) -> Obj:
@@ -279,6 +304,8 @@ def draw_shape(rng: random.Random, name: str, *, pvc_names: Sequence[str], templ
             elif rng.random() < 0.3:
                 # An include that matches a value adds nothing; a new value adds one combination.
                 task.include = rng.choice([*task.matrix, *(v for v in MATRIX_VALUES if v not in task.matrix)])
+            if rng.random() < OUT_OF_ORDER_CHANCE:
+                task.run_until = OUT_OF_ORDER_UNTIL
         # Tekton refuses retries beside `onError: continue`, which a result's consumer has.
         if rng.random() < 0.2 and task.result_from is None:
             task.retries = rng.choice((1, 1, 2))
@@ -292,7 +319,13 @@ def draw_shape(rng: random.Random, name: str, *, pvc_names: Sequence[str], templ
     _draw_skips(rng, tasks, workspaces, trap=trap)
     for task in tasks:
         task.short = {ws for ws in task.bindings if rng.random() < 0.3}
-    return RunShape(name, tasks, workspaces, rng.random() < 0.35, pvcs)
+    if any(t.is_finally for t in tasks) and rng.random() < FAILURE_CHANCE:
+        # A task no result links and no guard skips: its failure stops the DAG and finally still runs.
+        candidates = [t for t in tasks if not t.is_finally and not t.skipped and not t.produces and t.result_from is None]
+        if candidates:
+            rng.choice(candidates).fails = True
+    pending = not trap and rng.random() < PENDING_CHANCE
+    return RunShape(name, tasks, workspaces, rng.random() < 0.35, pvcs, pending)
 
 
 def _may_be_skipped(task: TaskShape) -> bool:
@@ -339,7 +372,8 @@ def _task_spec(task: TaskShape, scale: float, context: DrawContext) -> Obj:
         cpu=work.get("cpu"),
         memory=work.get("memory"),
         run_for=task.run_for,
-        exit_codes=",".join(["1"] * task.retries + ["0"]) if task.retries else None,
+        run_until=task.run_until,
+        exit_codes=FAIL_FOR_GOOD if task.fails else ",".join(["1"] * task.retries + ["0"]) if task.retries else None,
         sidecar_cpu=_requests_map(task.sidecar, scale, context, task.spelling).get("cpu") if task.sidecar else None,
         sidecar_memory=_requests_map(task.sidecar, scale, context, task.spelling).get("memory") if task.sidecar else None,
         extra_steps=[_requests_map(s, scale, context, task.spelling) for s in task.extra_steps],
@@ -460,13 +494,17 @@ def render(run: RunShape, index: int, scale: float, context: DrawContext) -> Dra
         run_spec["pipelineSpec"] = pipeline_spec
     if run_params:
         run_spec["params"] = run_params
+    if run.pending:
+        run_spec["status"] = "PipelineRunPending"
+        run_spec["timeouts"] = {"pipeline": PENDING_RUN_TIMEOUT}
+        features.insert(0, f"created PipelineRunPending, timeouts.pipeline {PENDING_RUN_TIMEOUT}, started once another run of its batch has a pod bound")
     run_spec["workspaces"] = [_binding(run, ws, context) for ws in run.workspaces]
     pipeline_run: Obj = {"apiVersion": "tekton.dev/v1", "kind": "PipelineRun", "metadata": {"name": run.name}, "spec": run_spec}
     docs.append(pipeline_run)
     resolved_run = copy.deepcopy(pipeline_run)
     resolved_run["spec"].pop("pipelineRef", None)
     resolved_run["spec"]["pipelineSpec"] = resolved_spec
-    return DrawnRun(run.name, index, tuple(docs), resolved_run, tuple(features), scale)
+    return DrawnRun(run.name, index, tuple(docs), resolved_run, tuple(features), scale, run.pending, any(t.fails for t in run.tasks))
 
 
 def _describe(task: TaskShape) -> str:
@@ -480,6 +518,7 @@ def _describe(task: TaskShape) -> str:
         ("sidecar", bool(task.sidecar)), (f"matrix x{len(task.matrix)}", bool(task.matrix)),
         ("from the run's params", task.matrix_from_run), (f"include {task.include}", bool(task.include)),
         (f"retries {task.retries}", bool(task.retries)), ("param", bool(task.param)), ("skipped by when", task.skipped),
+        ("fails for good", task.fails), (f"combinations end in any order within {task.run_until}", bool(task.run_until)),
         (f"runs {task.run_for}", task.run_for != "1s"),
     ) if on]
     if task.bindings:

@@ -15,7 +15,7 @@ from harness.contract import record as contract
 from harness.errors import HarnessError
 from harness.kube import present
 from harness.quantities import cpu_millis as parse_cpu
-from harness.suite.run import ScenarioRun
+from harness.suite.run import PIPELINE_RUN_LABEL, ScenarioRun
 from harness.waits import NotYet, WaitTimeout, hold_for, wait_for
 
 T = TypeVar("T")
@@ -471,6 +471,20 @@ def task_run_of_pod_must_be_done(run: ScenarioRun, pod: Obj) -> Obj:
         return task_run
 
     return wait_checked(run, poll, what=f"TaskRun {owner} to finish", timeout="taskrun_done", timeouts=run.timeouts)
+
+
+def pod_of_some_run_must_be_bound(run: ScenarioRun, pipeline_runs: list[str]) -> Obj:
+    """pod_of_some_run_must_be_bound() waits until a pod of one of `pipeline_runs` is bound to a node, and returns it."""
+    wanted = set(pipeline_runs)
+
+    def poll() -> Obj:
+        for pod in run.pods():
+            labels = pod["metadata"].get("labels") or {}
+            if labels.get(PIPELINE_RUN_LABEL) in wanted and (pod.get("spec") or {}).get("nodeName"):
+                return pod
+        raise NotYet(f"no pod of {', '.join(sorted(wanted))} is bound yet")
+
+    return wait_checked(run, poll, what=f"a pod of {', '.join(sorted(wanted))} to be bound", timeout="pod_created", timeouts=run.timeouts)
 
 
 def pipelinerun_must_stay_pending(run: ScenarioRun, name: str, *, duration: str = "run_pending") -> None:

@@ -5,7 +5,9 @@ the hand-written scenarios do not happen to draw. Each of them pins one
 feature in one shape; here DAG shapes, finally tasks, every workspace binding
 the contract reads (each written the long or the short way), embedded and
 referred-to tasks and pipelines, steps, sidecars, stepTemplates, matrices,
-one or two retries, params and tasks a false `when` expression skips come in
+one or two retries, params, tasks a false `when` expression skips, a task that
+fails for good while finally is still to run, matrix combinations that end in
+any order, and runs created PipelineRunPending and started later come in
 combinations nobody wrote down (harness.generative.grammar). A scheduler that gets a
 combination wrong reserves the wrong peak or groups the wrong tasks, and the
 suite's own computation (harness.monitor.expected_groups,
@@ -19,7 +21,8 @@ scheduler that releases late, or only at the run's end, fails the monitor's
 scheduler placed on each node, in a shape that counts more than its containers
 (harness.generative.foreign_pods), and the batch's runs sized around it.
 
-Each run is judged once its PipelineRun has succeeded: the record's groups
+Each run is judged once its PipelineRun has ended as drawn (succeeded, or
+failed where a task fails for good): the record's groups
 (tasks, workspaces) are the suite's, each group's peak is the suite's
 (millicores and bytes, exact), and every pod of a group ran on the group's
 node. A failure names the seed and a one-line replay command; the drawn
@@ -44,6 +47,8 @@ from harness.generative.grammar import MAX_BATCH, POOL_NODES, DrawContext, Drawn
 from harness.generative.peaks import expected_peaks
 from harness.monitor.expected_groups import ExpectedGroup, expected_groups
 from harness.suite.checks import (
+    pipelinerun_must_end_with,
+    pod_of_some_run_must_be_bound,
     pipelinerun_must_succeed,
     pod_must_be_running,
     pod_must_be_terminating,
@@ -134,6 +139,7 @@ def test_generative(run: ScenarioRun, request: pytest.FixtureRequest) -> None:
                 _hold_foreign(run, foreign)
             for drawn in batch:
                 run.apply_objects(drawn.name, [doc for doc in drawn.docs if not is_foreign(doc)])
+            _start_pending(run, batch)
             started = time.monotonic()
             for drawn in batch:
                 with replayable(f"{drawn.name} as drawn:\n  " + "\n  ".join(drawn.features)):
@@ -161,10 +167,26 @@ def _let_foreign_go(run: ScenarioRun, pods: list[dict[str, Any]]) -> None:
     pods_must_be_gone(run, names)
 
 
+def _start_pending(run: ScenarioRun, batch: list[DrawnRun]) -> None:
+    """_start_pending() starts the batch's pending runs once another run of it has a pod bound, as a queue admits a run when there is room.
+
+    A batch of pending runs only is started at once: nothing else would start it.
+    """
+    pending = [drawn for drawn in batch if drawn.pending]
+    others = [drawn.name for drawn in batch if not drawn.pending]
+    if pending and others:
+        pod_of_some_run_must_be_bound(run, others)
+    for drawn in pending:
+        run.start_pending(drawn.name)
+
+
 def _judge(run: ScenarioRun, drawn: DrawnRun) -> None:
-    """_judge() waits for the run to succeed, then holds its record and pods to the suite's own groups and peaks."""
+    """_judge() waits for the run to end as drawn (Succeeded; Failed when a task fails for good), then holds its record and pods to the suite's own groups and peaks."""
     try:
-        pipeline_run = pipelinerun_must_succeed(run, drawn.name)
+        if drawn.fails:
+            pipeline_run = pipelinerun_must_end_with(run, drawn.name, status="False", reason="Failed")
+        else:
+            pipeline_run = pipelinerun_must_succeed(run, drawn.name)
     except AssertionError as err:
         ended = run.pipeline_run(drawn.name)
         if not (ended.get("status") or {}).get("childReferences"):
@@ -212,7 +234,7 @@ def _group_node(run: ScenarioRun, pipeline_run: str, group: ExpectedGroup) -> st
         for pod in run.task_pods(pipeline_run, task)
     }
     nodes = set(placed.values())
-    assert None not in nodes, f"{pipeline_run} has succeeded, yet some pods of group {sorted(group.tasks)} were never bound: {placed}"
+    assert None not in nodes, f"{pipeline_run} has ended, yet some pods of group {sorted(group.tasks)} were never bound: {placed}"
     assert len(nodes) <= 1, f"{pipeline_run}'s group {sorted(group.tasks)} ran on {sorted(str(n) for n in nodes)}: {placed}"
     return next(iter(nodes), None)
 

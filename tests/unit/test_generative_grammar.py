@@ -10,6 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.generative.grammar import (
+    FAIL_FOR_GOOD,
+    PENDING_RUN_TIMEOUT,
     GATE_PARAM,
     MAX_BATCH,
     POOL_NODES,
@@ -156,7 +158,7 @@ def test_the_grammar_draws_every_feature_it_names() -> None:
     wanted = {
         "pipelineRef", "taskRef", "taskSpec", "finally", "after", "result", "stepTemplate", "sidecar", "matrix", "include",
         "params", "retries", "param", "implicitly", "steps", *CO_LOCATING_BINDINGS, "emptyDir", "configMap", "secret", "projected",
-        "several-groups", "decimal", "binary", "short", "when",
+        "several-groups", "decimal", "binary", "short", "when", "fails", "PipelineRunPending,", "order",
     }
     assert wanted <= seen, f"never drawn: {sorted(wanted - seen)}"
     phrases = {feature for seed in range(40) for batch in _draw(seed) for run in batch for feature in run.features}
@@ -257,3 +259,44 @@ def test_a_short_binding_names_the_task_workspace_as_the_pipeline_s() -> None:
                             task_spec = _declared_task_spec(run, entry)
                             assert binding["name"] in {w["name"] for w in task_spec["workspaces"]}
     assert found, "no short binding in 20 sessions"
+
+
+def _annotations(run: DrawnRun, entry: Obj) -> dict[str, str]:
+    """The sim annotations of a pipeline task: on its embedded taskSpec, or on the Task it refers to."""
+    owner = entry["taskSpec"] if "taskSpec" in entry else run.tasks[entry["taskRef"]["name"]]
+    annotations: dict[str, str] = owner["metadata"]["annotations"]
+    return annotations
+
+
+def test_a_failing_task_fails_every_attempt_in_a_run_with_finally() -> None:
+    """A task drawn to fail exits 1 on every attempt, only where finally tasks run after it and nothing reads its result."""
+    failing = 0
+    for seed in range(40):
+        for batch in _draw(seed):
+            for run in batch:
+                entries = _entries(run)
+                failed = [e for e in entries if _annotations(run, e).get("sim.rescon.dev/exit-codes") == FAIL_FOR_GOOD]
+                assert run.fails == bool(failed), f"{run.name}: fails is {run.fails}, failing tasks {[e['name'] for e in failed]}"
+                if not failed:
+                    continue
+                failing += 1
+                assert len(failed) == 1 and run.index != 0, "one failing task a run, never in the release trap"
+                assert (pipeline_spec_of(run.resolved) or {}).get("finally"), f"{run.name} fails with no finally task to run after"
+                entry = failed[0]
+                assert not entry.get("when") and "onError" not in entry and entry["name"] not in {e["name"] for e in (pipeline_spec_of(run.resolved) or {}).get("finally", [])}
+                assert f"$(tasks.{entry['name']}.results" not in str(run.resolved), "a result nobody writes would skip its consumer, not test a failure"
+    assert failing, "no failing task in 40 sessions"
+
+
+def test_a_pending_run_says_so_and_carries_a_timeout() -> None:
+    pending = 0
+    for seed in range(40):
+        for batch in _draw(seed):
+            for run in batch:
+                spec = run.pipeline_run["spec"]
+                assert run.pending == (spec.get("status") == "PipelineRunPending")
+                if run.pending:
+                    pending += 1
+                    assert run.index != 0, "the release trap starts at once: its timing is its point"
+                    assert spec["timeouts"] == {"pipeline": PENDING_RUN_TIMEOUT}
+    assert pending, "no pending run in 40 sessions"

@@ -40,6 +40,15 @@ def test_held_pods_finish_only_on_release() -> None:
     assert {"key": hold_key, "operator": "DoesNotExist"} in timed["spec"]["selector"]["matchExpressions"]
     assert {hold_key, release_key} <= _keys(held)
     assert timed["spec"]["delay"]["durationFrom"]["expressionFrom"] == f'.metadata.annotations["{simulation.RUN_FOR}"]'
+    # KWOK v0.8 (pkg/utils/lifecycle Stage.Delay) adds a uniform draw up to the jitter; no annotation, no jitter.
+    assert timed["spec"]["delay"]["jitterDurationFrom"]["expressionFrom"] == f'.metadata.annotations["{simulation.RUN_UNTIL}"]'
+
+
+def test_run_until_is_an_annotation_and_the_step_script_draws_it() -> None:
+    spec = simulation.sim_task_spec(cpu="100m", run_for="1s", run_until="5s")
+    assert spec["metadata"]["annotations"] == {simulation.RUN_FOR: "1s", simulation.RUN_UNTIL: "5s"}
+    assert simulation.RUN_UNTIL not in simulation.sim_task_spec(cpu="100m")["metadata"]["annotations"]
+    assert "sim.rescon.dev/run-until" in simulation.STEP_SCRIPT and "/dev/urandom" in simulation.STEP_SCRIPT
 
 
 def test_exit_codes_follow_the_attempt_and_sidecars_can_linger() -> None:
