@@ -175,6 +175,14 @@ class ScenarioRun:
         """let_go() takes the suite's finalizer off a pod hold_terminating() held, so its deletion completes."""
         release_pod_hold(self.kube, self.namespace, pod_name)
 
+    def delete_pod_now(self, pod_name: str) -> None:
+        """delete_pod_now() deletes a pod with no grace period; one already gone (a let-go Terminating pod KWOK finished) is fine."""
+        try:
+            self.kube.core.delete_namespaced_pod(pod_name, self.namespace, grace_period_seconds=0)
+        except kubernetes.client.ApiException as err:
+            if err.status != 404:
+                raise
+
     def cancel(self, pipeline_run: str, *, status: str = "Cancelled") -> None:
         """cancel() stops a PipelineRun as `tkn pipelinerun cancel` does: spec.status Cancelled.
 

@@ -163,7 +163,7 @@ def _let_foreign_go(run: ScenarioRun, pods: list[dict[str, Any]]) -> None:
     names = tuple(pod["metadata"]["name"] for pod in pods)
     for name in names:
         run.let_go(name)
-        run.kube.core.delete_namespaced_pod(name, run.namespace, grace_period_seconds=0)
+        run.delete_pod_now(name)
     pods_must_be_gone(run, names)
 
 
