@@ -34,6 +34,11 @@ RESOLVER_TYPE_LABEL = "resolution.tekton.dev/type"
 RESOLUTION_FAILED_MESSAGE = "the {resolver} resolver failed to fetch its Task: {message}"
 #: The one-line error of an answer that is not a Task; format it with the resolver and what was found.
 NOT_A_TASK_MESSAGE = "the {resolver} resolver answered with {found}, not a Task"
+#: The one-line error of a request marked Succeeded with no data; format it with the resolver and namespace/name.
+NO_ANSWER_MESSAGE = (
+    "the {resolver} resolver marked ResolutionRequest {request} Succeeded with no status.data: "
+    "read the resolver's log and the request's status (kubectl get resolutionrequest -o yaml)"
+)
 
 #: Fields of a step, sidecar or stepTemplate that tekton.dev/v1beta1 names otherwise than v1.
 _V1BETA1_RENAMED = {"resources": "computeResources"}
@@ -118,6 +123,8 @@ def decoded_task(data: str, resolver: str) -> dict[str, Any]:
     except (binascii.Error, ValueError, yaml.YAMLError) as err:
         raise ResolutionFailed(NOT_A_TASK_MESSAGE.format(resolver=resolver, found=f"data that is not base64 YAML ({err})")) from err
     if not isinstance(document, Mapping) or document.get("kind") != "Task":
+        if document is None:
+            raise ResolutionFailed(NOT_A_TASK_MESSAGE.format(resolver=resolver, found="an empty document"))
         kind = document.get("kind") if isinstance(document, Mapping) else type(document).__name__
         raise ResolutionFailed(NOT_A_TASK_MESSAGE.format(resolver=resolver, found=f"a {kind or 'document without a kind'}"))
     return dict(document)
@@ -139,4 +146,8 @@ def resolved_task_spec(task_ref: Obj, requests: Iterable[Obj]) -> dict[str, Any]
         raise ResolutionFailed(RESOLUTION_FAILED_MESSAGE.format(resolver=resolver, message=condition.get("message") or condition.get("reason") or "no message"))
     if condition.get("status") != "True":
         return None
-    return task_spec_v1(decoded_task(str((request.get("status") or {}).get("data") or ""), resolver))
+    data = (request.get("status") or {}).get("data")
+    if not data:
+        meta = request.get("metadata") or {}
+        raise ResolutionFailed(NO_ANSWER_MESSAGE.format(resolver=resolver, request=f"{meta.get('namespace')}/{meta.get('name')}"))
+    return task_spec_v1(decoded_task(str(data), resolver))

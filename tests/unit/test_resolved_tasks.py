@@ -96,12 +96,24 @@ def test_a_failed_resolution_says_the_resolvers_message() -> None:
         ("%%% not base64", "data that is not base64 YAML"),
         (base64.b64encode(b"kind: Pipeline\nspec: {}\n").decode(), "a Pipeline"),
         (base64.b64encode(b"- a list\n").decode(), "a list"),
-        ("", "a NoneType"),
+        ("", "an empty document"),
+        (base64.b64encode(b"   \n").decode(), "an empty document"),
     ],
 )
 def test_an_answer_that_is_not_a_task_is_refused_naming_what_it_is(data: str, found: str) -> None:
     with pytest.raises(ResolutionFailed, match=f"the cluster resolver answered with {found}"):
         decoded_task(data, "cluster")
+
+
+@pytest.mark.parametrize("data", ["", None])
+def test_a_succeeded_request_with_no_data_names_the_request(data: str | None) -> None:
+    empty = _request(_params("scan"))
+    empty["status"]["data"] = data
+    with pytest.raises(ResolutionFailed, match="the cluster resolver marked ResolutionRequest ci/cluster-067ddc3d7fca56a4328c79cda6353b63 Succeeded with no status.data: read the resolver's log"):
+        resolved_task_spec(_ref("scan"), [empty])
+    del empty["status"]["data"]
+    with pytest.raises(ResolutionFailed, match="with no status.data"):
+        resolved_task_spec(_ref("scan"), [empty])
 
 
 def test_a_v1beta1_task_reads_its_resources_as_compute_resources() -> None:
