@@ -24,6 +24,7 @@ from kubernetes.client import ApiClient
 
 from reference_scheduler.core.feasible import ALL_NODES
 from reference_scheduler.core.queue_hints import QUEUE, own_pod_updated
+from reference_scheduler.core.resolved_tasks import requests_owned_by
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.core.scoring import Strategy
 from reference_scheduler.core.container_defaults import CONFIG_DEFAULTS_CONFIGMAP, container_defaults_of
@@ -311,10 +312,8 @@ class Scheduler:
 
     def _resolution_requests_of(self, namespace: str, run_uid: str) -> list[Obj]:
         """_resolution_requests_of(ns, uid) are the cached ResolutionRequests of that namespace owned by that PipelineRun."""
-        return self.resolution_requests.list(
-            lambda r: (r.get("metadata") or {}).get("namespace") == namespace
-            and any(ref.get("uid") == run_uid for ref in (r.get("metadata") or {}).get("ownerReferences") or [])
-        )
+        in_namespace = self.resolution_requests.list(lambda r: (r.get("metadata") or {}).get("namespace") == namespace)
+        return [dict(request) for request in requests_owned_by(in_namespace, run_uid)]
 
     def check_coschedule(self) -> None:
         """check_coschedule() says, once per change, whether Tekton's coschedule is the `disabled` this scheduler needs (one line naming the fix)."""
