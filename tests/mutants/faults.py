@@ -3238,7 +3238,7 @@ MUTANTS["failed_task_ends_group"] = Mutant(
 MUTANTS["matrix_last_child_only"] = Mutant(
     "matrix_last_child_only",
     "a task's TaskRuns are read as one, the last childReference listed: a matrixed task looks done once its last combination is",
-    "matrix_out_of_order",
+    "out_of_order_matrix",
     apply_matrix_last_child_only,
     "8.matrix_done",
 )

@@ -1,4 +1,4 @@
-"""matrix_out_of_order: a matrixed group task is done only when every one of its TaskRuns is, in whatever order they end.
+"""out_of_order_matrix: a matrixed group task is done only when every one of its TaskRuns is, in whatever order they end.
 
 docs/contract.md section 8: a group is released once every task of it is
 done, and a matrixed task is done when each of its TaskRuns (one per
@@ -40,10 +40,10 @@ from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
 
 SCENARIO = Scenario(
-    name="matrix_out_of_order",
+    name="out_of_order_matrix",
     description="A's group is prep then test, matrixed over three values (3 x 1200m on the single 4800m node); the combinations end last first, then first, the middle one still running: the group stays Reserved and B (2000m) waits through both, and binds once the last combination is done and the group Released",
     features=(Feature.RELEASE,),
-    fixtures=("matrix_out_of_order-a", "graceful_stop-b"),
+    fixtures=("out_of_order_matrix-a", "graceful_stop-b"),
     pool=PoolSpec(count=1),
     volumes=("a-source", "b-source"),
 )
@@ -57,9 +57,9 @@ ENDED_EARLY = (2, 0)
 STILL_RUNNING = 1
 
 
-def test_matrix_out_of_order(run: ScenarioRun) -> None:
+def test_out_of_order_matrix(run: ScenarioRun) -> None:
     a, b = run.named("a"), run.named("b")
-    run.apply("matrix_out_of_order-a", name=a)
+    run.apply("out_of_order_matrix-a", name=a)
     prep, node, record = task_must_hold_its_group(run, a, "prep")
     group_must_have(
         run, record, "prep", tasks={"prep", "test"}, workspaces={"source"},
