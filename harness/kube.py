@@ -16,6 +16,7 @@ from kubernetes.client import ApiClient
 from kubernetes.dynamic import DynamicClient
 
 from harness.errors import HarnessError
+from harness.waits import NotYet
 
 #: The field manager every harness write uses, so server-side apply conflicts name us.
 FIELD_MANAGER = "rescon-harness"
@@ -179,3 +180,20 @@ class Kube:
 
     def close(self) -> None:
         self.api.close()  # type: ignore[no-untyped-call]
+
+
+def api_ready(kube: Kube) -> None:
+    """api_ready() returns when the API server's /readyz answers 200; otherwise NotYet says what it answered.
+
+    A starting API server answers 403 to every path until its authorizer has synced:
+    inside a wait that is "not yet", never bad credentials.
+    """
+    try:
+        method, url, headers, _body, _ = kube.api.param_serialize("GET", "/readyz", auth_settings=["BearerToken"])
+        response = kube.api.call_api(method, url, header_params=headers, _request_timeout=5)
+        if response.status != 200:
+            raise NotYet(f"/readyz answered {response.status}")
+    except NotYet:
+        raise
+    except Exception as err:  # any transport or HTTP error means: not ready yet
+        raise NotYet(f"/readyz: {err.__class__.__name__}: {str(err)[:120]}") from err

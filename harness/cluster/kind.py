@@ -57,7 +57,7 @@ from harness.cluster import namespaces, node_image, slot_pools, storage, tekton,
 from harness.cluster.node_pools import NodePool
 from harness.cluster.paths import SUITE_ROOT, cache_root
 from harness.errors import HarnessError
-from harness.kube import Kube, present
+from harness.kube import Kube, api_ready, present
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -296,7 +296,15 @@ class KindProvider:
         config = self.write_config()
         self.check_inotify(config)
         self.create_cluster(kind_path, config)
-        kube = Kube.connect(self.kubeconfig, reachable_within=self.timeouts.api_reachable)
+        kube = Kube.connect(self.kubeconfig)
+        # A kept cluster whose containers have just started again (a restarted Docker) is awaited, not judged.
+        wait_for(
+            lambda: api_ready(kube),
+            what=f"the API server of kind cluster {self.name}",
+            timeout="api_ready",
+            timeouts=self.timeouts,
+            hint=f"docker logs {self.name}-control-plane",
+        )
         self.remember_workers(kube)
         if self.offline:
             self.network(kube)

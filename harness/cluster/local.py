@@ -38,7 +38,7 @@ from harness.cluster.restarts import launch_of, relaunch, revive
 from harness.cluster.simulation import HOLD, RUN_FOR, affinity_assistant_policy, affinity_assistant_probe_pod, all_stages
 from harness.cluster.toolchain import Toolchain, program_named
 from harness.errors import HarnessError
-from harness.kube import Kube, json_object, present
+from harness.kube import Kube, api_ready, json_object, present
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -301,7 +301,7 @@ class LocalCluster:
         processes = {p.name: p for p in self.component_processes()}
 
         def ready() -> None:
-            _api_ready(kube)
+            api_ready(kube)
 
         wait_for(ready, what=f"the API server of cluster {self.name} after the restart of {name}", timeout="component_restart",
                  timeouts=self.timeouts, hint=f"read {self.logs_dir()}/{name}.log")
@@ -440,7 +440,7 @@ class LocalCluster:
     def _wait_api_ready(self, kube: Kube) -> None:
         def ready() -> None:
             self._fail_if_crashed(KWOKCTL_COMPONENTS)
-            _api_ready(kube)
+            api_ready(kube)
 
         wait_for(ready, what=f"the API server of cluster {self.name}", timeout="api_ready", timeouts=self.timeouts, hint=f"read {self.logs_dir()}/kube-apiserver.log")
 
@@ -576,16 +576,3 @@ class LocalCluster:
 
     def _say(self, line: str) -> None:
         print(line, file=self.out, flush=True)
-
-
-def _api_ready(kube: Kube) -> None:
-    """_api_ready() returns when the API server's /readyz answers 200; otherwise NotYet says what it answered."""
-    try:
-        method, url, headers, _body, _ = kube.api.param_serialize("GET", "/readyz", auth_settings=["BearerToken"])
-        response = kube.api.call_api(method, url, header_params=headers, _request_timeout=5)
-        if response.status != 200:
-            raise NotYet(f"/readyz answered {response.status}")
-    except NotYet:
-        raise
-    except Exception as err:  # any transport or HTTP error means: not ready yet
-        raise NotYet(f"/readyz: {err.__class__.__name__}: {str(err)[:120]}") from err

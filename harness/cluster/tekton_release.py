@@ -194,9 +194,45 @@ def install(kube: Kube, manifests: list[Manifest], *, timeouts: TimeoutConfig) -
     kube.apply_all(foundations)
     crds = [m["metadata"]["name"] for m in foundations if m["kind"] == "CustomResourceDefinition"]
     _wait_established(kube, crds, timeouts=timeouts)
-    kube.apply_all(m for m in manifests if m["kind"] not in ("Namespace", "CustomResourceDefinition"))
+    _apply_once_webhooks_answer(kube, [m for m in manifests if m["kind"] not in ("Namespace", "CustomResourceDefinition")], timeouts=timeouts)
     _wait_available(kube, deployments(manifests), timeouts=timeouts)
     tekton.wait_reconciles(kube, timeouts=timeouts, hint=f"kubectl -n {tekton.NAMESPACE} logs deploy/tekton-pipelines-controller")
+
+
+def webhook_not_serving(status: int, body: str) -> bool:
+    """webhook_not_serving(500, body) is true when the API server refused a write because an admission webhook did not answer."""
+    return status == 500 and "failed calling webhook" in body
+
+
+def _apply_once_webhooks_answer(kube: Kube, manifests: list[Manifest], *, timeouts: TimeoutConfig) -> None:
+    """_apply_once_webhooks_answer() applies the release, again while Tekton's webhook does not answer yet.
+
+    A kept cluster keeps Tekton's webhook configurations across a restart of its
+    nodes (a Docker daemon restarted), while the webhook's pod starts again: until
+    it serves, the API server refuses every ConfigMap and CRD object it validates.
+    Server-side apply is idempotent, so the whole release is applied again.
+    """
+
+    def applied() -> None:
+        try:
+            kube.apply_all(manifests)
+        except kubernetes.dynamic.exceptions.DynamicApiError as err:
+            if webhook_not_serving(int(err.status or 0), str(err.body or "")):
+                raise NotYet(f"Tekton's webhook does not answer yet ({_first_cause(str(err.body))})") from err
+            raise
+
+    wait_for(
+        applied,
+        what="Tekton's release applied (its webhook answering)",
+        timeout="tekton_ready",
+        timeouts=timeouts,
+        hint=f"kubectl -n {tekton.NAMESPACE} get pods -l app.kubernetes.io/component=webhook",
+    )
+
+
+def _first_cause(body: str) -> str:
+    match = re.search(r'failed calling webhook \\?"([^"\\]+)', body)
+    return f"webhook {match.group(1)}" if match else body[:160]
 
 
 def _wait_established(kube: Kube, names: list[str], *, timeouts: TimeoutConfig) -> None:
