@@ -3249,3 +3249,6 @@ MUTANTS["timeout_from_creation"] = Mutant(
     apply_timeout_from_creation,
     "8.timeout_start",
 )
+
+from .held_out import HELD_OUT  # noqa: E402  (the held-out batch registers after the catalogue it extends)
+MUTANTS.update(HELD_OUT)

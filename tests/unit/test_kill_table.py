@@ -131,7 +131,8 @@ def test_the_rule_table_lists_every_rule_with_its_mutants_and_their_killers() ->
     from tests.mutants.faults import MUTANTS, RULES
 
     lines = render_rule_table({"max_peak": {"parallel_peak": "failed", "colocation": "passed"}, "ignores_foreign_pods": {}})
-    assert len(lines) == 2 + len(MUTANTS)
+    # One line per mutant that names its rule: a pending one without a rule yet (the held-out batch) has no row.
+    assert len(lines) == 2 + sum(1 for m in MUTANTS.values() if m.rule or not m.pending)
     assert all(any(f"`{rule}`" in line for line in lines) for rule in RULES)
     (peak,) = [line for line in lines if "`max_peak`" in line]
     assert "| parallel_peak |" in peak and "`parallel_peak`: killed" in peak

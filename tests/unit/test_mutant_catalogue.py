@@ -564,11 +564,13 @@ def test_ignores_runtime_class_overhead(keep: Keep) -> None:
 
 def test_every_mutant_names_a_known_rule() -> None:
     for mutant in MUTANTS.values():
+        if mutant.pending and not mutant.rule:
+            continue  # a pending mutant (the held-out batch, tests/mutants/held_out.py) names its rule once it has been run
         assert mutant.rule in RULES, (mutant.name, mutant.rule)
 
 
 def test_every_rule_has_a_mutant() -> None:
-    assert set(RULES) == {m.rule for m in MUTANTS.values()}
+    assert set(RULES) == {m.rule for m in MUTANTS.values() if m.rule or not m.pending}
 
 
 def test_every_patch_applies_to_the_reference() -> None:
