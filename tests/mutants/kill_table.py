@@ -90,13 +90,17 @@ class Subject:
         )
 
 
-def pytest_argv(subject: Subject, *, report: Path, scenarios: Sequence[str], python: str = sys.executable, count: int = 0, workers: int = 0) -> list[str]:
+def pytest_argv(
+    subject: Subject, *, report: Path, scenarios: Sequence[str], python: str = sys.executable, count: int = 0, workers: int = 0, first_kill: bool = False
+) -> list[str]:
     """pytest_argv() is the suite run for one subject; `scenarios` limits it to those (empty: all).
 
     With `count`, pytest-repeat runs each scenario that many times in the one
     session: one scheduler launch, a fresh namespace and pool for every run.
     With `workers`, pytest-xdist runs that many at a time, each worker with
-    its own instance of the subject (harness/suite/workers.py).
+    its own instance of the subject (harness/suite/workers.py). With
+    `first_kill`, the session ends at the first failing scenario (a mutant
+    needs one killer; a survivor still meets every scenario).
 
     It runs the venv's `pytest` script, not `python -m pytest`: with the
     checkout on sys.path its stale egg-info reorders the pytest plugins.
@@ -114,6 +118,8 @@ def pytest_argv(subject: Subject, *, report: Path, scenarios: Sequence[str], pyt
         argv += [f"--count={count}", "--repeat-scope=function"]
     if workers:
         argv += ["-n", str(workers)]
+    if first_kill:
+        argv += ["--maxfail=1"]
     return argv
 
 
@@ -390,7 +396,9 @@ def confirm(subject: Subject, outcomes: dict[str, str], *, root: Path = REPO_ROO
     return confirmed(outcomes, rerun), seconds
 
 
-def run_suite(subject: Subject, *, scenarios: Sequence[str], root: Path, suffix: str = "", count: int = 0, workers: int = 0) -> tuple[dict[str, str], float]:
+def run_suite(
+    subject: Subject, *, scenarios: Sequence[str], root: Path, suffix: str = "", count: int = 0, workers: int = 0, first_kill: bool = False
+) -> tuple[dict[str, str], float]:
     """run_suite() is one pytest run against one subject: its outcomes by scenario and its wall time."""
     report = root / REPORTS_DIR / f"{subject.name}{suffix}.yaml"
     log = root / REPORTS_DIR / f"{subject.name}{suffix}.log"
@@ -400,7 +408,7 @@ def run_suite(subject: Subject, *, scenarios: Sequence[str], root: Path, suffix:
         (root / REPORTS_DIR / f"{subject.name}-rerun.yaml").unlink(missing_ok=True)
     started = time.monotonic()
     with log.open("w") as out:
-        subprocess.run(pytest_argv(subject, report=report, scenarios=scenarios, count=count, workers=workers), cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
+        subprocess.run(pytest_argv(subject, report=report, scenarios=scenarios, count=count, workers=workers, first_kill=first_kill), cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
     seconds = time.monotonic() - started
     if not report.is_file():
         raise SystemExit(f"kill_table: the suite run against {subject.name} wrote no report: read {log}")
@@ -428,7 +436,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--own", action="store_true", help="run each mutant against its own scenario only (its caught_by), not --scenarios")
     parser.add_argument("--repeat", type=int, default=0, help="run each cell this many times, no reruns, and count the kills (prints only)")
     parser.add_argument("--from-counts", default="", metavar="JSON", help=f"write the --own --repeat doc from a saved {REPORTS_DIR}/repeat-counts.json, running nothing")
-    parser.add_argument("--workers", type=int, default=3, help="with --repeat: runs at a time (pytest -n; default 3, 0: one process)")
+    parser.add_argument(
+        "--workers", type=int, default=None, help="scenarios at a time in a subject's run (pytest -n; default 3 with --repeat, else 0: one process); reruns go one at a time"
+    )
+    parser.add_argument(
+        "--first-kill", action="store_true", help="end a mutant's run at its first failing scenario, then confirm that one alone (a held-out batch: is it caught at all?)"
+    )
     parser.add_argument("--fresh", action="store_true", help="with --repeat: each run its own pytest session and scheduler launch (slower)")
     parser.add_argument("--output", default=str(DOC), help=f"where the Markdown goes ('none': print only; default {DOC})")
     args = parser.parse_args(list(argv))
@@ -440,6 +453,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     if args.repeat and args.output == str(DOC) and not (args.own and args.no_reference and not args.mutants):
         # docs/mutants.md from repeats is the whole catalogue against its own scenarios; anything less prints only.
         args.output = "none"
+    if args.workers is None:
+        args.workers = 3 if args.repeat else 0
     if args.smoke:
         args.mutants = list(SMOKE)
         args.scenarios = ",".join(MUTANTS[m].caught_by for m in SMOKE)
@@ -524,7 +539,13 @@ def _measure(args: argparse.Namespace) -> int:
     run_id = run_id_for(os.getpid())
     for name in names:
         print(f"kill_table: {name} as {Subject(name, run_id).scheduler_name} ...", flush=True)
-        outcomes[name], wall[name] = run_suite(Subject(name, run_id), scenarios=scenarios_for(name, given=scenarios, own=args.own), root=REPO_ROOT)
+        outcomes[name], wall[name] = run_suite(
+            Subject(name, run_id),
+            scenarios=scenarios_for(name, given=scenarios, own=args.own),
+            root=REPO_ROOT,
+            workers=args.workers,
+            first_kill=args.first_kill and name != REFERENCE,
+        )
         print(f"kill_table: {name} done in {wall[name]:.0f} s", flush=True)
     # Reruns come after every first run, minutes later: a busy spell of the shared cluster is over by then.
     for name in names:

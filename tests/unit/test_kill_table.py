@@ -172,6 +172,19 @@ def test_repeats_in_one_session_ask_pytest_repeat_for_the_count() -> None:
     assert "--count=10" not in pytest_argv(Subject("max_peak"), report=Path("r.yaml"), scenarios=["parallel_peak"])
 
 
+def test_a_first_kill_run_ends_at_the_first_failing_scenario() -> None:
+    argv = pytest_argv(Subject("max_peak"), report=Path("r.yaml"), scenarios=(), workers=3, first_kill=True)
+    assert argv[-3:] == ["-n", "3", "--maxfail=1"]
+    assert "--maxfail=1" not in pytest_argv(Subject("max_peak"), report=Path("r.yaml"), scenarios=())
+
+
+def test_workers_default_to_three_for_repeats_and_to_one_process_otherwise() -> None:
+    assert parse_args(["max_peak", "--own", "--repeat", "10"]).workers == 3
+    assert parse_args(["max_peak"]).workers == 0
+    assert parse_args(["--smoke"]).workers == 0
+    assert parse_args(["max_peak", "--workers", "2", "--first-kill"]).workers == 2
+
+
 def test_a_mutant_whose_own_scenario_never_reported_is_a_problem() -> None:
     assert repeat_problems({"max_peak": {"parallel_peak": 0}}, 10) == ["mutant max_peak was killed by parallel_peak in 0 of 10 runs, not every run"]
 
