@@ -32,13 +32,23 @@ RESOLVER_TYPE_LABEL = "resolution.tekton.dev/type"
 
 #: The one-line error of a resolution that failed; format it with the task's resolver and the resolver's message.
 RESOLUTION_FAILED_MESSAGE = "the {resolver} resolver failed to fetch its Task: {message}"
-#: The one-line error of an answer that is not a Task; format it with the resolver and what was found.
-NOT_A_TASK_MESSAGE = "the {resolver} resolver answered with {found}, not a Task"
-#: The one-line error of a request marked Succeeded with no data; format it with the resolver and namespace/name.
+#: The one-line error of an answer that is not a Task; format it with the resolver, the request
+#: ("ResolutionRequest namespace/name"), what was found and what fixes it (one of the FIX_ constants).
+NOT_A_TASK_MESSAGE = "the {resolver} resolver answered {request} with {found}: {fix}"
+#: What fixes status.data that is not base64, or decodes to no YAML or JSON.
+FIX_ENCODING = "status.data must be the Task's YAML or JSON, base64-encoded; read the resolver's log"
+#: What fixes an answer that decodes to something other than a Task.
+FIX_NOT_A_TASK = "the taskRef's params must name a Task; read the resolver's log"
+#: What fixes a Task whose spec is no mapping.
+FIX_TASK_SPEC = "fix the Task the resolver serves"
+#: The one-line error of a request marked Succeeded with no data; format it with the resolver, namespace and name.
 NO_ANSWER_MESSAGE = (
-    "the {resolver} resolver marked ResolutionRequest {request} Succeeded with no status.data: "
-    "read the resolver's log and the request's status (kubectl get resolutionrequest -o yaml)"
+    "the {resolver} resolver marked ResolutionRequest {namespace}/{name} Succeeded with no status.data: "
+    "read the resolver's log and the request's status.conditions (kubectl get resolutionrequest -n {namespace} {name} -o yaml)"
 )
+
+#: How a YAML value that is no mapping is called in an error: "a YAML list", "a YAML string".
+_YAML_TYPES = {list: "list", str: "string", int: "number", float: "number", bool: "boolean", bytes: "binary value"}
 
 #: Fields of a step, sidecar or stepTemplate that tekton.dev/v1beta1 names otherwise than v1.
 _V1BETA1_RENAMED = {"resources": "computeResources"}
@@ -113,20 +123,58 @@ def task_spec_v1(task: Obj) -> dict[str, Any]:
     return spec
 
 
-def decoded_task(data: str, resolver: str) -> dict[str, Any]:
-    """decoded_task(status.data, resolver) is the Task the resolver answered with; anything else raises ResolutionFailed.
+def _one_line(text: object) -> str:
+    """_one_line(an error or message) is its text with every run of whitespace, newlines too, made one space."""
+    return " ".join(str(text).split())
+
+
+def _yaml_problem(err: Exception) -> str:
+    """_yaml_problem(a YAML error) is what is wrong and where, in one line: "expected ',' or ']' at line 1, column 6"."""
+    problem, mark = getattr(err, "problem", None), getattr(err, "problem_mark", None)
+    if not problem:
+        return _one_line(err)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return _one_line(f"{problem}{where}")
+
+
+def _yaml_type(value: object) -> str:
+    return f"a YAML {_YAML_TYPES.get(type(value), type(value).__name__)}"
+
+
+def decoded_task(data: str, resolver: str, request: str = "its ResolutionRequest") -> dict[str, Any]:
+    """decoded_task(status.data, resolver, request) is the Task the resolver answered with; anything else raises ResolutionFailed.
+
+    The error is one line naming the resolver, the request (``ResolutionRequest ns/name``),
+    what was found (data that is not base64, or not YAML or JSON once decoded; a YAML
+    value that is no mapping; a mapping that is no Task; a Task whose spec is no mapping)
+    and what fixes it.
 
     Example: ``decoded_task(base64("apiVersion: tekton.dev/v1\\nkind: Task\\n..."), "cluster")["kind"] == "Task"``.
     """
+
+    def refused(found: str, fix: str) -> ResolutionFailed:
+        return ResolutionFailed(NOT_A_TASK_MESSAGE.format(resolver=resolver, request=request, found=found, fix=fix))
+
     try:
-        document = yaml.safe_load(base64.b64decode(data, validate=True))
-    except (binascii.Error, ValueError, yaml.YAMLError) as err:
-        raise ResolutionFailed(NOT_A_TASK_MESSAGE.format(resolver=resolver, found=f"data that is not base64 YAML ({err})")) from err
-    if not isinstance(document, Mapping) or document.get("kind") != "Task":
-        if document is None:
-            raise ResolutionFailed(NOT_A_TASK_MESSAGE.format(resolver=resolver, found="an empty document"))
-        kind = document.get("kind") if isinstance(document, Mapping) else type(document).__name__
-        raise ResolutionFailed(NOT_A_TASK_MESSAGE.format(resolver=resolver, found=f"a {kind or 'document without a kind'}"))
+        decoded = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as err:
+        raise refused(f"status.data that is not base64 ({_one_line(err)})", FIX_ENCODING) from err
+    try:
+        document = yaml.safe_load(decoded)
+    except (yaml.YAMLError, ValueError, RecursionError) as err:  # ValueError: a timestamp like 2024-13-01
+        raise refused(f"status.data that is not YAML or JSON once decoded ({_yaml_problem(err)})", FIX_ENCODING) from err
+    if document is None:
+        raise refused("an empty document, not a Task", FIX_NOT_A_TASK)
+    if not isinstance(document, Mapping):
+        raise refused(f"{_yaml_type(document)}, not a Task (a mapping with kind: Task)", FIX_NOT_A_TASK)
+    if document.get("kind") != "Task":
+        kind = document.get("kind")
+        if not kind:
+            raise refused("a document without a kind, not a Task", FIX_NOT_A_TASK)
+        raise refused(f"a {_one_line(kind)}, not a Task" if isinstance(kind, str) else f"a document whose kind is {_yaml_type(kind)}, not a Task", FIX_NOT_A_TASK)
+    spec = document.get("spec")
+    if spec is not None and not isinstance(spec, Mapping):
+        raise refused(f"a Task whose spec is {_yaml_type(spec)}, not a mapping", FIX_TASK_SPEC)
     return dict(document)
 
 
@@ -143,11 +191,13 @@ def resolved_task_spec(task_ref: Obj, requests: Iterable[Obj]) -> dict[str, Any]
     resolver = str(task_ref.get("resolver"))
     condition = _succeeded(request) or {}
     if condition.get("status") == "False":
-        raise ResolutionFailed(RESOLUTION_FAILED_MESSAGE.format(resolver=resolver, message=condition.get("message") or condition.get("reason") or "no message"))
+        message = _one_line(condition.get("message") or condition.get("reason") or "no message")
+        raise ResolutionFailed(RESOLUTION_FAILED_MESSAGE.format(resolver=resolver, message=message))
     if condition.get("status") != "True":
         return None
+    meta = request.get("metadata") or {}
+    namespace, name = meta.get("namespace"), meta.get("name")
     data = (request.get("status") or {}).get("data")
-    if not data:
-        meta = request.get("metadata") or {}
-        raise ResolutionFailed(NO_ANSWER_MESSAGE.format(resolver=resolver, request=f"{meta.get('namespace')}/{meta.get('name')}"))
-    return task_spec_v1(decoded_task(str(data), resolver))
+    if not data or not str(data).strip():  # absent, null, empty or blank
+        raise ResolutionFailed(NO_ANSWER_MESSAGE.format(resolver=resolver, namespace=namespace, name=name))
+    return task_spec_v1(decoded_task(str(data), resolver, f"ResolutionRequest {namespace}/{name}"))

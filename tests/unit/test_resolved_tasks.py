@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import binascii
+import json
 from typing import Any
 
 import pytest
@@ -12,6 +14,9 @@ from hypothesis import strategies as st
 
 from reference_scheduler.core.queue_hints import QUEUE, SKIP, resolution_request_answered
 from reference_scheduler.core.resolved_tasks import (
+    FIX_ENCODING,
+    FIX_NOT_A_TASK,
+    FIX_TASK_SPEC,
     ResolutionFailed,
     decoded_task,
     request_for,
@@ -90,30 +95,124 @@ def test_a_failed_resolution_says_the_resolvers_message() -> None:
         resolved_task_spec(_ref("scan"), [failed])
 
 
+REQUEST = "ResolutionRequest ci/cluster-067ddc3d7fca56a4328c79cda6353b63"
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _refusal(data: str) -> str:
+    """_refusal(status.data) is the one error resolved_task_spec raises for a Succeeded request answering with it."""
+    with pytest.raises(ResolutionFailed) as err:
+        resolved_task_spec(_ref("scan"), [_request(_params("scan"), data=data)])
+    message = str(err.value)
+    assert "\n" not in message, message
+    return message
+
+
 @pytest.mark.parametrize(
-    ("data", "found"),
+    ("data", "found", "fix"),
     [
-        ("%%% not base64", "data that is not base64 YAML"),
-        (base64.b64encode(b"kind: Pipeline\nspec: {}\n").decode(), "a Pipeline"),
-        (base64.b64encode(b"- a list\n").decode(), "a list"),
-        ("", "an empty document"),
-        (base64.b64encode(b"   \n").decode(), "an empty document"),
+        ("%%% not base64", "status.data that is not base64 (", FIX_ENCODING),
+        ("c2Nhbg=", "status.data that is not base64 (", FIX_ENCODING),
+        ("dGFzaw==é", "status.data that is not base64 (", FIX_ENCODING),
+        (_b64("kind: [Task\n"), "status.data that is not YAML or JSON once decoded (", FIX_ENCODING),
+        (_b64("kind: Task\n  spec: {}\n"), "status.data that is not YAML or JSON once decoded (mapping values are not allowed here at line 2, column 7)", FIX_ENCODING),
+        (base64.b64encode(b"\xff\xfe\x00").decode(), "status.data that is not YAML or JSON once decoded (", FIX_ENCODING),
+        (_b64("kind: Pipeline\nspec: {}\n"), "a Pipeline, not a Task", FIX_NOT_A_TASK),
+        (_b64('{"apiVersion": "v1", "kind": "ConfigMap"}'), "a ConfigMap, not a Task", FIX_NOT_A_TASK),
+        (_b64("metadata: {name: scan}\n"), "a document without a kind, not a Task", FIX_NOT_A_TASK),
+        (_b64("kind: [Task]\n"), "a document whose kind is a YAML list, not a Task", FIX_NOT_A_TASK),
+        (_b64("- a list\n"), "a YAML list, not a Task (a mapping with kind: Task)", FIX_NOT_A_TASK),
+        (_b64("just text\n"), "a YAML string, not a Task (a mapping with kind: Task)", FIX_NOT_A_TASK),
+        (_b64("42\n"), "a YAML number, not a Task (a mapping with kind: Task)", FIX_NOT_A_TASK),
+        (_b64("   \n"), "an empty document, not a Task", FIX_NOT_A_TASK),
+        (_b64("kind: Task\nspec: [steps]\n"), "a Task whose spec is a YAML list, not a mapping", FIX_TASK_SPEC),
+        (_b64("kind: Task\nspec: scan\n"), "a Task whose spec is a YAML string, not a mapping", FIX_TASK_SPEC),
     ],
 )
-def test_an_answer_that_is_not_a_task_is_refused_naming_what_it_is(data: str, found: str) -> None:
-    with pytest.raises(ResolutionFailed, match=f"the cluster resolver answered with {found}"):
-        decoded_task(data, "cluster")
+def test_an_answer_that_is_not_a_task_is_refused_in_one_line_naming_the_request_what_it_is_and_the_fix(data: str, found: str, fix: str) -> None:
+    message = _refusal(data)
+    assert message.startswith(f"the cluster resolver answered {REQUEST} with {found}"), message
+    assert message.endswith(f": {fix}"), message
 
 
-@pytest.mark.parametrize("data", ["", None])
-def test_a_succeeded_request_with_no_data_names_the_request(data: str | None) -> None:
+def test_decoded_task_alone_says_its_request() -> None:
+    with pytest.raises(ResolutionFailed, match=r"^the cluster resolver answered its ResolutionRequest with a YAML list, not a Task"):
+        decoded_task(_b64("- a list\n"), "cluster")
+    assert decoded_task(_b64("kind: Task\n"), "cluster") == {"kind": "Task"}
+
+
+@pytest.mark.parametrize("data", ["", None, "absent", "  \n", {}])
+def test_a_succeeded_request_with_no_data_names_the_request_and_where_to_look(data: Any) -> None:
     empty = _request(_params("scan"))
-    empty["status"]["data"] = data
-    with pytest.raises(ResolutionFailed, match="the cluster resolver marked ResolutionRequest ci/cluster-067ddc3d7fca56a4328c79cda6353b63 Succeeded with no status.data: read the resolver's log"):
+    if data == "absent":
+        del empty["status"]["data"]
+    else:
+        empty["status"]["data"] = data
+    with pytest.raises(ResolutionFailed) as err:
         resolved_task_spec(_ref("scan"), [empty])
-    del empty["status"]["data"]
-    with pytest.raises(ResolutionFailed, match="with no status.data"):
-        resolved_task_spec(_ref("scan"), [empty])
+    assert str(err.value) == (
+        "the cluster resolver marked ResolutionRequest ci/cluster-067ddc3d7fca56a4328c79cda6353b63 Succeeded with no status.data: "
+        "read the resolver's log and the request's status.conditions "
+        "(kubectl get resolutionrequest -n ci cluster-067ddc3d7fca56a4328c79cda6353b63 -o yaml)"
+    )
+
+
+def test_a_request_not_answered_yet_is_waited_for_whatever_its_data() -> None:
+    for data in ("", "%%% not base64"):
+        assert resolved_task_spec(_ref("scan"), [_request(_params("scan"), status="Unknown", data=data)]) is None
+    unanswered = _request(_params("scan"))
+    del unanswered["status"]
+    assert resolved_task_spec(_ref("scan"), [unanswered]) is None
+
+
+def test_a_resolvers_message_of_many_lines_is_said_in_one() -> None:
+    failed = _request(_params("scan"), status="False", message="error requesting remote resource:\n  git clone failed:\n\texit status 128")
+    with pytest.raises(ResolutionFailed, match=r"^the cluster resolver failed to fetch its Task: error requesting remote resource: git clone failed: exit status 128$"):
+        resolved_task_spec(_ref("scan"), [failed])
+
+
+@given(st.text(min_size=1).filter(lambda t: t.strip() and not _is_base64(t)))
+def test_any_data_that_is_not_base64_is_refused_naming_the_request(data: str) -> None:
+    message = _refusal(data)
+    assert message.startswith(f"the cluster resolver answered {REQUEST} with status.data that is not base64 ("), message
+
+
+def _is_base64(text: str) -> bool:
+    try:
+        base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+
+
+_NOT_MAPPINGS = st.one_of(
+    st.integers().map(lambda v: (v, "number")),
+    st.booleans().map(lambda v: (v, "boolean")),
+    st.text(min_size=1).map(lambda v: (v, "string")),
+    st.lists(st.one_of(st.integers(), st.text()), max_size=4).map(lambda v: (v, "list")),
+)
+
+
+@given(_NOT_MAPPINGS, st.sampled_from(["yaml", "json"]))
+def test_decoded_data_that_is_no_mapping_is_refused_naming_its_yaml_type(value_and_type: tuple[Any, str], encoding: str) -> None:
+    value, yaml_type = value_and_type
+    text = json.dumps(value) if encoding == "json" else yaml.safe_dump(value)
+    message = _refusal(_b64(text))
+    assert message.startswith(f"the cluster resolver answered {REQUEST} with a YAML {yaml_type}, not a Task"), message
+
+
+@given(st.one_of(st.binary(), st.text().map(str.encode)))
+def test_whatever_the_data_decodes_to_the_answer_is_a_task_spec_or_one_line_naming_the_request(raw: bytes) -> None:
+    request = _request(_params("scan"), data=base64.b64encode(raw).decode())
+    try:
+        spec = resolved_task_spec(_ref("scan"), [request])
+    except ResolutionFailed as err:
+        assert "\n" not in str(err) and REQUEST in str(err), str(err)
+    else:
+        assert isinstance(spec, dict)
 
 
 def test_a_v1beta1_task_reads_its_resources_as_compute_resources() -> None:
