@@ -75,17 +75,3 @@ def test_an_immediate_claim_bound_moves_its_parked_pod_at_once_and_wakes_the_vol
     assert notified == [True]
     assert found.queue.lengths()["unschedulable"] == 1  # p moved, q (another claim) still parked
 
-
-def resolution_request(name: str, namespace: str, owner_uid: str) -> Obj:
-    owner = {"apiVersion": "tekton.dev/v1", "kind": "PipelineRun", "name": "run", "uid": owner_uid}
-    return {"metadata": {"name": name, "namespace": namespace, "ownerReferences": [owner]}, "spec": {}, "status": {}}
-
-
-def test_a_run_reads_only_its_own_resolution_requests_from_the_cache() -> None:
-    found = scheduler()
-    assert found._resolution_requests_of("ns", "u1") == []  # noqa: SLF001 - an empty cache
-    mine = resolution_request("mine", "ns", "u1")
-    for request in (mine, resolution_request("other-run", "ns", "u2"), resolution_request("other-namespace", "elsewhere", "u1")):
-        found.resolution_requests._store[(request["metadata"]["namespace"], request["metadata"]["name"])] = request  # noqa: SLF001
-    assert found._resolution_requests_of("ns", "u1") == [mine]  # noqa: SLF001
-    assert found._resolution_requests_of("ns", "u3") == []  # noqa: SLF001
