@@ -135,7 +135,8 @@ FORBIDDEN = [
     ("create", "pods", "ns-a"), ("delete", "reservationrecords.rescon.dev", "ns-a"),
     ("get", "leases.coordination.k8s.io/mutant-scheduler", "tkn-scheduler"), ("update", "leases.coordination.k8s.io/kube-scheduler", "kube-system"),
     ("create", "leases.coordination.k8s.io", "kube-system"), ("create", "clusterrolebindings.rbac.authorization.k8s.io", None),
-    ("patch", "pipelineruns.tekton.dev", "ns-a"),
+    ("patch", "pipelineruns.tekton.dev", "ns-a"), ("get", "resolutionrequests.resolution.tekton.dev", "ns-a"),
+    ("create", "resolutionrequests.resolution.tekton.dev", "ns-a"), ("delete", "resolutionrequests.resolution.tekton.dev", "ns-a"),
     ("delete", "persistentvolumeclaims", "ns-a"), ("patch", "persistentvolumes", None), ("create", "persistentvolumes", None),
     ("patch", "storageclasses.storage.k8s.io", None),
 ]
