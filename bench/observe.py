@@ -20,13 +20,13 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 import kubernetes
 
 from bench.cluster import RECORDS
 from harness.kube import Kube
+from harness.timestamps import kube_time
 from reference_scheduler.runtime.informer import Informer, raw_lister
 
 Obj = dict[str, Any]
@@ -36,7 +36,7 @@ def parse_time(text: str | None) -> float | None:
     """parse_time('2026-11-30T14:05:01Z') is the Unix time of an API timestamp; None for None."""
     if not text:
         return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    return kube_time(text).timestamp()
 
 
 @dataclass

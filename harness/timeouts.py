@@ -71,6 +71,9 @@ class TimeoutConfig:
     pod_created: float = field(default=60.0, metadata={"kind": "max"})
     #: A schedulable task pod is bound to a node.
     pod_scheduled: float = field(default=30.0, metadata={"kind": "max"})
+    #: A pod of one of several new PipelineRuns is bound (a drawn batch's first): Tekton creates the runs' first
+    #: pods (pod_created) and the scheduler binds one of them (pod_scheduled), the two waits back to back.
+    first_pod_bound: float = field(default=90.0, metadata={"kind": "max"})
     #: The first pod after the scheduler under test was killed is bound: its successor may first wait out the
     #: dead leader's lease. 90 s covers kube-scheduler's defaults (15 s lease) with room; a scheduler with a
     #: longer lease sets `--rescon-timeout scheduler_failover=SECONDS` (its lease duration plus 30 s).

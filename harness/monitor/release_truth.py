@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 from typing import Any, Iterable, Mapping
 
 from harness.contract.record import ReleaseReason
+from harness.timestamps import optional_kube_time
 
 Obj = Mapping[str, Any]
 
@@ -61,12 +62,6 @@ def tasks_done(pipeline_run: Obj, task_runs: Iterable[Obj], group_tasks: Iterabl
         if task:
             by_task.setdefault(str(task), []).append(task_run)
     return all(task in skipped or (by_task.get(task) and all(task_run_done(t) for t in by_task[task])) for task in group_tasks)
-
-
-def _parse_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def _duration(text: str | None) -> timedelta | None:
@@ -152,7 +147,7 @@ def release_truth(
     if wanted == "StoppedRunFinally" and no_group_task_can_run(pipeline_run, task_runs, group_tasks, running_dag_tasks_finish=True):
         due.add(ReleaseReason.PIPELINE_RUN_STOPPED)
     timeouts = spec.get("timeouts") or {}
-    started = _parse_time(status.get("startTime"))
+    started = optional_kube_time(status.get("startTime"))
     pipeline_limit, tasks_limit = _duration(timeouts.get("pipeline")), _duration(timeouts.get("tasks"))
     if started is not None and pipeline_limit and now - started > pipeline_limit:
         requested.add(ReleaseReason.PIPELINE_RUN_TIMED_OUT)

@@ -484,7 +484,7 @@ def pod_of_some_run_must_be_bound(run: ScenarioRun, pipeline_runs: list[str]) ->
                 return pod
         raise NotYet(f"no pod of {', '.join(sorted(wanted))} is bound yet")
 
-    return wait_checked(run, poll, what=f"a pod of {', '.join(sorted(wanted))} to be bound", timeout="pod_created", timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"a pod of {', '.join(sorted(wanted))} to be bound", timeout="first_pod_bound", timeouts=run.timeouts)
 
 
 def pipelinerun_must_stay_pending(run: ScenarioRun, name: str, *, duration: str = "run_pending") -> None:

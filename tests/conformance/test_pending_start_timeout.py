@@ -23,7 +23,7 @@ status is removed it starts, sets startTime, and times the run out
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from harness.contract.record import State
 from harness.suite.checks import (
@@ -39,6 +39,7 @@ from harness.suite.checks import (
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
+from harness.timestamps import kube_time
 
 SCENARIO = Scenario(
     name="pending_start_timeout",
@@ -55,10 +56,6 @@ SCENARIO = Scenario(
 # Reserved, it leaves 1000m of 4800m, less than B's 2000m.
 
 
-def _time(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
 def test_pending_start_timeout(run: ScenarioRun) -> None:
     a, b = run.named("a"), run.named("b")
     pending = run.timeouts.run_pending
@@ -71,7 +68,7 @@ def test_pending_start_timeout(run: ScenarioRun) -> None:
         peak_cpu_millis=run.node_cpu_millis() * 3800 // 4800, peak_memory_bytes=0,
     )
     metadata, status = run.pipeline_run(a)["metadata"], run.pipeline_run(a)["status"]
-    created, started = _time(metadata["creationTimestamp"]), _time(status["startTime"])
+    created, started = kube_time(metadata["creationTimestamp"]), kube_time(status["startTime"])
     assert started - created >= timedelta(seconds=pending - 1), (
         f"Tekton started {a} {started - created} after its creation, not after the {pending:g}s it was held pending: this scenario's premise failed"
     )
@@ -86,10 +83,10 @@ def test_pending_start_timeout(run: ScenarioRun) -> None:
     assert b_pod["spec"]["nodeName"] == node, f"B is on {b_pod['spec']['nodeName']}, but the pool's only node is {node}"
     # The API server marks a pod PodScheduled True when it is bound (pods/binding), whatever scheduler bound it.
     scheduled = next((c for c in b_pod["status"].get("conditions") or [] if c.get("type") == "PodScheduled" and c.get("status") == "True"), {})
-    bound_at, a_end = scheduled.get("lastTransitionTime"), _time(ended["status"]["completionTime"])
+    bound_at, a_end = scheduled.get("lastTransitionTime"), kube_time(ended["status"]["completionTime"])
     assert bound_at, f"B's pod {b_pod['metadata']['name']} is bound but has no PodScheduled True condition with a time: {b_pod['status'].get('conditions')}"
     # Whole seconds on both sides: one second of slack.
-    assert _time(bound_at) >= a_end - timedelta(seconds=1), (
+    assert kube_time(bound_at) >= a_end - timedelta(seconds=1), (
         f"B was bound at {bound_at}, before A timed out at {ended['status']['completionTime']}: "
         f"A's group was released before its timeouts.pipeline ran out (counted from its start, {status['startTime']})"
     )

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from datetime import datetime
 from pathlib import Path
 from typing import Iterator
 
@@ -30,6 +29,7 @@ from harness.cluster.node_pools import NodePool
 from harness.cluster.volumes import delete_test_volumes
 from harness.kube import Kube
 from harness.timeouts import TimeoutConfig
+from harness.timestamps import kube_time
 from it_pipelines import pipeline_run, task
 from test_local_pipelines import (  # noqa: F401 - collected again here, on kind
     _status,
@@ -86,7 +86,7 @@ def node_pool(request: pytest.FixtureRequest, it_kind: KindProvider, it_kube: Ku
 
 
 def _seconds(start: str, end: str) -> float:
-    return (datetime.fromisoformat(end.replace("Z", "+00:00")) - datetime.fromisoformat(start.replace("Z", "+00:00"))).total_seconds()
+    return (kube_time(end) - kube_time(start)).total_seconds()
 
 
 def test_a_step_runs_for_its_run_for(it_kube: Kube, namespace: str, node_pool: NodePool, it_timeouts: TimeoutConfig) -> None:
