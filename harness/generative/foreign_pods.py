@@ -23,7 +23,7 @@ counting, for the whole batch.
 from __future__ import annotations
 
 import random
-from typing import Any, Protocol, Sequence
+from typing import Any, Mapping, Protocol, Sequence
 
 from harness.cluster.namespaces import HOLD_TERMINATING_FINALIZER
 from harness.cluster.simulation import HOLD
@@ -93,9 +93,12 @@ def draw_foreign_pods(rng: random.Random, *, nodes: Sequence[str], prefix: str, 
     return pods
 
 
-def load(pods: Sequence[Obj], node_cpu_millis: int) -> float:
-    """load() is the largest part of one node's CPU the pods take on any node (0 without pods), by their drawn shapes' arithmetic."""
-    taken: dict[str, int] = {}
+def load(pods: Sequence[Obj], node_cpu_millis: int, held: Mapping[str, int] | None = None) -> float:
+    """load() is the largest part of one node's CPU the pods take on any node (0 without pods), by their drawn shapes' arithmetic.
+
+    `held` adds millicores by node that something else takes there (another scheduler's Reserved group).
+    """
+    taken: dict[str, int] = dict(held or {})
     for pod in pods:
         request = pod_request(with_overhead(pod, node_cpu_millis)).cpu
         taken[pod["spec"]["nodeName"]] = taken.get(pod["spec"]["nodeName"], 0) + request

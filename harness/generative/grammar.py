@@ -36,7 +36,10 @@ Before some batches one pod no scheduler placed is pinned to each pool node,
 in a shape whose effective request is more than its containers' (a RuntimeClass
 overhead, a native sidecar, a larger init container, a pod-level request, or
 held Terminating: harness.generative.foreign_pods); the batch's runs are then
-sized for what the foreign pods leave of a node.
+sized for what the foreign pods leave of a node. Before some batches, too,
+another reservation scheduler holds a Reserved group on one pool node, all of
+it residual (harness.generative.foreign_reservations); the batch's runs are
+sized for what that leaves as well.
 
 Every session's first run is a *release trap* (`draw_shape(trap=True)`): a
 group of two tasks, one of which its `when` expression skips, has every task
@@ -73,6 +76,7 @@ import yaml
 from harness.cluster.simulation import sim_task_spec
 from harness.generative import peaks
 from harness.generative.foreign_pods import SHAPE_ANNOTATION, draw_foreign_pods, load, with_overhead
+from harness.generative.foreign_reservations import ForeignReservation, draw_foreign_reservation
 from harness.monitor.expected_groups import expected_groups
 from harness.quantities import Amount, pod_request
 
@@ -134,6 +138,9 @@ class DrawContext:
     nodes: tuple[str, ...] = ()
     #: The session's RuntimeClass with an overhead, for foreign pods of that shape; None: no such shape.
     runtime_class: str | None = None
+    #: Some batches find another reservation scheduler's Reserved group on a node (harness.generative.foreign_reservations):
+    #: only where the scheduler under test publishes records, and so must count others'.
+    foreign_reservations: bool = False
 
     def cpu(self, fraction: float, spelling: str = "plain") -> str:
         """cpu(0.25) on a 4800m node is '1200m'; spelt "decimal", '1.2' (whole cores, exactly the same amount)."""
@@ -227,6 +234,8 @@ class DrawnRun:
     pending: bool = False
     #: A task of it fails for good, so the run ends Succeeded False, reason Failed.
     fails: bool = False
+    #: Another scheduler's Reserved group the batch finds on a node (the batch's first run carries it).
+    foreign_reservation: ForeignReservation | None = None
 
     @property
     def pipeline_run(self) -> Obj:
@@ -585,7 +594,10 @@ def draw_batches(
         size = left if left <= MAX_BATCH else 2 if left == 4 else rng.choice((2, 3))
         batch = []
         foreign = draw_foreign_pods(rng, nodes=context.nodes, prefix=f"generative-{index:02d}", sizes=context)
-        room = 1.0 - load(foreign, context.node_cpu_millis)
+        reservation = (
+            draw_foreign_reservation(rng, nodes=context.nodes, name=f"generative-{index:02d}-other", sizes=context) if context.foreign_reservations else None
+        )
+        room = 1.0 - load(foreign, context.node_cpu_millis, held=reservation.taken if reservation else None)
         for slot in range(size):
             drawn = draw_run(rng, index, context, pvc_names=pvc_slots[slot], templates_left=templates_left, batch=size, room=room)
             templates_left -= templates_used(drawn)
@@ -595,5 +607,7 @@ def draw_batches(
             # The batch's first run carries them: created before its PipelineRun, judged with the batch.
             described = tuple(f"foreign pod on {p['spec']['nodeName']}: {_foreign_words(p, context)}" for p in foreign)
             batch[0] = dataclasses.replace(batch[0], docs=(*foreign, *batch[0].docs), features=(*described, *batch[0].features))
+        if reservation:
+            batch[0] = dataclasses.replace(batch[0], foreign_reservation=reservation, features=(reservation.describe(), *batch[0].features))
         batches.append(batch)
     return batches

@@ -19,7 +19,10 @@ Every session's first run is a release trap: a group whose tasks are done
 scheduler that releases late, or only at the run's end, fails the monitor's
 `release-late` whatever else the seed draws. Half the batches find a pod no
 scheduler placed on each node, in a shape that counts more than its containers
-(harness.generative.foreign_pods), and the batch's runs sized around it.
+(harness.generative.foreign_pods), and the batch's runs sized around it; some
+find another reservation scheduler's Reserved group on a node (its run's pod
+Pending under a schedulerName nobody serves: harness.generative.foreign_reservations),
+and are sized around that too.
 
 Each run is judged once its PipelineRun has ended as drawn (succeeded, or
 failed where a task fails for good): the record's groups
@@ -43,10 +46,12 @@ import pytest
 from harness.cluster.namespaces import HOLD_TERMINATING_FINALIZER
 from harness.errors import HarnessError
 from harness.generative.foreign_pods import OVERHEAD_FRACTION, is_foreign, runtime_class_manifest
+from harness.generative.foreign_reservations import OTHER_SCHEDULER, TASK, WORKSPACE, ForeignReservation
 from harness.generative.grammar import MAX_BATCH, POOL_NODES, DrawContext, DrawnRun, draw_batches
 from harness.generative.peaks import expected_peaks
 from harness.monitor.expected_groups import ExpectedGroup, expected_groups
 from harness.suite.checks import (
+    group_must_be_released_or_gone,
     pipelinerun_must_end_with,
     pod_of_some_run_must_be_bound,
     pipelinerun_must_succeed,
@@ -54,8 +59,10 @@ from harness.suite.checks import (
     pod_must_be_terminating,
     pods_must_be_gone,
     runtime_class_must_be_in_force,
+    task_pod_must_exist,
 )
 from harness.suite.features import Feature
+from harness.suite.foreign_records import foreign_record
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
 
@@ -67,7 +74,7 @@ SCENARIO = Scenario(
     description=(
         "PipelineRuns drawn from a grammar of Tekton features (DAGs, finally, every workspace binding, taskRef and pipelineRef, "
         "steps, sidecars, stepTemplate, matrix, retries, params, when skips, short workspace bindings), two or three at once on two "
-        "nodes, the first a release trap: each run's record has the suite's own groups and peaks, every group's pods share its node, "
+        "nodes beside foreign pods and another scheduler's reservations, the first a release trap: each run's record has the suite's own groups and peaks, every group's pods share its node, "
         "the monitor sees no violation"
     ),
     features=(Feature.GENERATIVE,),
@@ -120,7 +127,7 @@ def test_generative(run: ScenarioRun, request: pytest.FixtureRequest) -> None:
     context = DrawContext(
         scheduler_name=run.context.scheduler_name, pool_selector=run.context.pool_selector,
         node_cpu_millis=run.node_cpu_millis(), node_memory_bytes=run.node_memory_bytes(), storage_class=run.context.storage_class,
-        nodes=run.node_names, runtime_class=runtime_class,
+        nodes=run.node_names, runtime_class=runtime_class, foreign_reservations=run.checks_records,
     )
     pvc_slots = [tuple(run.context.pvcs[name] for name in slot) for slot in PVC_SLOTS]
     # The default class makes a volume for every claim Tekton makes; only spare volumes run out.
@@ -137,6 +144,9 @@ def test_generative(run: ScenarioRun, request: pytest.FixtureRequest) -> None:
             if foreign:
                 run.apply_objects(f"batch {number} foreign pods", foreign)
                 _hold_foreign(run, foreign)
+            reservations = [drawn.foreign_reservation for drawn in batch if drawn.foreign_reservation]
+            for reservation in reservations:
+                _reserve_as_another_scheduler(run, reservation)
             for drawn in batch:
                 run.apply_objects(drawn.name, [doc for doc in drawn.docs if not is_foreign(doc)])
             _start_pending(run, batch)
@@ -146,6 +156,8 @@ def test_generative(run: ScenarioRun, request: pytest.FixtureRequest) -> None:
                     _judge(run, drawn)
             run.assert_contract()
             _let_foreign_go(run, foreign)
+            for reservation in reservations:
+                _let_reservation_go(run, reservation)
             print(f"batch {number} judged {time.monotonic() - started:.1f} s after it was applied")
 
 
@@ -165,6 +177,22 @@ def _let_foreign_go(run: ScenarioRun, pods: list[dict[str, Any]]) -> None:
         run.let_go(name)
         run.delete_pod_now(name)
     pods_must_be_gone(run, names)
+
+
+def _reserve_as_another_scheduler(run: ScenarioRun, reservation: ForeignReservation) -> None:
+    """_reserve_as_another_scheduler() runs the other scheduler's PipelineRun and publishes its Reserved record, before the batch's runs exist."""
+    run.apply_objects(reservation.name, [reservation.pipeline_run])
+    pod = task_pod_must_exist(run, reservation.name, TASK)
+    run.create_foreign_record(foreign_record(
+        run.pipeline_run(reservation.name), scheduler=OTHER_SCHEDULER, group=WORKSPACE, task=TASK,
+        peak_cpu_millis=reservation.cpu_millis, node=reservation.node, holders=(pod,),
+    ))
+
+
+def _let_reservation_go(run: ScenarioRun, reservation: ForeignReservation) -> None:
+    """_let_reservation_go() deletes the other scheduler's run; its record goes with it, so the next batch finds the node free."""
+    run.delete_pipeline_run(reservation.name)
+    group_must_be_released_or_gone(run, reservation.name, TASK)
 
 
 def _start_pending(run: ScenarioRun, batch: list[DrawnRun]) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -24,6 +26,7 @@ from harness.generative.grammar import (
     memory_share,
 )
 from harness.generative.foreign_pods import is_foreign, load
+from harness.generative.foreign_reservations import FRACTIONS, OTHER_SCHEDULER, TASK, WORKSPACE, ForeignReservation
 from harness.monitor.expected_groups import CO_LOCATING_BINDINGS, expected_groups, pipeline_spec_of
 
 pytestmark = pytest.mark.unit
@@ -300,3 +303,55 @@ def test_a_pending_run_says_so_and_carries_a_timeout() -> None:
                     assert run.index != 0, "the release trap starts at once: its timing is its point"
                     assert spec["timeouts"] == {"pipeline": PENDING_RUN_TIMEOUT}
     assert pending, "no pending run in 40 sessions"
+
+
+#: A cluster whose default class serves volumeClaimTemplates, under a scheduler that publishes records.
+WITH_RECORDS = dataclasses.replace(CONTEXT, storage_class=None, foreign_reservations=True)
+
+
+def _reservations(context: DrawContext, seeds: range) -> list[ForeignReservation]:
+    found = []
+    for seed in seeds:
+        for batch in draw_batches(seed, 9, context, pvc_slots=SLOTS, claim_templates=sys.maxsize):
+            found += [run.foreign_reservation for run in batch if run.foreign_reservation]
+            assert all(run.foreign_reservation is None for run in batch[1:]), "the batch's first run carries its foreign reservation"
+    return found
+
+
+def test_another_scheduler_s_reservation_is_drawn_only_beside_records_and_a_default_class() -> None:
+    assert _reservations(CONTEXT, range(40)) == [], "a spare volume of the suite's class would be spent on the other run"
+    assert _reservations(dataclasses.replace(WITH_RECORDS, foreign_reservations=False), range(40)) == []
+    drawn = _reservations(WITH_RECORDS, range(40))
+    assert drawn, "40 seeds of 9 runs never drew another scheduler's reservation"
+    assert {r.node for r in drawn} == set(WITH_RECORDS.nodes)
+    assert {r.cpu_millis for r in drawn} <= {int(4800 * f) for f in FRACTIONS}
+
+
+def test_the_other_scheduler_s_run_is_one_group_whose_pods_nobody_serves() -> None:
+    (reservation, *_) = _reservations(WITH_RECORDS, range(40))
+    pipeline_run = reservation.pipeline_run
+    assert pipeline_run["spec"]["taskRunTemplate"]["podTemplate"]["schedulerName"] == OTHER_SCHEDULER != WITH_RECORDS.scheduler_name
+    # The record the scenario publishes names this group: task `only`, workspace `source`, as the monitor computes it.
+    assert [(set(g.tasks), set(g.workspaces)) for g in expected_groups(pipeline_run) or ()] == [({TASK}, {WORKSPACE})]
+    (binding,) = pipeline_run["spec"]["workspaces"]
+    assert "storageClassName" not in binding["volumeClaimTemplate"]["spec"], "the default class serves it, and waits for its consumer"
+    assert reservation.taken == {reservation.node: reservation.cpu_millis}
+    assert reservation.name.endswith("-other") and reservation.describe().startswith(f"another scheduler's ({OTHER_SCHEDULER})")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(1, 9))
+def test_a_batch_beside_another_scheduler_s_reservation_still_cannot_deadlock(seed: int, budget: int) -> None:
+    for batch in draw_batches(seed, budget, WITH_RECORDS, pvc_slots=SLOTS, claim_templates=sys.maxsize):
+        held = batch[0].foreign_reservation.taken if batch[0].foreign_reservation else None
+        room = 1 - load([d for r in batch for d in r.docs if is_foreign(d)], WITH_RECORDS.node_cpu_millis, held=held)
+        demands = [run.demand() for run in batch]
+        assert sum(d.cpu for d in demands) + max(d.cpu for d in demands) <= WITH_RECORDS.node_cpu_millis * POOL_NODES * room + 1
+
+
+def test_load_adds_what_is_held_on_a_node_to_its_pods() -> None:
+    pod = {"kind": "Pod", "metadata": {"name": "x"}, "spec": {"nodeName": "p-0", "containers": [{"name": "c", "resources": {"requests": {"cpu": "480m"}}}]}}
+    assert load([pod], 4800) == 0.1
+    assert load([pod], 4800, held={"p-0": 480}) == 0.2
+    assert load([pod], 4800, held={"p-1": 960}) == 0.2
+    assert load([], 4800, held={"p-1": 240}) == 0.05
