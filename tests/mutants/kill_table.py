@@ -91,7 +91,15 @@ class Subject:
 
 
 def pytest_argv(
-    subject: Subject, *, report: Path, scenarios: Sequence[str], python: str = sys.executable, count: int = 0, workers: int = 0, first_kill: bool = False
+    subject: Subject,
+    *,
+    report: Path,
+    scenarios: Sequence[str],
+    python: str = sys.executable,
+    count: int = 0,
+    workers: int = 0,
+    first_kill: bool = False,
+    all_features: bool = True,
 ) -> list[str]:
     """pytest_argv() is the suite run for one subject; `scenarios` limits it to those (empty: all).
 
@@ -100,7 +108,9 @@ def pytest_argv(
     With `workers`, pytest-xdist runs that many at a time, each worker with
     its own instance of the subject (harness/suite/workers.py). With
     `first_kill`, the session ends at the first failing scenario (a mutant
-    needs one killer; a survivor still meets every scenario).
+    needs one killer; a survivor still meets every scenario). Without
+    `all_features`, the scenarios of the default features only, as a user's
+    first run has them.
 
     It runs the venv's `pytest` script, not `python -m pytest`: with the
     checkout on sys.path its stale egg-info reorders the pytest plugins.
@@ -109,7 +119,7 @@ def pytest_argv(
         str(Path(python).parent / "pytest"), "tests/conformance", "-q", "-p", "no:cacheprovider", "--keep-cluster",
         "--scheduler", "command", "--scheduler-cmd", subject.command(python),
         "--scheduler-replica-cmd", subject.replica_command(python),
-        "--scheduler-name", subject.scheduler_name, "--all-features",
+        "--scheduler-name", subject.scheduler_name, *(["--all-features"] if all_features else []),
         f"--timeout={SCENARIO_TIMEOUT_SECONDS}", "--report-output", str(report),
     ]
     if scenarios:
@@ -397,7 +407,15 @@ def confirm(subject: Subject, outcomes: dict[str, str], *, root: Path = REPO_ROO
 
 
 def run_suite(
-    subject: Subject, *, scenarios: Sequence[str], root: Path, suffix: str = "", count: int = 0, workers: int = 0, first_kill: bool = False
+    subject: Subject,
+    *,
+    scenarios: Sequence[str],
+    root: Path,
+    suffix: str = "",
+    count: int = 0,
+    workers: int = 0,
+    first_kill: bool = False,
+    all_features: bool = True,
 ) -> tuple[dict[str, str], float]:
     """run_suite() is one pytest run against one subject: its outcomes by scenario and its wall time."""
     report = root / REPORTS_DIR / f"{subject.name}{suffix}.yaml"
@@ -408,7 +426,8 @@ def run_suite(
         (root / REPORTS_DIR / f"{subject.name}-rerun.yaml").unlink(missing_ok=True)
     started = time.monotonic()
     with log.open("w") as out:
-        subprocess.run(pytest_argv(subject, report=report, scenarios=scenarios, count=count, workers=workers, first_kill=first_kill), cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
+        argv = pytest_argv(subject, report=report, scenarios=scenarios, count=count, workers=workers, first_kill=first_kill, all_features=all_features)
+        subprocess.run(argv, cwd=root, stdout=out, stderr=subprocess.STDOUT, check=False)
     seconds = time.monotonic() - started
     if not report.is_file():
         raise SystemExit(f"kill_table: the suite run against {subject.name} wrote no report: read {log}")
@@ -438,6 +457,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("--from-counts", default="", metavar="JSON", help=f"write the --own --repeat doc from a saved {REPORTS_DIR}/repeat-counts.json, running nothing")
     parser.add_argument(
         "--workers", type=int, default=None, help="scenarios at a time in a subject's run (pytest -n; default 3 with --repeat, else 0: one process); reruns go one at a time"
+    )
+    parser.add_argument(
+        "--default-features", action="store_true", help="the scenarios of the default features only, not --all-features (a user's first run)"
     )
     parser.add_argument(
         "--first-kill", action="store_true", help="end a mutant's run at its first failing scenario, then confirm that one alone (a held-out batch: is it caught at all?)"
@@ -545,6 +567,7 @@ def _measure(args: argparse.Namespace) -> int:
             root=REPO_ROOT,
             workers=args.workers,
             first_kill=args.first_kill and name != REFERENCE,
+            all_features=not args.default_features,
         )
         print(f"kill_table: {name} done in {wall[name]:.0f} s", flush=True)
     # Reruns come after every first run, minutes later: a busy spell of the shared cluster is over by then.

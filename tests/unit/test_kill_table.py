@@ -178,6 +178,12 @@ def test_a_first_kill_run_ends_at_the_first_failing_scenario() -> None:
     assert "--maxfail=1" not in pytest_argv(Subject("max_peak"), report=Path("r.yaml"), scenarios=())
 
 
+def test_a_default_features_run_leaves_the_opt_in_features_out() -> None:
+    assert "--all-features" in pytest_argv(Subject("max_peak"), report=Path("r.yaml"), scenarios=())
+    assert "--all-features" not in pytest_argv(Subject("max_peak"), report=Path("r.yaml"), scenarios=(), all_features=False)
+    assert parse_args(["max_peak", "--default-features"]).default_features
+
+
 def test_workers_default_to_three_for_repeats_and_to_one_process_otherwise() -> None:
     assert parse_args(["max_peak", "--own", "--repeat", "10"]).workers == 3
     assert parse_args(["max_peak"]).workers == 0
