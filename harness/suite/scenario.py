@@ -81,8 +81,8 @@ class Scenario:
     #: Why the scenario runs on the local cluster only (empty: on every cluster). The runner skips it elsewhere,
     #: saying this reason: for a known gap of the scenario on real kubelets, never to hide a verdict.
     local_only: str = ""
-    #: It sets Tekton's config-defaults for its runs (harness.suite.tekton_defaults): the whole cluster's, so it runs
-    #: alone (declare exclusive=True too), and never on a cluster the suite does not own (existing).
+    #: It sets Tekton's config-defaults or feature-flags for its runs (harness.suite.tekton_defaults): the whole cluster's,
+    #: so it runs alone (declare exclusive=True too), and never on a cluster the suite does not own (existing).
     sets_tekton_defaults: bool = False
     #: Its fixtures fetch Tasks or Pipelines through Tekton's cluster resolver (`taskRef: {resolver: cluster}`). The runner
     #: first asks that resolver for an absent Task in the scenario's namespace: one that does not answer is a setup error
@@ -139,7 +139,7 @@ def provider_skip_reason(scenario: Scenario, *, provider: str, restartable: froz
     if scenario.local_only and provider != "local":
         return f"it runs on the local cluster only, not on {provider}: {scenario.local_only}"
     if scenario.sets_tekton_defaults and provider == "existing":
-        return "it changes Tekton's config-defaults, which the suite never does on a cluster it does not own"
+        return "it changes Tekton's ConfigMaps (config-defaults, feature-flags), which the suite never does on a cluster it does not own"
     missing = [name for name in scenario.restarts if name not in restartable]
     if not missing:
         return None

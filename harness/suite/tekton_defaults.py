@@ -1,13 +1,15 @@
-"""Tekton's config-defaults, set for one scenario the way operators set them, and put back afterwards.
+"""Tekton's ConfigMaps (config-defaults, feature-flags), set for one scenario the way operators set them, and put back afterwards.
 
 Operators route task pods to a second scheduler with config-defaults'
 `default-pod-template` and give containers resources cluster-wide with
-`default-container-resource-requirements`; runs then name neither. Tekton
-reads the ConfigMap through an informer, so a run created right after a change
-may still be built the old way: `config_defaults_set` waits (`pod_built_with`) until a probe
-TaskRun's pod shows the change before the scenario goes on, and again, after
-putting the old values back, until pods are built the old way. The ConfigMap is
-the whole cluster's: a scenario that sets it declares `exclusive=True`.
+`default-container-resource-requirements`; runs then name neither. They turn
+on Kubernetes' native sidecars for Tekton with feature-flags'
+`enable-kubernetes-sidecar`. Tekton reads its ConfigMaps through informers, so
+a run created right after a change may still be built the old way:
+`tekton_config_set` waits (`pod_built_with`) until a probe TaskRun's pod shows
+the change before the scenario goes on, and again, after putting the old
+values back, until pods are built the old way. The ConfigMaps are the whole
+cluster's: a scenario that sets one declares `exclusive=True`.
 """
 
 from __future__ import annotations
@@ -24,18 +26,21 @@ from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 
 CONFIG_DEFAULTS = "config-defaults"
+FEATURE_FLAGS = "feature-flags"
 #: A nodeSelector no node has: the probe pods stay Pending, use no room and are judged by nobody.
 NOWHERE = {"rescon.dev/pool": "rescon-config-defaults-probe"}
 
 Obj = dict[str, Any]
 
 
-def probe_task_run(name_prefix: str) -> Obj:
+def probe_task_run(name_prefix: str, *, sidecar_cpu: str | None = None) -> Obj:
     """probe_task_run('tekton-config-defaults-probe') is a TaskRun of one bare step (no requests), its pod bound nowhere: what config-defaults shapes.
+
+    With sidecar_cpu it has a sidecar too (what enable-kubernetes-sidecar shapes).
 
     Named after the scenario (harness.suite.scenario.OWN_NAMED_KINDS), like everything it creates.
     """
-    task_spec = sim_task_spec(cpu=None, hold=True, workspaces=())
+    task_spec = sim_task_spec(cpu=None, hold=True, sidecar_cpu=sidecar_cpu, workspaces=())
     # A TaskRun's taskSpec has no metadata (only a Pipeline's embedded one does; Tekton's webhook refuses it):
     # the simulator's annotations go on the TaskRun, which Tekton copies to its pod.
     annotations = (task_spec.pop("metadata", None) or {}).get("annotations") or {}
@@ -74,21 +79,34 @@ def pod_built_with(kube: Kube, namespace: str, task_run: Obj, shows: Callable[[O
 
 
 @contextlib.contextmanager
-def config_defaults_set(
-    kube: Kube, namespace: str, values: Mapping[str, str], *, probe_prefix: str, shows: Callable[[Obj], bool], timeouts: TimeoutConfig
+def tekton_config_set(
+    kube: Kube,
+    namespace: str,
+    values: Mapping[str, str],
+    *,
+    probe_prefix: str,
+    shows: Callable[[Obj], bool],
+    timeouts: TimeoutConfig,
+    config_map: str = CONFIG_DEFAULTS,
+    probe_sidecar_cpu: str | None = None,
 ) -> Iterator[None]:
-    """config_defaults_set() sets `values` in config-defaults until the block ends, then puts the old ones back.
+    """tekton_config_set() sets `values` in Tekton's ConfigMap `config_map` until the block ends, then puts the old ones back.
 
     `shows(pod)` tells a probe pod built with the new values (namespace `namespace`
-    holds the probes, TaskRuns named `<probe_prefix>-...`). Example: values {'default-pod-template': 'schedulerName: s'}
+    holds the probes, TaskRuns named `<probe_prefix>-...`, with a sidecar of
+    `probe_sidecar_cpu` if given). Example: values {'default-pod-template': 'schedulerName: s'}
     with shows=lambda pod: pod['spec'].get('schedulerName') == 's'.
     """
-    before = dict(kube.core.read_namespaced_config_map(CONFIG_DEFAULTS, tekton.NAMESPACE).data or {})
-    kube.core.patch_namespaced_config_map(CONFIG_DEFAULTS, tekton.NAMESPACE, {"data": dict(values)})
+    before = dict(kube.core.read_namespaced_config_map(config_map, tekton.NAMESPACE).data or {})
+    kube.core.patch_namespaced_config_map(config_map, tekton.NAMESPACE, {"data": dict(values)})
+
+    def probe() -> Obj:
+        return probe_task_run(probe_prefix, sidecar_cpu=probe_sidecar_cpu)
+
     try:
-        pod_built_with(kube, namespace, probe_task_run(probe_prefix), shows, f"{CONFIG_DEFAULTS} {', '.join(values)}", timeouts)
+        pod_built_with(kube, namespace, probe(), shows, f"{config_map} {', '.join(values)}", timeouts)
         yield
     finally:
         # A key that was absent is removed again (a null in a merge patch).
-        kube.core.patch_namespaced_config_map(CONFIG_DEFAULTS, tekton.NAMESPACE, {"data": {key: before.get(key) for key in values}})
-        pod_built_with(kube, namespace, probe_task_run(probe_prefix), lambda pod: not shows(pod), f"{CONFIG_DEFAULTS} as before", timeouts)
+        kube.core.patch_namespaced_config_map(config_map, tekton.NAMESPACE, {"data": {key: before.get(key) for key in values}})
+        pod_built_with(kube, namespace, probe(), lambda pod: not shows(pod), f"{config_map} as before", timeouts)

@@ -30,7 +30,7 @@ from harness.suite.checks import (
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import Scenario
-from harness.suite.tekton_defaults import config_defaults_set
+from harness.suite.tekton_defaults import tekton_config_set
 
 SCENARIO = Scenario(
     name="tekton_config_defaults",
@@ -64,7 +64,7 @@ def test_tekton_config_defaults(run: ScenarioRun) -> None:
         step = next((c for c in pod["spec"]["containers"] if c["name"] == "step-work"), {})
         return pod["spec"].get("schedulerName") == scheduler and ((step.get("resources") or {}).get("requests") or {}).get("cpu") == f"{big_millis}m"
 
-    with config_defaults_set(run.kube, run.namespace, values, probe_prefix=run.named("probe"), shows=shows, timeouts=run.timeouts):
+    with tekton_config_set(run.kube, run.namespace, values, probe_prefix=run.named("probe"), shows=shows, timeouts=run.timeouts):
         run.apply("tekton_config_defaults-a")
         small, a_node, record = task_must_hold_its_group(run, NAME, "small")
         group_must_have(run, record, "small", tasks={"small", "big"}, workspaces={"source"}, peak_cpu_millis=big_millis, peak_memory_bytes=0)

@@ -3109,6 +3109,36 @@ for _name, _fault, _apply in (
     MUTANTS[_name] = Mutant(_name, _fault, "foreign_pod_shapes", _apply, "7.pod_request")
 
 
+# --- tekton_sidecars_as_plain_init -------------------------------------------------
+
+
+def apply_tekton_sidecars_as_plain_init() -> None:
+    """The fault: a prediction of Tekton's pod that, with enable-kubernetes-sidecar on, makes each sidecar an init container
+    without `restartPolicy: Always`, so the largest init container counts, not the steps plus the sidecars (sidecars_as_init)."""
+    from reference_scheduler.core import tekton_pods
+
+    original = tekton_pods.predict_task_pod_spec
+
+    @functools.wraps(original)
+    def predict_task_pod_spec(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        return sidecars_as_init(original(*args, **kwargs))
+
+    tekton_pods.predict_task_pod_spec = predict_task_pod_spec
+
+
+RULES["6.native_sidecars"] = (
+    "section 6.1, step 8: with enable-kubernetes-sidecar on, Tekton's sidecars are restartable init containers, "
+    "added to the steps as PodRequests adds them"
+)
+MUTANTS["tekton_sidecars_as_plain_init"] = Mutant(
+    "tekton_sidecars_as_plain_init",
+    "with enable-kubernetes-sidecar on, the prediction of Tekton's pod makes its sidecars init containers that end: the largest counts, not the sum",
+    "native_sidecars",
+    apply_tekton_sidecars_as_plain_init,
+    "6.native_sidecars",
+)
+
+
 # --- ignores_other_schedulers_records --------------------------------------------
 
 

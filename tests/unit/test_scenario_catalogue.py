@@ -71,8 +71,8 @@ def test_every_fixture_exists_and_renders(path: Path, scenario: Scenario) -> Non
                 pod_template = doc["spec"]["taskRunTemplate"]["podTemplate"]
                 # A fixture may stand for another scheduler's run only by the scenario's declared value, and leave the
                 # scheduler to Tekton's default-pod-template only in a scenario that sets it.
-                if scenario.sets_tekton_defaults:
-                    assert "schedulerName" not in pod_template, f"{fixture}: config-defaults name the scheduler here"
+                if "schedulerName" not in pod_template:
+                    assert scenario.sets_tekton_defaults, f"{fixture}: no scheduler named, and no config-defaults to name it"
                 else:
                     assert pod_template["schedulerName"] in ("tkn-scheduler", scenario.values.get("other_scheduler"))
                 assert pod_template["nodeSelector"] == {"rescon.dev/pool": "p"}
