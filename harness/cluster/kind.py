@@ -122,7 +122,7 @@ def say(line: str) -> None:
     print(f"kind: {line}", file=sys.__stderr__ or sys.stderr, flush=True)
 
 
-def existing_cluster_action(*, recorded: Mapping[str, str] | None, identity: Mapping[str, str], has_kubeconfig: bool, node_images: Sequence[str]) -> str:
+def existing_cluster_action(*, recorded: Mapping[str, Any] | None, identity: Mapping[str, str], has_kubeconfig: bool, node_images: Sequence[str]) -> str:
     """existing_cluster_action() is what to do with a kind cluster of our name that exists already: reuse, replace or refuse.
 
     Reuse needs the marker this provider wrote to match the image and config and
@@ -130,7 +130,7 @@ def existing_cluster_action(*, recorded: Mapping[str, str] | None, identity: Map
     (its marker, or every node from the offline image) and stale: replace it; or
     it is somebody else's: refuse.
     """
-    if recorded == identity and has_kubeconfig:
+    if recorded is not None and {k: recorded.get(k) for k in identity} == dict(identity) and has_kubeconfig:
         return "reuse"
     ours = recorded is not None or (bool(node_images) and all(image.startswith(node_image.REPOSITORY + ":") for image in node_images))
     return "replace" if ours else "refuse"
@@ -320,6 +320,9 @@ class KindProvider:
                 self.kind_cluster(self.kind_binary()).delete()  # type: ignore[no-untyped-call]
                 self.marker.unlink(missing_ok=True)
                 self.created_cluster = False
+            elif self.created_cluster and self.marker.is_file():
+                # Kept on purpose: the next session reuses it and leaves it (a killed session's marker says kept: false).
+                self.marker.write_text(json.dumps({**json.loads(self.marker.read_text()), "kept": True}))
         finally:
             self.release_cluster_lock()
 
@@ -445,6 +448,11 @@ class KindProvider:
                 recorded=recorded, identity=identity, has_kubeconfig=self.kubeconfig.is_file(), node_images=self.node_container_images()
             )
             if action == "reuse":
+                if recorded is not None and not recorded.get("kept"):
+                    # Left by a session that ended before its down() (killed): this session owns it now, and deletes it
+                    # at its end unless --keep-cluster, as if it had made it. A cluster kept on purpose stays kept.
+                    self.created_cluster = True
+                    say(f"cluster {self.name} was left by a session that did not finish; reusing it, and deleting it at the end unless --keep-cluster")
                 return cluster
             if action == "refuse":
                 raise HarnessError(
@@ -457,7 +465,8 @@ class KindProvider:
         started = time.monotonic()
         cluster.create(config_file=config)
         self.created_cluster = True
-        self.marker.write_text(json.dumps(identity))
+        # "kept": made to outlive this session (--keep-cluster); a cluster that outlives a session that wanted it gone was left by a kill.
+        self.marker.write_text(json.dumps({**identity, "kept": self.keep}))
         say(f"cluster {self.name} created in {time.monotonic() - started:.0f}s from {self.node_image_name}")
         return cluster
 

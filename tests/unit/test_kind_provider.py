@@ -242,6 +242,34 @@ def test_down_deletes_only_a_cluster_up_created(recorder: Recorder, tmp_path: Pa
     assert deletes == [[str(kind_bin), "delete", "cluster", "--name=rescon-unit", f"--kubeconfig={made.kubeconfig}"]]
 
 
+def test_a_cluster_a_killed_session_left_is_reused_and_deleted_at_the_end(recorder: Recorder, tmp_path: Path) -> None:
+    kind_bin = _executable(tmp_path / "kind", 'echo "kind v0.33.0 go1.26.8 linux/amd64"')
+    killed, config = _provider(kind_bin=kind_bin)
+    killed.create_cluster(kind_bin, config)  # ... and never reaches its down()
+    assert json.loads(killed.marker.read_text())["kept"] is False
+
+    recorder.calls.clear()
+    recorder.clusters.append("rescon-unit")
+    next_session, config = _provider(kind_bin=kind_bin)
+    next_session.create_cluster(kind_bin, config)
+    next_session.kind_binary = lambda: kind_bin  # type: ignore[method-assign]
+    next_session.down()
+    assert not [call for call in recorder.calls if call[1:3] == ["create", "cluster"]], "same image and config: reused"
+    assert [call[1:3] for call in recorder.calls if call[1:3] == ["delete", "cluster"]] == [["delete", "cluster"]]
+
+
+def test_a_kept_cluster_stays_kept_through_sessions_that_reuse_it(recorder: Recorder, tmp_path: Path) -> None:
+    kind_bin = _executable(tmp_path / "kind", 'echo "kind v0.33.0 go1.26.8 linux/amd64"')
+    kept, config = _provider(kind_bin=kind_bin, keep=True)
+    kept.create_cluster(kind_bin, config)
+    assert json.loads(kept.marker.read_text())["kept"] is True, "kept from its creation: rescon kind deploy-reference never calls down()"
+    recorder.clusters.append("rescon-unit")
+    reused, config = _provider(kind_bin=kind_bin)
+    reused.create_cluster(kind_bin, config)
+    reused.down()
+    assert not [call for call in recorder.calls if call[1:3] == ["delete", "cluster"]]
+
+
 def test_keep_leaves_a_created_cluster(recorder: Recorder, tmp_path: Path) -> None:
     kind_bin = _executable(tmp_path / "kind")
     provider, config = _provider(kind_bin=kind_bin, keep=True)
