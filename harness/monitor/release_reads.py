@@ -1,7 +1,7 @@
 """release_reads: the fresh reads behind a release verdict, shared by the suite's monitor and rescon audit.
 
-Both read the record's PipelineRun (get) and its TaskRuns (list by the run's
-label) at once and ask release_truth what holds for each group asked about:
+Both read the record's PipelineRun (get) and its TaskRuns and CustomRuns (list
+by the run's label) at once and ask release_truth what holds for each group asked about:
 when a group turns Released (`release-reason-untrue`: which reasons were
 true), and, while a group is Reserved and its release may be due, to learn
 since when it is (`release-late`, harness.monitor.release_due). A
@@ -21,9 +21,10 @@ import kubernetes
 from harness.contract import record as contract
 from harness.kube import Kube, json_object
 from harness.monitor.invariants import PIPELINE_RUN_LABEL
-from harness.monitor.release_truth import ReleaseTruth, release_truth
+from harness.monitor.release_truth import CUSTOM_RUN_KIND, ReleaseTruth, release_truth
 
 TEKTON = ("tekton.dev", "v1")
+TEKTON_BETA = ("tekton.dev", "v1beta1")
 #: The client's timeout on each read, in seconds (connect, read): a hung connection must not stall the
 #: monitor's evaluator or the auditor's loop; the read then fails, is logged, and that moment goes unjudged.
 READ_TIMEOUT_SECONDS = 10.0
@@ -41,10 +42,16 @@ def read_release_truths(kube: Kube, record: contract.Record, groups: Mapping[str
         if err.status != 404:
             raise
         pipeline_run = None
+    selector = f"{PIPELINE_RUN_LABEL}={record.pipeline_run}"
     listing = json_object(custom.list_namespaced_custom_object(
-        *TEKTON, record.namespace, "taskruns", label_selector=f"{PIPELINE_RUN_LABEL}={record.pipeline_run}", _request_timeout=_TIMEOUT,
+        *TEKTON, record.namespace, "taskruns", label_selector=selector, _request_timeout=_TIMEOUT,
     ))
-    task_runs, now = listing.get("items") or [], datetime.now(UTC)
+    # Custom tasks' child runs (docs/contract.md section 8), read with their kind as the list gives it.
+    custom_runs = json_object(custom.list_namespaced_custom_object(
+        *TEKTON_BETA, record.namespace, "customruns", label_selector=selector, _request_timeout=_TIMEOUT,
+    ))
+    children = [*(listing.get("items") or []), *({**c, "kind": CUSTOM_RUN_KIND} for c in custom_runs.get("items") or [])]
+    task_runs, now = children, datetime.now(UTC)
     return {
         group: release_truth(pipeline_run, task_runs, group_tasks=tasks, record_uid=record.pipeline_run_uid, now=now)
         for group, tasks in groups.items()

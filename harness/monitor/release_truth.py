@@ -26,6 +26,9 @@ from typing import Any, Iterable, Mapping
 from harness.contract.record import ReleaseReason
 from harness.timestamps import optional_kube_time
 
+#: The kind of a custom task's child run (tekton.dev/v1beta1): done as Tekton takes it (task_run_done).
+CUSTOM_RUN_KIND = "CustomRun"
+
 Obj = Mapping[str, Any]
 
 PIPELINE_TASK_LABEL = "tekton.dev/pipelineTask"
@@ -41,11 +44,15 @@ def _succeeded(obj: Obj) -> Obj | None:
 
 
 def task_run_done(task_run: Obj) -> bool:
-    """task_run_done() is section 8's rule: Succeeded True, or False with no retry to come."""
+    """task_run_done() is section 8's rule: Succeeded True, or False with no retry to come.
+
+    A CustomRun (a custom task's child, `kind: CustomRun`) is done at Succeeded True or False: its own
+    controller retries it, keeping Succeeded Unknown meanwhile, and Tekton takes False as its end.
+    """
     condition = _succeeded(task_run)
     if condition is None or condition.get("status") == "Unknown":
         return False
-    if condition.get("status") == "True":
+    if condition.get("status") == "True" or task_run.get("kind") == CUSTOM_RUN_KIND:
         return True
     spec = task_run.get("spec") or {}
     if spec.get("status") == "TaskRunCancelled" or condition.get("reason") == "TaskRunCancelled":

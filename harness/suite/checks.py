@@ -71,6 +71,18 @@ def task_pod_must_exist(run: ScenarioRun, pipeline_run: str, task: str, *, attem
     return wait_checked(run, poll, what=f"attempt {attempt} of {pipeline_run}/{task} to have a pod", timeout="pod_created", timeouts=run.timeouts)
 
 
+def custom_run_must_exist(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
+    """custom_run_must_exist() waits for Tekton to make the custom task's CustomRun (Tekton's work: the `pod_created` bound)."""
+
+    def poll() -> Obj:
+        found = run.custom_runs(pipeline_run, task)
+        if not found:
+            raise NotYet(f"no CustomRun of {pipeline_run}/{task} yet")
+        return found[0]
+
+    return wait_checked(run, poll, what=f"{pipeline_run}/{task} to have a CustomRun", timeout="pod_created", timeouts=run.timeouts)
+
+
 def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int = 0, timeout: str = "pod_scheduled") -> Obj:
     """task_pod_must_be_bound() waits for the pod of `attempt` to exist and have a node; it returns the pod.
 

@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import time
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Callable, Iterator
 
 import kubernetes
@@ -34,6 +35,8 @@ from harness.waits import NotYet, wait_for
 Obj = dict[str, Any]
 
 TEKTON = ("tekton.dev", "v1")
+#: CustomRuns are still tekton.dev/v1beta1 in Tekton v1.15.
+TEKTON_BETA = ("tekton.dev", "v1beta1")
 PIPELINE_RUN_LABEL = "tekton.dev/pipelineRun"
 PIPELINE_TASK_LABEL = "tekton.dev/pipelineTask"
 RELEASE_ANNOTATION = "sim.rescon.dev/release"
@@ -372,6 +375,21 @@ class ScenarioRun:
 
     def task_run(self, name: str) -> Obj:
         return json_object(self.kube.custom.get_namespaced_custom_object(*TEKTON, self.namespace, "taskruns", name))
+
+    def custom_runs(self, pipeline_run: str, task: str) -> list[Obj]:
+        """custom_runs() are the CustomRuns Tekton made for one custom task of the run (tekton.dev/v1beta1)."""
+        selector = f"{PIPELINE_RUN_LABEL}={pipeline_run},{PIPELINE_TASK_LABEL}={task}"
+        listing = json_object(self.kube.custom.list_namespaced_custom_object(*TEKTON_BETA, self.namespace, "customruns", label_selector=selector))
+        items: list[Obj] = listing.get("items") or []
+        return items
+
+    def finish_custom_run(self, name: str, *, succeeded: bool = True) -> None:
+        """finish_custom_run() ends a CustomRun as its controller would: Succeeded True (or False), with start and completion times."""
+        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        verdict = ("True", "Succeeded") if succeeded else ("False", "Failed")
+        condition = {"type": "Succeeded", "status": verdict[0], "reason": verdict[1], "lastTransitionTime": now, "message": "finished by the suite"}
+        body = {"status": {"conditions": [condition], "startTime": now, "completionTime": now}}
+        self.kube.custom.patch_namespaced_custom_object_status(*TEKTON_BETA, self.namespace, "customruns", name, body)
 
     def pod(self, name: str) -> Obj:
         return decoded(self.kube.core.read_namespaced_pod(name, self.namespace, _preload_content=False))

@@ -16,6 +16,11 @@ the decision reads Tekton's own records, with Tekton's rules
   done, or when the PipelineRun lists it in ``status.skippedTasks``.
 * Tasks map to TaskRuns through ``status.childReferences[]``
   (pipelineTaskName -> name).
+* A custom task's child is a CustomRun (``kind: CustomRun`` in
+  ``childReferences``), read like a TaskRun, except that its own controller
+  retries it (Succeeded stays Unknown meanwhile): Succeeded True or False is
+  its end, as Tekton's PipelineRun reconciler takes it (``isFailure``: every
+  CustomRun done, one failed).
 
 The whole PipelineRun ends the reservation too: gone or being deleted; done
 (Succeeded not Unknown); ``spec.status: Cancelled`` (every TaskRun is
@@ -66,6 +71,9 @@ PIPELINE_RUN_SPEC_STATUS_STOPPED_RUN_FINALLY = "StoppedRunFinally"
 PIPELINE_RUN_REASON_CANCELLED = "Cancelled"
 PIPELINE_RUN_REASON_TIMED_OUT = "PipelineRunTimeout"
 TASK_RUN_SPEC_STATUS_CANCELLED = "TaskRunCancelled"
+#: The kind of a custom task's child run (tekton.dev/v1beta1), and its cancel request.
+CUSTOM_RUN_KIND = "CustomRun"
+CUSTOM_RUN_SPEC_STATUS_CANCELLED = "RunCancelled"
 TASK_RUN_REASON_CANCELLED = "TaskRunCancelled"
 TASK_RUN_REASON_TO_BE_RETRIED = "ToBeRetried"
 
@@ -167,7 +175,7 @@ def task_run_cancelled(task_run: Json) -> bool:
     Example: ``spec.status: TaskRunCancelled`` (set by a user, or by the
     PipelineRun on cancel or timeout) makes it True.
     """
-    if value_at(task_run, "spec", "status") == TASK_RUN_SPEC_STATUS_CANCELLED:
+    if value_at(task_run, "spec", "status") in (TASK_RUN_SPEC_STATUS_CANCELLED, CUSTOM_RUN_SPEC_STATUS_CANCELLED):
         return True
     condition = succeeded_condition(task_run)
     return condition is not None and condition.get("reason") == TASK_RUN_REASON_CANCELLED
@@ -181,6 +189,8 @@ def task_run_progress(task_run: Json) -> TaskRunProgress:
       RETRY_PENDING (Tekton is about to archive the attempt and retry; every
       pod may be terminal right now, the retry's pod is still to come).
     * Unknown with reason ToBeRetried: RETRY_PENDING; otherwise RUNNING.
+    * A CustomRun (``kind: CustomRun``): Succeeded False is FAILED; its
+      controller, not Tekton, retries it, keeping Succeeded Unknown meanwhile.
 
     Example: ``spec.retries: 1``, no ``retriesStatus``, Succeeded False, reason
     Failed: RETRY_PENDING; with one ``retriesStatus`` entry: FAILED.
@@ -189,7 +199,7 @@ def task_run_progress(task_run: Json) -> TaskRunProgress:
     if status == "True":
         return TaskRunProgress.SUCCEEDED
     if status == "False":
-        if task_run_cancelled(task_run) or retries_left(task_run) == 0:
+        if task_run.get("kind") == CUSTOM_RUN_KIND or task_run_cancelled(task_run) or retries_left(task_run) == 0:
             return TaskRunProgress.FAILED
         return TaskRunProgress.RETRY_PENDING
     condition = succeeded_condition(task_run)
@@ -214,6 +224,19 @@ def task_run_names(pipeline_run: Json) -> dict[str, list[str]]:
         if isinstance(task, str) and isinstance(name, str) and name:
             names.setdefault(task, []).append(name)
     return names
+
+
+def custom_run_names(pipeline_run: Json) -> frozenset[str]:
+    """custom_run_names are the child runs ``status.childReferences`` lists as CustomRuns (custom tasks).
+
+    Example: ``{"status": {"childReferences": [{"kind": "CustomRun", "pipelineTaskName": "approve",
+    "name": "run-1-approve"}]}}`` gives ``{"run-1-approve"}``.
+    """
+    return frozenset(
+        str(ref["name"])
+        for ref in _list(value_at(pipeline_run, "status", "childReferences"))
+        if isinstance(ref, Mapping) and ref.get("kind") == CUSTOM_RUN_KIND and isinstance(ref.get("name"), str) and ref["name"]
+    )
 
 
 _GO_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h)")

@@ -20,7 +20,7 @@ from typing import Any, Callable
 import kubernetes
 
 from reference_scheduler.core.claims import ClaimState, GroupClaim, release
-from reference_scheduler.core.release import release_decision, task_run_names
+from reference_scheduler.core.release import CUSTOM_RUN_KIND, custom_run_names, release_decision, task_run_names
 from reference_scheduler.runtime.informer import Informer
 from reference_scheduler.runtime.records import RecordGone, RecordWriter, claim_of, created_by, now_rfc3339, with_claim
 
@@ -39,6 +39,7 @@ class Releaser:
         records: Informer,
         pipeline_runs: Informer,
         task_runs: Informer,
+        custom_runs: Informer,
         nodes: Informer,
         writer: RecordWriter,
         resync_seconds: float,
@@ -49,6 +50,7 @@ class Releaser:
         self._records = records
         self._pipeline_runs = pipeline_runs
         self._task_runs = task_runs
+        self._custom_runs = custom_runs
         self._nodes = nodes
         self._writer = writer
         self._resync_seconds = resync_seconds
@@ -105,11 +107,18 @@ class Releaser:
         if pipeline_run is None:
             return {}
         found = {}
+        custom = custom_run_names(pipeline_run)
         for names in task_run_names(pipeline_run).values():
-            for task_run_name in names:
-                task_run = self._task_runs.get(namespace, task_run_name)
+            for child in names:
+                if child in custom:
+                    # A custom task's child (docs/contract.md section 8): read like a TaskRun, its kind said.
+                    custom_run = self._custom_runs.get(namespace, child)
+                    if custom_run is not None:
+                        found[child] = {**custom_run, "kind": CUSTOM_RUN_KIND}
+                    continue
+                task_run = self._task_runs.get(namespace, child)
                 if task_run is not None:
-                    found[task_run_name] = task_run
+                    found[child] = task_run
         return found
 
     def _release(self, namespace: str, name: str, group: str, reason: str) -> None:

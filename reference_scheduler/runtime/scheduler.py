@@ -105,6 +105,8 @@ class Scheduler:
         self.records = Informer("reservationrecords", _custom_lister(custom, GROUP, VERSION, PLURAL), stop=stop)
         self.pipeline_runs = Informer("pipelineruns", _custom_lister(custom, "tekton.dev", "v1", "pipelineruns"), stop=stop)
         self.task_runs = Informer("taskruns", _custom_lister(custom, "tekton.dev", "v1", "taskruns"), stop=stop)
+        # A custom task's child run (docs/contract.md section 8): its end can release a group.
+        self.custom_runs = Informer("customruns", _custom_lister(custom, "tekton.dev", "v1beta1", "customruns"), stop=stop)
         self.tasks = Informer("tasks", _custom_lister(custom, "tekton.dev", "v1", "tasks"), stop=stop)
         # Tasks fetched through a resolver are in their run's ResolutionRequests (docs/contract.md section 6).
         self.resolution_requests = Informer(
@@ -129,7 +131,8 @@ class Scheduler:
         self.storage_classes = Informer("storageclasses", raw_lister(kubernetes.client.StorageV1Api(api).list_storage_class), stop=stop)
         self._tekton_namespace = tekton_namespace
         self.informers = [
-            self.pods, self.nodes, self.records, self.pipeline_runs, self.task_runs, self.tasks, self.resolution_requests, self.limit_ranges,
+            self.pods, self.nodes, self.records, self.pipeline_runs, self.task_runs, self.custom_runs, self.tasks, self.resolution_requests,
+            self.limit_ranges,
             self.runtime_classes, self.tekton_flags, self.tekton_defaults, self.claims, self.volumes, self.storage_classes,
         ]
         volume_lookups = VolumeLookups(
@@ -172,6 +175,7 @@ class Scheduler:
             records=self.records,
             pipeline_runs=self.pipeline_runs,
             task_runs=self.task_runs,
+            custom_runs=self.custom_runs,
             nodes=self.nodes,
             writer=writer,
             resync_seconds=release_resync_seconds,
@@ -300,6 +304,7 @@ class Scheduler:
         self.records.add_handler(lambda kind, record, old: self._move(self.hints.after_record_event(kind, record, old), "reservation changed"))
         self.pipeline_runs.add_handler(self._on_pipeline_run)
         self.task_runs.add_handler(self._on_task_run)
+        self.custom_runs.add_handler(self._on_task_run)
         self.claims.add_handler(self._on_claim)
         self.volumes.add_handler(self._on_volume)
         self.storage_classes.add_handler(

@@ -121,6 +121,7 @@ NEEDED = [
     ("list", "pods", None), ("watch", "pods", None), ("create", "pods/binding", "ns-a"), ("patch", "pods/status", "ns-a"),
     ("patch", "pods/resize", "ns-a"), ("create", "events", "ns-a"), ("list", "nodes", None), ("watch", "nodes", None),
     ("list", "limitranges", None), ("list", "pipelineruns.tekton.dev", None), ("watch", "taskruns.tekton.dev", None),
+    ("watch", "customruns.tekton.dev", None),
     ("list", "resolutionrequests.resolution.tekton.dev", None), ("watch", "resolutionrequests.resolution.tekton.dev", None),
     ("create", "reservationrecords.rescon.dev", "ns-a"), ("patch", "reservationrecords.rescon.dev", "ns-a"),
     ("update", "reservationrecords.rescon.dev/status", "ns-a"),

@@ -3126,6 +3126,36 @@ def apply_tekton_sidecars_as_plain_init() -> None:
     tekton_pods.predict_task_pod_spec = predict_task_pod_spec
 
 
+# --- custom_runs_never_done --------------------------------------------------------
+
+
+def without_custom_runs(children: Mapping[str, Obj]) -> dict[str, Obj]:
+    """without_custom_runs: the fault looks for a TaskRun of every group task, so a custom task's CustomRun is never found."""
+    return {name: child for name, child in children.items() if child.get("kind") != "CustomRun"}
+
+
+def apply_custom_runs_never_done() -> None:
+    from reference_scheduler.runtime.releaser import Releaser
+
+    original = Releaser._task_runs_of
+
+    @functools.wraps(original)
+    def task_runs_of(self: Releaser, namespace: str, pipeline_run: Obj | None) -> dict[str, Obj]:
+        return without_custom_runs(original(self, namespace, pipeline_run))
+
+    Releaser._task_runs_of = task_runs_of  # type: ignore[method-assign]
+
+
+RULES["8.custom_tasks"] = "section 8, rule 1: a custom task is done when its CustomRun's Succeeded is True or False"
+MUTANTS["custom_runs_never_done"] = Mutant(
+    "custom_runs_never_done",
+    "a group's tasks are judged from TaskRuns only: a custom task's CustomRun is never found, so its group is held until the run ends",
+    "custom_task_in_group",
+    apply_custom_runs_never_done,
+    "8.custom_tasks",
+)
+
+
 RULES["6.native_sidecars"] = (
     "section 6.1, step 8: with enable-kubernetes-sidecar on, Tekton's sidecars are restartable init containers, "
     "added to the steps as PodRequests adds them"

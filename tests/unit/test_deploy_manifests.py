@@ -67,6 +67,7 @@ def test_the_cluster_role_grants_what_the_scheduler_uses_and_no_deletes() -> Non
         ("", "limitranges", "watch"),
         ("tekton.dev", "pipelineruns", "watch"),
         ("tekton.dev", "taskruns", "watch"),
+        ("tekton.dev", "customruns", "watch"),
         ("tekton.dev", "tasks", "watch"),
         ("resolution.tekton.dev", "resolutionrequests", "list"),
         ("resolution.tekton.dev", "resolutionrequests", "watch"),

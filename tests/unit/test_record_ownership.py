@@ -20,7 +20,7 @@ GROUP = WorkspaceGroup("source", ("build",), ("source",), Resources(cpu=1000))
 def releaser(scheduler_name: str) -> Releaser:
     unused: Any = None
     return Releaser(
-        records=unused, pipeline_runs=unused, task_runs=unused, nodes=unused, writer=unused, resync_seconds=5.0,
+        records=unused, pipeline_runs=unused, task_runs=unused, custom_runs=unused, nodes=unused, writer=unused, resync_seconds=5.0,
         on_released=lambda reason: None, scheduler_name=scheduler_name,
     )
 
@@ -38,3 +38,32 @@ def test_a_scheduler_owns_only_its_own_records() -> None:
     assert releaser("tkn-scheduler").owns(mine)
     assert not releaser("tkn-scheduler").owns(theirs)
     assert not releaser("tkn-scheduler").owns(unmarked)
+
+
+class _Cache:
+    """A cache of (namespace, name) -> object, as the Releaser reads an Informer."""
+
+    def __init__(self, *objects: dict[str, Any]) -> None:
+        self._objects = {(o["metadata"]["namespace"], o["metadata"]["name"]): o for o in objects}
+
+    def get(self, namespace: str, name: str) -> dict[str, Any] | None:
+        return self._objects.get((namespace, name))
+
+
+def test_a_run_s_children_are_read_from_the_task_runs_and_custom_runs_its_references_name() -> None:
+    task_run = {"metadata": {"namespace": "ci", "name": "a-fetch"}, "status": {}}
+    custom_run = {"metadata": {"namespace": "ci", "name": "a-approve"}, "status": {}}
+    unused: Any = None
+    releaser = Releaser(
+        records=unused, pipeline_runs=unused, task_runs=_Cache(task_run), custom_runs=_Cache(custom_run), nodes=unused, writer=unused,
+        resync_seconds=5.0, on_released=lambda reason: None, scheduler_name="tkn-scheduler",
+    )
+    run = {"status": {"childReferences": [
+        {"kind": "TaskRun", "pipelineTaskName": "fetch", "name": "a-fetch"},
+        {"kind": "CustomRun", "pipelineTaskName": "approve", "name": "a-approve"},
+        {"kind": "TaskRun", "pipelineTaskName": "later", "name": "a-later"},
+    ]}}
+    children = releaser._task_runs_of("ci", run)
+    assert children == {"a-fetch": task_run, "a-approve": {**custom_run, "kind": "CustomRun"}}, "a child not cached yet is left out"
+    assert releaser._task_runs_of("other", run) == {}
+    assert releaser._task_runs_of("ci", None) == {}

@@ -11,6 +11,7 @@ from reference_scheduler.core.release import (
     ReleaseDecision,
     ReleaseReason,
     TaskRunProgress,
+    custom_run_names,
     parse_go_duration,
     release_decision,
     retries_left,
@@ -504,3 +505,47 @@ def test_tasks_timeout_keeps_a_finally_task_of_the_group() -> None:
     )
     decision = decide(pr, {"run-1-build": RUNNING}, now=START_TIME + timedelta(minutes=61))
     assert (decision.release, decision.reason) == (False, ReleaseReason.TASK_NOT_STARTED)
+
+
+def test_a_custom_run_ends_at_true_or_false_its_controller_retrying_it() -> None:
+    custom = {"kind": "CustomRun", "spec": {"retries": 2}, "status": {"conditions": condition("False", "Failed")}}
+    assert task_run_progress(custom) is TaskRunProgress.FAILED
+    assert task_run_progress({**custom, "status": {"conditions": condition("True", "Succeeded")}}) is TaskRunProgress.SUCCEEDED
+    assert task_run_progress({**custom, "status": {"conditions": condition("Unknown", "Running")}}) is TaskRunProgress.RUNNING
+    # The same failure of a TaskRun with retries left is the retry gap.
+    assert task_run_progress({**custom, "kind": "TaskRun"}) is TaskRunProgress.RETRY_PENDING
+    assert task_run_progress({**custom, "spec": {"status": "RunCancelled"}, "status": {"conditions": condition("False", "RunCancelled")}}).done
+
+
+def test_custom_run_names_are_the_children_listed_as_custom_runs() -> None:
+    pr = {"status": {"childReferences": [
+        {"kind": "TaskRun", "pipelineTaskName": "fetch", "name": "a-fetch"},
+        {"kind": "CustomRun", "pipelineTaskName": "approve", "name": "a-approve"},
+        {"kind": "CustomRun", "pipelineTaskName": "broken"},
+        "not a reference",
+    ]}}
+    assert custom_run_names(pr) == frozenset({"a-approve"})
+    assert task_run_names(pr) == {"fetch": ["a-fetch"], "approve": ["a-approve"]}
+    assert custom_run_names({}) == frozenset()
+
+
+def test_a_group_holding_a_custom_task_is_released_once_its_custom_run_is_done() -> None:
+    pr = {"status": {"conditions": condition("Unknown", "Running"), "childReferences": [
+        {"kind": "TaskRun", "pipelineTaskName": "fetch", "name": "a-fetch"},
+        {"kind": "CustomRun", "pipelineTaskName": "approve", "name": "a-approve"},
+    ]}}
+    fetch = {"status": {"conditions": condition("True", "Succeeded")}}
+    running = {"kind": "CustomRun", "status": {"conditions": condition("Unknown")}}
+    assert not release_decision(["fetch", "approve"], pr, {"a-fetch": fetch, "a-approve": running}).release
+    assert not release_decision(["fetch", "approve"], pr, {"a-fetch": fetch}).release, "a child run not found is not done"
+    done = {**running, "status": {"conditions": condition("True", "Succeeded")}}
+    decision = release_decision(["fetch", "approve"], pr, {"a-fetch": fetch, "a-approve": done})
+    assert (decision.release, decision.reason) == (True, ReleaseReason.TASKS_DONE)
+
+
+def test_without_custom_runs_is_the_mutant_s_one_wrong_rule() -> None:
+    from tests.mutants.faults import without_custom_runs
+
+    children = {"a-fetch": {"status": {}}, "a-approve": {"kind": "CustomRun"}}
+    assert without_custom_runs(children) == {"a-fetch": {"status": {}}}
+    assert without_custom_runs({"a-fetch": {"kind": "TaskRun"}}) == {"a-fetch": {"kind": "TaskRun"}}

@@ -366,3 +366,24 @@ def test_a_release_may_be_due_only_once_every_group_task_started_or_was_skipped_
     assert release_may_be_due(real_pipeline_run(RUNS_ON, spec_status="StoppedRunFinally"), ("fetch", "deploy"), record_uid=RUN_UID)
     assert release_may_be_due(None, ("fetch",), record_uid=RUN_UID)
     assert release_may_be_due(real_pipeline_run(RUNS_ON), ("fetch",), record_uid="the record's run was another")
+
+
+def _custom_run(task: str, status: str, reason: str = "", *, retries: int = 0) -> dict[str, Any]:
+    return {**_task_run(task, status, reason, retries=retries), "kind": "CustomRun"}
+
+
+def test_a_custom_run_is_done_at_true_or_false_whatever_its_retries() -> None:
+    # Its controller retries it with Succeeded Unknown; Tekton takes False as its end (isFailure).
+    assert task_run_done(_custom_run("approve", "True", "Succeeded"))
+    assert task_run_done(_custom_run("approve", "False", "Failed", retries=2))
+    assert not task_run_done(_custom_run("approve", "Unknown", "Running"))
+    assert not task_run_done({**_custom_run("approve", "Unknown"), "status": {}})
+
+
+def test_a_group_with_a_custom_task_is_due_once_its_custom_run_and_the_rest_are_done() -> None:
+    run = _pipeline_run(_condition("Unknown", "Running"))
+    fetch = _task_run("fetch", "True", "Succeeded")
+    assert not tasks_done(run, [fetch, _custom_run("approve", "Unknown", "Running")], ["fetch", "approve"])
+    assert not tasks_done(run, [fetch], ["fetch", "approve"]), "no child run of approve yet: not done"
+    assert tasks_done(run, [fetch, _custom_run("approve", "True", "Succeeded")], ["fetch", "approve"])
+    assert R.TASKS_DONE in true_reasons(run, [fetch, _custom_run("approve", "True")], group_tasks=["fetch", "approve"], record_uid=UID, now=datetime.now(UTC))
