@@ -43,7 +43,7 @@ def test_the_cluster_role_reads_every_kind_the_auditor_calls() -> None:
     granted = {(group, resource) for rule in load("rbac.yaml")[2]["rules"] for group in rule["apiGroups"] for resource in rule["resources"]}
     assert granted == {
         ("", "pods"), ("", "nodes"), ("", "persistentvolumeclaims"), ("", "persistentvolumes"),
-        ("tekton.dev", "pipelineruns"), ("tekton.dev", "taskruns"), ("rescon.dev", "reservationrecords"),
+        ("tekton.dev", "pipelineruns"), ("tekton.dev", "taskruns"), ("tekton.dev", "customruns"), ("rescon.dev", "reservationrecords"),
     }
 
 
