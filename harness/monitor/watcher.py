@@ -43,6 +43,7 @@ from harness.kube import Kube, json_object
 from harness.monitor import invariants as rules
 from harness.monitor import rulebook
 from harness.monitor import volume_reads
+from harness.monitor.expected_groups import expected_groups, group_of
 from harness.monitor.release_due import ReleaseClock
 from harness.monitor.release_reads import TEKTON, read_release_truths, read_true_reasons
 from harness.monitor.release_truth import ReleaseTruth
@@ -342,7 +343,11 @@ class ContractMonitor:
                     self._decided_on.add(str(rules.node_of(pod)))
                     if meta.get("namespace") in self.namespaces:
                         self._check_bind_volumes(pod)
-                self._check_first_bind(pod)
+                # Only the scenario's own runs: their records and PipelineRuns are the ones watched here. Another
+                # scenario's bound pod (seen for its node's room) would find neither, and cost a fresh read of the
+                # whole cluster every time; its own scenario's monitor judges it.
+                if meta.get("namespace") in self.namespaces:
+                    self._check_first_bind(pod)
 
     def _apply_records(self, event: _Event) -> None:
         records = self.world.records
@@ -407,6 +412,10 @@ class ContractMonitor:
         record = self.world.records.get(owner[:2]) if owner else None
         if owner is None or (record is not None and record.group_of_task(owner[2]) is not None):
             return
+        pipeline_run = self.world.pipeline_runs.get(owner[:2])
+        groups = expected_groups(pipeline_run) if pipeline_run is not None else None
+        if groups is not None and group_of(groups, owner[2]) is None:
+            return  # its resolved run puts the task in no group: no record is owed for it, fresh or not
         # The PipelineRun or the record may simply not have reached this process yet: ask the API.
         self._confirm(lambda fresh: [f for f in [rules.record_for_bound_pod(fresh, pod)] if f is not None], {rules.RECORD_AFTER_BIND})
 
@@ -471,8 +480,6 @@ class ContractMonitor:
         marker = (key[0], key[1], record.pipeline_run_uid)
         if marker in self._groups_checked:
             return
-        from harness.monitor.expected_groups import expected_groups
-
         if expected_groups(pipeline_run) is None:
             return
         self._groups_checked.add(marker)

@@ -309,3 +309,35 @@ def test_another_schedulers_record_is_not_judged() -> None:
     monitor._apply(_Event("records", "ADDED", obj=foreign))
     _tick_until(monitor, clock, 30.0)
     assert reads.truth_reads == [] and monitor.violations == []
+
+
+def test_a_bound_pod_of_another_scenario_counts_on_its_node_but_is_not_judged_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Record-after-bind is judged for the scenario's own runs: another namespace's pod never costs a fresh read of the cluster."""
+    clock = [0.0]
+    monitor = _monitor(clock)
+    reads: list[str] = []
+    monkeypatch.setattr(monitor, "_fresh_world", lambda: reads.append("fresh") or monitor.world)
+    labels = {"tekton.dev/pipelineRun": "other-run", "tekton.dev/pipelineTask": "build"}
+    elsewhere = _pod("theirs", "100m", scheduler="tkn", node="n1")
+    elsewhere["metadata"].update(namespace="other-scenario", labels=labels)
+    monitor._apply(_Event("pods", "ADDED", obj=elsewhere))
+    assert reads == [] and monitor.violations == []
+    assert "theirs" in monitor.world.pods, "it still counts on its node"
+    ours = _pod("ours", "100m", scheduler="tkn", node="n1")
+    ours["metadata"]["labels"] = {"tekton.dev/pipelineRun": "run", "tekton.dev/pipelineTask": "build"}
+    monitor._apply(_Event("pods", "ADDED", obj=ours))
+    assert reads == ["fresh"], "a pod of the scenario's run with no record seen yet is confirmed by a fresh read"
+
+
+def test_a_task_its_resolved_run_puts_in_no_group_needs_no_fresh_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [0.0]
+    monitor = _monitor(clock)
+    reads: list[str] = []
+    monkeypatch.setattr(monitor, "_fresh_world", lambda: reads.append("fresh") or monitor.world)
+    run = {"metadata": {"name": "run", "namespace": "ns", "uid": "u"}, "spec": {"workspaces": [{"name": "source", "emptyDir": {}}]},
+           "status": {"pipelineSpec": {"workspaces": [{"name": "source"}], "tasks": [{"name": "lint", "taskSpec": {"steps": []}}]}}}
+    monitor._apply(_Event("pipelineruns", "ADDED", obj=run))
+    pod = _pod("lint-pod", "100m", scheduler="tkn", node="n1")
+    pod["metadata"]["labels"] = {"tekton.dev/pipelineRun": "run", "tekton.dev/pipelineTask": "lint"}
+    monitor._apply(_Event("pods", "ADDED", obj=pod))
+    assert reads == [] and monitor.violations == []
