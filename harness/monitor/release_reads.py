@@ -46,16 +46,24 @@ def read_release_truths(kube: Kube, record: contract.Record, groups: Mapping[str
     listing = json_object(custom.list_namespaced_custom_object(
         *TEKTON, record.namespace, "taskruns", label_selector=selector, _request_timeout=_TIMEOUT,
     ))
-    # Custom tasks' child runs (docs/contract.md section 8), read with their kind as the list gives it.
-    custom_runs = json_object(custom.list_namespaced_custom_object(
-        *TEKTON_BETA, record.namespace, "customruns", label_selector=selector, _request_timeout=_TIMEOUT,
-    ))
-    children = [*(listing.get("items") or []), *({**c, "kind": CUSTOM_RUN_KIND} for c in custom_runs.get("items") or [])]
+    children = list(listing.get("items") or [])
+    if _has_custom_runs(pipeline_run):
+        # Custom tasks' child runs (docs/contract.md section 8): read only for a run that lists one, their kind said.
+        custom_runs = json_object(custom.list_namespaced_custom_object(
+            *TEKTON_BETA, record.namespace, "customruns", label_selector=selector, _request_timeout=_TIMEOUT,
+        ))
+        children += [{**c, "kind": CUSTOM_RUN_KIND} for c in custom_runs.get("items") or []]
     task_runs, now = children, datetime.now(UTC)
     return {
         group: release_truth(pipeline_run, task_runs, group_tasks=tasks, record_uid=record.pipeline_run_uid, now=now)
         for group, tasks in groups.items()
     }
+
+
+def _has_custom_runs(pipeline_run: Mapping[str, Any] | None) -> bool:
+    """_has_custom_runs() is True when the run's status.childReferences names a CustomRun (a gone run has none to read)."""
+    children = ((pipeline_run or {}).get("status") or {}).get("childReferences") or []
+    return any(child.get("kind") == CUSTOM_RUN_KIND for child in children)
 
 
 def read_true_reasons(kube: Kube, record: contract.Record, tasks: tuple[str, ...]) -> set[contract.ReleaseReason]:
