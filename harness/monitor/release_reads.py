@@ -1,7 +1,7 @@
 """release_reads: the fresh reads behind a release verdict, shared by the suite's monitor and rescon audit.
 
-Both read the record's PipelineRun (get) and its TaskRuns and CustomRuns (list
-by the run's label) at once and ask release_truth what holds for each group asked about:
+Both read the record's PipelineRun (get) and its TaskRuns, CustomRuns and child
+PipelineRuns (list by the run's label) at once and ask release_truth what holds for each group asked about:
 when a group turns Released (`release-reason-untrue`: which reasons were
 true), and, while a group is Reserved and its release may be due, to learn
 since when it is (`release-late`, harness.monitor.release_due). A
@@ -21,7 +21,7 @@ import kubernetes
 from harness.contract import record as contract
 from harness.kube import Kube, json_object
 from harness.monitor.invariants import PIPELINE_RUN_LABEL
-from harness.monitor.release_truth import CUSTOM_RUN_KIND, ReleaseTruth, release_truth
+from harness.monitor.release_truth import CHILD_PIPELINE_RUN_KIND, CUSTOM_RUN_KIND, ReleaseTruth, release_truth
 
 TEKTON = ("tekton.dev", "v1")
 TEKTON_BETA = ("tekton.dev", "v1beta1")
@@ -47,12 +47,12 @@ def read_release_truths(kube: Kube, record: contract.Record, groups: Mapping[str
         *TEKTON, record.namespace, "taskruns", label_selector=selector, _request_timeout=_TIMEOUT,
     ))
     children = list(listing.get("items") or [])
-    if _has_custom_runs(pipeline_run):
-        # Custom tasks' child runs (docs/contract.md section 8): read only for a run that lists one, their kind said.
-        custom_runs = json_object(custom.list_namespaced_custom_object(
-            *TEKTON_BETA, record.namespace, "customruns", label_selector=selector, _request_timeout=_TIMEOUT,
-        ))
-        children += [{**c, "kind": CUSTOM_RUN_KIND} for c in custom_runs.get("items") or []]
+    # Custom tasks' CustomRuns and child pipelines' PipelineRuns (docs/contract.md section 8): read only for a
+    # run that lists one, their kind said.
+    for kind, api, plural in ((CUSTOM_RUN_KIND, TEKTON_BETA, "customruns"), (CHILD_PIPELINE_RUN_KIND, TEKTON, "pipelineruns")):
+        if _lists_child_of_kind(pipeline_run, kind):
+            others = json_object(custom.list_namespaced_custom_object(*api, record.namespace, plural, label_selector=selector, _request_timeout=_TIMEOUT))
+            children += [{**c, "kind": kind} for c in others.get("items") or []]
     task_runs, now = children, datetime.now(UTC)
     return {
         group: release_truth(pipeline_run, task_runs, group_tasks=tasks, record_uid=record.pipeline_run_uid, now=now)
@@ -60,10 +60,10 @@ def read_release_truths(kube: Kube, record: contract.Record, groups: Mapping[str
     }
 
 
-def _has_custom_runs(pipeline_run: Mapping[str, Any] | None) -> bool:
-    """_has_custom_runs() is True when the run's status.childReferences names a CustomRun (a gone run has none to read)."""
+def _lists_child_of_kind(pipeline_run: Mapping[str, Any] | None, kind: str) -> bool:
+    """_lists_child_of_kind() is True when the run's status.childReferences names a child of `kind` (a gone run has none to read)."""
     children = ((pipeline_run or {}).get("status") or {}).get("childReferences") or []
-    return any(child.get("kind") == CUSTOM_RUN_KIND for child in children)
+    return any(child.get("kind") == kind for child in children)
 
 
 def read_true_reasons(kube: Kube, record: contract.Record, tasks: tuple[str, ...]) -> set[contract.ReleaseReason]:

@@ -28,6 +28,8 @@ from harness.timestamps import optional_kube_time
 
 #: The kind of a custom task's child run (tekton.dev/v1beta1): done as Tekton takes it (task_run_done).
 CUSTOM_RUN_KIND = "CustomRun"
+#: The kind of a child-pipeline task's child run (pipelines in pipelines): done the same way.
+CHILD_PIPELINE_RUN_KIND = "PipelineRun"
 
 Obj = Mapping[str, Any]
 
@@ -48,11 +50,12 @@ def task_run_done(task_run: Obj) -> bool:
 
     A CustomRun (a custom task's child, `kind: CustomRun`) is done at Succeeded True or False: its own
     controller retries it, keeping Succeeded Unknown meanwhile, and Tekton takes False as its end.
+    So is a child PipelineRun (`kind: PipelineRun`, a task that runs a Pipeline), which Tekton never retries.
     """
     condition = _succeeded(task_run)
     if condition is None or condition.get("status") == "Unknown":
         return False
-    if condition.get("status") == "True" or task_run.get("kind") == CUSTOM_RUN_KIND:
+    if condition.get("status") == "True" or task_run.get("kind") in (CUSTOM_RUN_KIND, CHILD_PIPELINE_RUN_KIND):
         return True
     spec = task_run.get("spec") or {}
     if spec.get("status") == "TaskRunCancelled" or condition.get("reason") == "TaskRunCancelled":

@@ -71,16 +71,16 @@ def task_pod_must_exist(run: ScenarioRun, pipeline_run: str, task: str, *, attem
     return wait_checked(run, poll, what=f"attempt {attempt} of {pipeline_run}/{task} to have a pod", timeout="pod_created", timeouts=run.timeouts)
 
 
-def custom_run_must_exist(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
-    """custom_run_must_exist() waits for Tekton to make the custom task's CustomRun (Tekton's work: the `pod_created` bound)."""
+def child_run_must_exist(run: ScenarioRun, pipeline_run: str, task: str, *, kind: str) -> Obj:
+    """child_run_must_exist() waits for Tekton to make the CustomRun or child PipelineRun of a task (Tekton's work: the `pod_created` bound)."""
 
     def poll() -> Obj:
-        found = run.custom_runs(pipeline_run, task)
+        found = run.child_runs(pipeline_run, task, kind=kind)
         if not found:
-            raise NotYet(f"no CustomRun of {pipeline_run}/{task} yet")
+            raise NotYet(f"no {kind} of {pipeline_run}/{task} yet")
         return found[0]
 
-    return wait_checked(run, poll, what=f"{pipeline_run}/{task} to have a CustomRun", timeout="pod_created", timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"{pipeline_run}/{task} to have a {kind}", timeout="pod_created", timeouts=run.timeouts)
 
 
 def task_pod_must_be_bound(run: ScenarioRun, pipeline_run: str, task: str, *, attempt: int = 0, timeout: str = "pod_scheduled") -> Obj:

@@ -37,6 +37,8 @@ Obj = dict[str, Any]
 TEKTON = ("tekton.dev", "v1")
 #: CustomRuns are still tekton.dev/v1beta1 in Tekton v1.15.
 TEKTON_BETA = ("tekton.dev", "v1beta1")
+#: Where the child runs of a task with no TaskRun are: a custom task's CustomRun, a child pipeline's PipelineRun.
+CHILD_RUN_APIS = {"CustomRun": (TEKTON_BETA, "customruns"), "PipelineRun": (TEKTON, "pipelineruns")}
 PIPELINE_RUN_LABEL = "tekton.dev/pipelineRun"
 PIPELINE_TASK_LABEL = "tekton.dev/pipelineTask"
 RELEASE_ANNOTATION = "sim.rescon.dev/release"
@@ -376,10 +378,14 @@ class ScenarioRun:
     def task_run(self, name: str) -> Obj:
         return json_object(self.kube.custom.get_namespaced_custom_object(*TEKTON, self.namespace, "taskruns", name))
 
-    def custom_runs(self, pipeline_run: str, task: str) -> list[Obj]:
-        """custom_runs() are the CustomRuns Tekton made for one custom task of the run (tekton.dev/v1beta1)."""
+    def child_runs(self, pipeline_run: str, task: str, *, kind: str) -> list[Obj]:
+        """child_runs() are the runs of `kind` Tekton made for one task of the run that gets no TaskRun.
+
+        kind CustomRun (a custom task; tekton.dev/v1beta1) or PipelineRun (a task that runs a Pipeline).
+        """
+        api, plural = CHILD_RUN_APIS[kind]
         selector = f"{PIPELINE_RUN_LABEL}={pipeline_run},{PIPELINE_TASK_LABEL}={task}"
-        listing = json_object(self.kube.custom.list_namespaced_custom_object(*TEKTON_BETA, self.namespace, "customruns", label_selector=selector))
+        listing = json_object(self.kube.custom.list_namespaced_custom_object(*api, self.namespace, plural, label_selector=selector))
         items: list[Obj] = listing.get("items") or []
         return items
 

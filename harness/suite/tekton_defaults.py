@@ -4,7 +4,8 @@ Operators route task pods to a second scheduler with config-defaults'
 `default-pod-template` and give containers resources cluster-wide with
 `default-container-resource-requirements`; runs then name neither. They turn
 on Kubernetes' native sidecars for Tekton with feature-flags'
-`enable-kubernetes-sidecar`. Tekton reads its ConfigMaps through informers, so
+`enable-kubernetes-sidecar`, and allow pipelines in pipelines with
+`enable-api-fields: alpha`. Tekton reads its ConfigMaps through informers, so
 a run created right after a change may still be built the old way:
 `tekton_config_set` waits (`pod_built_with`) until a probe TaskRun's pod shows
 the change before the scenario goes on, and again, after putting the old
@@ -33,21 +34,22 @@ NOWHERE = {"rescon.dev/pool": "rescon-config-defaults-probe"}
 Obj = dict[str, Any]
 
 
-def probe_task_run(name_prefix: str, *, sidecar_cpu: str | None = None) -> Obj:
+def probe_task_run(name_prefix: str, *, sidecar_cpu: str | None = None, annotations: Mapping[str, str] | None = None) -> Obj:
     """probe_task_run('tekton-config-defaults-probe') is a TaskRun of one bare step (no requests), its pod bound nowhere: what config-defaults shapes.
 
-    With sidecar_cpu it has a sidecar too (what enable-kubernetes-sidecar shapes).
+    With sidecar_cpu it has a sidecar too (what enable-kubernetes-sidecar shapes); `annotations` go on the
+    TaskRun too (the hermetic execution mode shows enable-api-fields: alpha).
 
     Named after the scenario (harness.suite.scenario.OWN_NAMED_KINDS), like everything it creates.
     """
     task_spec = sim_task_spec(cpu=None, hold=True, sidecar_cpu=sidecar_cpu, workspaces=())
     # A TaskRun's taskSpec has no metadata (only a Pipeline's embedded one does; Tekton's webhook refuses it):
     # the simulator's annotations go on the TaskRun, which Tekton copies to its pod.
-    annotations = (task_spec.pop("metadata", None) or {}).get("annotations") or {}
+    simulator = (task_spec.pop("metadata", None) or {}).get("annotations") or {}
     return {
         "apiVersion": "tekton.dev/v1",
         "kind": "TaskRun",
-        "metadata": {"generateName": f"{name_prefix}-", "annotations": annotations},
+        "metadata": {"generateName": f"{name_prefix}-", "annotations": {**simulator, **(annotations or {})}},
         "spec": {"taskSpec": task_spec, "podTemplate": {"nodeSelector": NOWHERE}},
     }
 
@@ -89,6 +91,7 @@ def tekton_config_set(
     timeouts: TimeoutConfig,
     config_map: str = CONFIG_DEFAULTS,
     probe_sidecar_cpu: str | None = None,
+    probe_annotations: Mapping[str, str] | None = None,
 ) -> Iterator[None]:
     """tekton_config_set() sets `values` in Tekton's ConfigMap `config_map` until the block ends, then puts the old ones back.
 
@@ -101,7 +104,7 @@ def tekton_config_set(
     kube.core.patch_namespaced_config_map(config_map, tekton.NAMESPACE, {"data": dict(values)})
 
     def probe() -> Obj:
-        return probe_task_run(probe_prefix, sidecar_cpu=probe_sidecar_cpu)
+        return probe_task_run(probe_prefix, sidecar_cpu=probe_sidecar_cpu, annotations=probe_annotations)
 
     try:
         pod_built_with(kube, namespace, probe(), shows, f"{config_map} {', '.join(values)}", timeouts)

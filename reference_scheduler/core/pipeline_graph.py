@@ -387,6 +387,10 @@ def _is_custom_task(task: Mapping[str, Any]) -> bool:
     return bool(ref.get("apiVersion") and ref.get("kind")) or bool(spec.get("apiVersion") and spec.get("kind"))
 
 
+def _runs_pipeline(task: Mapping[str, Any]) -> bool:
+    return bool(task.get("pipelineRef") or task.get("pipelineSpec"))
+
+
 def _ref_description(task: Mapping[str, Any]) -> str:
     ref = _mapping(task.get("taskRef"))
     if ref.get("name"):
@@ -429,7 +433,8 @@ def build_pipeline_graph(
     is config-defaults' ``default-container-resource-requirements``
     (core.container_defaults).
     Custom tasks (a taskRef or taskSpec with apiVersion and kind) create no pod
-    and request nothing.
+    and request nothing; nor does a task that runs a Pipeline (pipelineRef or
+    pipelineSpec, alpha): its tasks are its child PipelineRun's, planned there.
 
     Example: tasks clone (workspace source), build (runAfter clone, 2 CPU) and
     test (uses $(tasks.clone.results.commit)) give build and test both depending
@@ -447,10 +452,6 @@ def build_pipeline_graph(
     nodes = []
     for task, is_finally in [*((t, False) for t in dag_tasks), *((t, True) for t in finally_tasks)]:
         name = str(task.get("name"))
-        if task.get("pipelineRef") or task.get("pipelineSpec"):
-            raise InvalidPipeline(
-                f"pipeline task {name!r} runs a Pipeline, which Tekton v1.15 does not support: inline its tasks"
-            )
         references: frozenset[str] = frozenset().union(*(result_references(s) for s in _dependency_strings(task)))
         unknown = sorted(references - dag_names - finally_names)
         if unknown:
@@ -472,7 +473,7 @@ def build_pipeline_graph(
             depends_on = references | frozenset(str(n) for n in task.get("runAfter") or ())
 
         request = ZERO
-        if not _is_custom_task(task):
+        if not _is_custom_task(task) and not _runs_pipeline(task):
             spec = _mapping(task.get("taskSpec")) or task_specs.get(name)
             if spec is None:
                 raise MissingTaskSpec(

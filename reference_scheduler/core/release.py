@@ -21,6 +21,10 @@ the decision reads Tekton's own records, with Tekton's rules
   retries it (Succeeded stays Unknown meanwhile): Succeeded True or False is
   its end, as Tekton's PipelineRun reconciler takes it (``isFailure``: every
   CustomRun done, one failed).
+* A task that runs a Pipeline (pipelines in pipelines, alpha) has a child
+  PipelineRun (``kind: PipelineRun`` in ``childReferences``), done the same
+  way: Succeeded True or False (``isFailure``: every child PipelineRun done,
+  one failed). Its own tasks are that PipelineRun's, with a record of its own.
 
 The whole PipelineRun ends the reservation too: gone or being deleted; done
 (Succeeded not Unknown); ``spec.status: Cancelled`` (every TaskRun is
@@ -73,6 +77,10 @@ PIPELINE_RUN_REASON_TIMED_OUT = "PipelineRunTimeout"
 TASK_RUN_SPEC_STATUS_CANCELLED = "TaskRunCancelled"
 #: The kind of a custom task's child run (tekton.dev/v1beta1), and its cancel request.
 CUSTOM_RUN_KIND = "CustomRun"
+#: The kind of a child-pipeline task's child run (pipelines in pipelines, tekton.dev/v1).
+CHILD_PIPELINE_RUN_KIND = "PipelineRun"
+#: Children that Tekton never retries itself: Succeeded False is their end.
+CHILD_KINDS_DONE_AT_FALSE = frozenset({CUSTOM_RUN_KIND, CHILD_PIPELINE_RUN_KIND})
 CUSTOM_RUN_SPEC_STATUS_CANCELLED = "RunCancelled"
 TASK_RUN_REASON_CANCELLED = "TaskRunCancelled"
 TASK_RUN_REASON_TO_BE_RETRIED = "ToBeRetried"
@@ -191,6 +199,7 @@ def task_run_progress(task_run: Json) -> TaskRunProgress:
     * Unknown with reason ToBeRetried: RETRY_PENDING; otherwise RUNNING.
     * A CustomRun (``kind: CustomRun``): Succeeded False is FAILED; its
       controller, not Tekton, retries it, keeping Succeeded Unknown meanwhile.
+      So is a child PipelineRun (``kind: PipelineRun``), which Tekton never retries.
 
     Example: ``spec.retries: 1``, no ``retriesStatus``, Succeeded False, reason
     Failed: RETRY_PENDING; with one ``retriesStatus`` entry: FAILED.
@@ -199,7 +208,7 @@ def task_run_progress(task_run: Json) -> TaskRunProgress:
     if status == "True":
         return TaskRunProgress.SUCCEEDED
     if status == "False":
-        if task_run.get("kind") == CUSTOM_RUN_KIND or task_run_cancelled(task_run) or retries_left(task_run) == 0:
+        if task_run.get("kind") in CHILD_KINDS_DONE_AT_FALSE or task_run_cancelled(task_run) or retries_left(task_run) == 0:
             return TaskRunProgress.FAILED
         return TaskRunProgress.RETRY_PENDING
     condition = succeeded_condition(task_run)
@@ -226,17 +235,20 @@ def task_run_names(pipeline_run: Json) -> dict[str, list[str]]:
     return names
 
 
-def custom_run_names(pipeline_run: Json) -> frozenset[str]:
-    """custom_run_names are the child runs ``status.childReferences`` lists as CustomRuns (custom tasks).
+def child_run_kinds(pipeline_run: Json) -> dict[str, str]:
+    """child_run_kinds maps each child run ``status.childReferences`` lists as other than a TaskRun to its kind.
+
+    A custom task's child is a CustomRun; a task that runs a Pipeline has a child PipelineRun.
 
     Example: ``{"status": {"childReferences": [{"kind": "CustomRun", "pipelineTaskName": "approve",
-    "name": "run-1-approve"}]}}`` gives ``{"run-1-approve"}``.
+    "name": "run-1-approve"}, {"kind": "TaskRun", "pipelineTaskName": "build", "name": "run-1-build"}]}}``
+    gives ``{"run-1-approve": "CustomRun"}``.
     """
-    return frozenset(
-        str(ref["name"])
+    return {
+        str(ref["name"]): str(ref["kind"])
         for ref in _list(value_at(pipeline_run, "status", "childReferences"))
-        if isinstance(ref, Mapping) and ref.get("kind") == CUSTOM_RUN_KIND and isinstance(ref.get("name"), str) and ref["name"]
-    )
+        if isinstance(ref, Mapping) and ref.get("kind") in CHILD_KINDS_DONE_AT_FALSE and isinstance(ref.get("name"), str) and ref["name"]
+    }
 
 
 _GO_DURATION_PART = re.compile(r"([0-9]*\.?[0-9]+)(ns|us|µs|μs|ms|s|m|h)")

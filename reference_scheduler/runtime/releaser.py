@@ -20,7 +20,7 @@ from typing import Any, Callable
 import kubernetes
 
 from reference_scheduler.core.claims import ClaimState, GroupClaim, release
-from reference_scheduler.core.release import CUSTOM_RUN_KIND, custom_run_names, release_decision, task_run_names
+from reference_scheduler.core.release import CHILD_PIPELINE_RUN_KIND, child_run_kinds, release_decision, task_run_names
 from reference_scheduler.runtime.informer import Informer
 from reference_scheduler.runtime.records import RecordGone, RecordWriter, claim_of, created_by, now_rfc3339, with_claim
 
@@ -107,18 +107,21 @@ class Releaser:
         if pipeline_run is None:
             return {}
         found = {}
-        custom = custom_run_names(pipeline_run)
+        other_kinds = child_run_kinds(pipeline_run)
         for names in task_run_names(pipeline_run).values():
             for child in names:
-                if child in custom:
-                    # A custom task's child (docs/contract.md section 8): read like a TaskRun, its kind said.
-                    custom_run = self._custom_runs.get(namespace, child)
-                    if custom_run is not None:
-                        found[child] = {**custom_run, "kind": CUSTOM_RUN_KIND}
+                kind = other_kinds.get(child)
+                if kind is None:
+                    task_run = self._task_runs.get(namespace, child)
+                    if task_run is not None:
+                        found[child] = task_run
                     continue
-                task_run = self._task_runs.get(namespace, child)
-                if task_run is not None:
-                    found[child] = task_run
+                # A custom task's CustomRun or a child pipeline's PipelineRun (docs/contract.md section 8):
+                # read like a TaskRun, its kind said.
+                informer = self._pipeline_runs if kind == CHILD_PIPELINE_RUN_KIND else self._custom_runs
+                other = informer.get(namespace, child)
+                if other is not None:
+                    found[child] = {**other, "kind": kind}
         return found
 
     def _release(self, namespace: str, name: str, group: str, reason: str) -> None:

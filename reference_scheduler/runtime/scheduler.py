@@ -350,6 +350,10 @@ class Scheduler:
 
     def _on_pipeline_run(self, kind: str, run: Obj, old: Obj | None) -> None:
         self.releaser.mark(*_key(run))
+        # A child pipeline's PipelineRun carries its parent's name: its end can release the parent's group.
+        parent = ((run.get("metadata") or {}).get("labels") or {}).get("tekton.dev/pipelineRun")
+        if parent:
+            self.releaser.mark(_key(run)[0], parent)
         self._move(self.hints.after_pipeline_run_event(kind, run, old), f"pipelinerun {kind.lower()}")
 
     def _on_task_run(self, kind: str, task_run: Obj, old: Obj | None) -> None:

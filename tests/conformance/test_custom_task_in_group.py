@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
-    custom_run_must_exist,
+    child_run_must_exist,
     group_must_be,
     group_must_have,
     pipelinerun_must_succeed,
@@ -74,7 +74,7 @@ def test_custom_task_in_group(run: ScenarioRun) -> None:
     run.release_pod(fetch["metadata"]["name"])
     assert pod_must_be_finished(run, fetch["metadata"]["name"]) == "Succeeded"
     taskrun_must_be_done(run, A, "fetch")
-    approve = custom_run_must_exist(run, A, "approve")
+    approve = child_run_must_exist(run, A, "approve", kind="CustomRun")
     task_pod_must_stay_pending(run, b, "only")
     group_must_be(run, A, "fetch", state=State.RESERVED, node=node)
 

@@ -3126,24 +3126,32 @@ def apply_tekton_sidecars_as_plain_init() -> None:
     tekton_pods.predict_task_pod_spec = predict_task_pod_spec
 
 
-# --- custom_runs_never_done --------------------------------------------------------
+# --- custom_runs_never_done, child_pipeline_runs_never_done -------------------------
 
 
-def without_custom_runs(children: Mapping[str, Obj]) -> dict[str, Obj]:
-    """without_custom_runs: the fault looks for a TaskRun of every group task, so a custom task's CustomRun is never found."""
-    return {name: child for name, child in children.items() if child.get("kind") != "CustomRun"}
+def without_kind(children: Mapping[str, Obj], kind: str) -> dict[str, Obj]:
+    """without_kind: the fault looks for a TaskRun of every group task, so a child run of `kind` (CustomRun, PipelineRun) is never found."""
+    return {name: child for name, child in children.items() if child.get("kind") != kind}
 
 
-def apply_custom_runs_never_done() -> None:
+def _never_finding(kind: str) -> None:
     from reference_scheduler.runtime.releaser import Releaser
 
     original = Releaser._task_runs_of
 
     @functools.wraps(original)
     def task_runs_of(self: Releaser, namespace: str, pipeline_run: Obj | None) -> dict[str, Obj]:
-        return without_custom_runs(original(self, namespace, pipeline_run))
+        return without_kind(original(self, namespace, pipeline_run), kind)
 
     Releaser._task_runs_of = task_runs_of  # type: ignore[method-assign]
+
+
+def apply_custom_runs_never_done() -> None:
+    _never_finding("CustomRun")
+
+
+def apply_child_pipeline_runs_never_done() -> None:
+    _never_finding("PipelineRun")
 
 
 RULES["8.custom_tasks"] = "section 8, rule 1: a custom task is done when its CustomRun's Succeeded is True or False"
@@ -3153,6 +3161,51 @@ MUTANTS["custom_runs_never_done"] = Mutant(
     "custom_task_in_group",
     apply_custom_runs_never_done,
     "8.custom_tasks",
+)
+
+
+RULES["8.child_pipelines"] = "section 8, rule 1: a task that runs a Pipeline is done when its child PipelineRun's Succeeded is True or False"
+MUTANTS["child_pipeline_runs_never_done"] = Mutant(
+    "child_pipeline_runs_never_done",
+    "a group's tasks are judged from TaskRuns only: a child pipeline's PipelineRun is never found, so its parent's group is held until the run ends",
+    "child_pipeline",
+    apply_child_pipeline_runs_never_done,
+    "8.child_pipelines",
+)
+
+
+# --- child_pipelines_unplanned ---------------------------------------------------
+
+
+def refusing_child_pipelines(pipeline_spec: Mapping[str, Any]) -> None:
+    """refusing_child_pipelines: the fault refuses a pipeline with a task that runs a Pipeline, so the whole run is planned as plain pods."""
+    for task in [*(pipeline_spec.get("tasks") or []), *(pipeline_spec.get("finally") or [])]:
+        if task.get("pipelineRef") or task.get("pipelineSpec"):
+            raise ValueError(f"pipeline task {task.get('name')!r} runs a Pipeline: not planned")
+
+
+def apply_child_pipelines_unplanned() -> None:
+    from reference_scheduler.runtime import planner
+
+    original = planner.build_pipeline_graph
+
+    def build(pipeline_spec: Mapping[str, Any], **kwargs: Any) -> PipelineGraph:
+        refusing_child_pipelines(pipeline_spec)
+        return original(pipeline_spec, **kwargs)
+
+    planner.build_pipeline_graph = build
+
+
+RULES["6.child_pipelines"] = (
+    "section 6: a task that runs a Pipeline requests nothing in its run, whose other tasks are planned as usual; "
+    "the child PipelineRun's tasks are planned in its own record"
+)
+MUTANTS["child_pipelines_unplanned"] = Mutant(
+    "child_pipelines_unplanned",
+    "a run with a task that runs a Pipeline is not planned: its pods are scheduled as plain pods, its groups get no record",
+    "child_pipeline",
+    apply_child_pipelines_unplanned,
+    "6.child_pipelines",
 )
 
 

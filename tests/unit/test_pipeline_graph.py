@@ -237,9 +237,19 @@ def test_custom_tasks_request_nothing() -> None:
     assert graph.nodes["approve"].request == ZERO
 
 
-def test_pipelines_in_pipelines_are_rejected() -> None:
-    with pytest.raises(InvalidPipeline, match="runs a Pipeline"):
-        graph_of({"name": "sub", "pipelineRef": {"name": "other"}})
+def test_a_task_running_a_pipeline_requests_nothing_and_keeps_its_workspaces_and_order() -> None:
+    # Pipelines in pipelines (alpha): the child PipelineRun's tasks are planned in its own record.
+    graph = graph_of(
+        {"name": "fetch", "taskSpec": {"steps": [{"name": "s", "image": "i", "computeResources": {"requests": {"cpu": "100m"}}}]},
+         "workspaces": [{"name": "out", "workspace": "source"}]},
+        {"name": "build-and-test", "runAfter": ["fetch"], "workspaces": [{"name": "source"}],
+         "pipelineSpec": {"workspaces": [{"name": "source"}], "tasks": [{"name": "build", "taskSpec": {"steps": []}}]}},
+        {"name": "release", "runAfter": ["build-and-test"], "pipelineRef": {"name": "release-pipeline"}},
+    )
+    assert graph.nodes["build-and-test"].request == ZERO
+    assert graph.nodes["release"].request == ZERO
+    assert graph.nodes["build-and-test"].workspaces == frozenset({"source"})
+    assert graph.nodes["release"].depends_on == frozenset({"build-and-test"})
 
 
 GO_DOCS_MATRIX = {

@@ -50,20 +50,25 @@ class _Cache:
         return self._objects.get((namespace, name))
 
 
-def test_a_run_s_children_are_read_from_the_task_runs_and_custom_runs_its_references_name() -> None:
+def test_a_run_s_children_are_read_from_the_task_runs_custom_runs_and_pipeline_runs_its_references_name() -> None:
     task_run = {"metadata": {"namespace": "ci", "name": "a-fetch"}, "status": {}}
     custom_run = {"metadata": {"namespace": "ci", "name": "a-approve"}, "status": {}}
+    child_pipeline_run = {"metadata": {"namespace": "ci", "name": "a-build-and-test"}, "status": {}}
     unused: Any = None
     releaser = Releaser(
-        records=unused, pipeline_runs=unused, task_runs=_Cache(task_run), custom_runs=_Cache(custom_run), nodes=unused, writer=unused,
+        records=unused, pipeline_runs=_Cache(child_pipeline_run), task_runs=_Cache(task_run), custom_runs=_Cache(custom_run), nodes=unused,
+        writer=unused,
         resync_seconds=5.0, on_released=lambda reason: None, scheduler_name="tkn-scheduler",
     )
     run = {"status": {"childReferences": [
         {"kind": "TaskRun", "pipelineTaskName": "fetch", "name": "a-fetch"},
         {"kind": "CustomRun", "pipelineTaskName": "approve", "name": "a-approve"},
+        {"kind": "PipelineRun", "pipelineTaskName": "build-and-test", "name": "a-build-and-test"},
         {"kind": "TaskRun", "pipelineTaskName": "later", "name": "a-later"},
     ]}}
     children = releaser._task_runs_of("ci", run)
-    assert children == {"a-fetch": task_run, "a-approve": {**custom_run, "kind": "CustomRun"}}, "a child not cached yet is left out"
+    assert children == {
+        "a-fetch": task_run, "a-approve": {**custom_run, "kind": "CustomRun"}, "a-build-and-test": {**child_pipeline_run, "kind": "PipelineRun"},
+    }, "a child not cached yet is left out"
     assert releaser._task_runs_of("other", run) == {}
     assert releaser._task_runs_of("ci", None) == {}

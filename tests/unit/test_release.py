@@ -11,7 +11,7 @@ from reference_scheduler.core.release import (
     ReleaseDecision,
     ReleaseReason,
     TaskRunProgress,
-    custom_run_names,
+    child_run_kinds,
     parse_go_duration,
     release_decision,
     retries_left,
@@ -517,16 +517,25 @@ def test_a_custom_run_ends_at_true_or_false_its_controller_retrying_it() -> None
     assert task_run_progress({**custom, "spec": {"status": "RunCancelled"}, "status": {"conditions": condition("False", "RunCancelled")}}).done
 
 
-def test_custom_run_names_are_the_children_listed_as_custom_runs() -> None:
+def test_child_run_kinds_are_the_children_listed_as_custom_runs_or_pipeline_runs() -> None:
     pr = {"status": {"childReferences": [
         {"kind": "TaskRun", "pipelineTaskName": "fetch", "name": "a-fetch"},
         {"kind": "CustomRun", "pipelineTaskName": "approve", "name": "a-approve"},
+        {"kind": "PipelineRun", "pipelineTaskName": "build-and-test", "name": "a-build-and-test"},
         {"kind": "CustomRun", "pipelineTaskName": "broken"},
         "not a reference",
     ]}}
-    assert custom_run_names(pr) == frozenset({"a-approve"})
-    assert task_run_names(pr) == {"fetch": ["a-fetch"], "approve": ["a-approve"]}
-    assert custom_run_names({}) == frozenset()
+    assert child_run_kinds(pr) == {"a-approve": "CustomRun", "a-build-and-test": "PipelineRun"}
+    assert task_run_names(pr) == {"fetch": ["a-fetch"], "approve": ["a-approve"], "build-and-test": ["a-build-and-test"]}
+    assert child_run_kinds({}) == {}
+
+
+def test_a_child_pipeline_run_ends_at_true_or_false() -> None:
+    # Tekton never retries a child PipelineRun: Succeeded False is its end, whatever the task's retries say.
+    child = {"kind": "PipelineRun", "spec": {"retries": 1}, "status": {"conditions": condition("False", "Failed")}}
+    assert task_run_progress(child) is TaskRunProgress.FAILED
+    assert task_run_progress({**child, "status": {"conditions": condition("Unknown", "Running")}}) is TaskRunProgress.RUNNING
+    assert task_run_progress({**child, "status": {"conditions": condition("True", "Succeeded")}}) is TaskRunProgress.SUCCEEDED
 
 
 def test_a_group_holding_a_custom_task_is_released_once_its_custom_run_is_done() -> None:
@@ -543,9 +552,18 @@ def test_a_group_holding_a_custom_task_is_released_once_its_custom_run_is_done()
     assert (decision.release, decision.reason) == (True, ReleaseReason.TASKS_DONE)
 
 
-def test_without_custom_runs_is_the_mutant_s_one_wrong_rule() -> None:
-    from tests.mutants.faults import without_custom_runs
+def test_without_kind_is_the_mutants_one_wrong_rule() -> None:
+    from tests.mutants.faults import without_kind
 
-    children = {"a-fetch": {"status": {}}, "a-approve": {"kind": "CustomRun"}}
-    assert without_custom_runs(children) == {"a-fetch": {"status": {}}}
-    assert without_custom_runs({"a-fetch": {"kind": "TaskRun"}}) == {"a-fetch": {"kind": "TaskRun"}}
+    children = {"a-fetch": {"status": {}}, "a-approve": {"kind": "CustomRun"}, "a-build-and-test": {"kind": "PipelineRun"}}
+    assert without_kind(children, "CustomRun") == {"a-fetch": {"status": {}}, "a-build-and-test": {"kind": "PipelineRun"}}
+    assert without_kind(children, "PipelineRun") == {"a-fetch": {"status": {}}, "a-approve": {"kind": "CustomRun"}}
+    assert without_kind({"a-fetch": {"kind": "TaskRun"}}, "CustomRun") == {"a-fetch": {"kind": "TaskRun"}}
+
+
+def test_refusing_child_pipelines_refuses_only_a_pipeline_with_a_child() -> None:
+    from tests.mutants.faults import refusing_child_pipelines
+
+    refusing_child_pipelines({"tasks": [{"name": "build", "taskSpec": {}}]})
+    with pytest.raises(ValueError, match="'sub' runs a Pipeline"):
+        refusing_child_pipelines({"tasks": [{"name": "build", "taskSpec": {}}], "finally": [{"name": "sub", "pipelineRef": {"name": "p"}}]})

@@ -387,3 +387,14 @@ def test_a_group_with_a_custom_task_is_due_once_its_custom_run_and_the_rest_are_
     assert not tasks_done(run, [fetch], ["fetch", "approve"]), "no child run of approve yet: not done"
     assert tasks_done(run, [fetch, _custom_run("approve", "True", "Succeeded")], ["fetch", "approve"])
     assert R.TASKS_DONE in true_reasons(run, [fetch, _custom_run("approve", "True")], group_tasks=["fetch", "approve"], record_uid=UID, now=datetime.now(UTC))
+
+
+def test_a_child_pipeline_run_is_done_at_true_or_false_and_holds_its_parent_s_group_till_then() -> None:
+    # Pipelines in pipelines: the task's child is a PipelineRun, labelled with the parent's run and task.
+    child = {**_task_run("build-and-test", "Unknown", "Running"), "kind": "PipelineRun"}
+    assert not task_run_done(child)
+    assert task_run_done({**_task_run("build-and-test", "False", "Failed", retries=1), "kind": "PipelineRun"})
+    run = _pipeline_run(_condition("Unknown", "Running"))
+    fetch = _task_run("fetch", "True", "Succeeded")
+    assert not tasks_done(run, [fetch, child], ["fetch", "build-and-test"])
+    assert tasks_done(run, [fetch, {**_task_run("build-and-test", "True", "Succeeded"), "kind": "PipelineRun"}], ["fetch", "build-and-test"])
