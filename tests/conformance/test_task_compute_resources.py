@@ -6,17 +6,20 @@ counting the task-level request once per step. Tekton
 (pkg/internal/computeresources/tasklevel) gives each step the task-level
 request divided by the number of steps, in place of its own.
 
-What Tekton v1.15 built on the local cluster (big's pod, read once while
-writing this scenario): containers `step-work` and `step-work-2`
-with 1500m and 1073741824 each (their own 240m gone); init containers
-`prepare` and `place-scripts` with no resources; no overhead, no pod-level
-resources. Task-level computeResources are a beta field, enabled on the local
+What Tekton v1.15 builds (big's pod, checked by the scenario itself): containers
+`step-work`, `step-work-2` and `step-work-3` with a third of the task-level
+request each, rounded down to the millicore and the byte
+(`computeAverageRequests` in pkg/internal/computeresources/tasklevel), their own
+240m gone; init containers `prepare` and `place-scripts` with no resources; no
+overhead, no pod-level resources. Rounding each share up instead predicts a
+peak a few bytes too large, which the record shows. Task-level computeResources are a beta field, enabled on the local
 cluster (`enable-api-fields: beta`).
 """
 
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import cpu_millis, memory_bytes
 from harness.suite.checks import (
     b_must_land_beside_the_filler,
     group_must_be,
@@ -39,11 +42,11 @@ SCENARIO = Scenario(
 
 # Peak, by hand (fractions of one node, as cpu()/memory() render them):
 #   small: one step of 0.02 CPU (96m), no memory.
-#   big:   steps work and work-2 ask 0.05 CPU (240m) each, but taskRunSpecs gives big
-#          task-level requests of 0.625 CPU (3000m) and 0.25 memory (2147483648 bytes).
-#          Tekton gives each of the 2 steps 3000m / 2 = 1500m and 2147483648 / 2 = 1073741824,
-#          replacing their own 240m: the pod asks 3000m and 2147483648 bytes.
-#   small then big is a chain, so the peak is big's: 3000m, 2Gi.
+#   big:   steps work, work-2 and work-3 ask 0.05 CPU (240m) each, but taskRunSpecs gives big
+#          task-level requests of 0.625 CPU (3000m) and 0.25 memory (2147483648 bytes on an 8 GiB node).
+#          Tekton gives each of the 3 steps 3000m // 3 = 1000m and 2147483648 // 3 = 715827882 bytes,
+#          replacing their own 240m: the pod asks 3000m and 2147483646 bytes (rounding up: 2147483649).
+#   small then big is a chain, so the peak is big's: 3000m, 2147483646 bytes.
 # Placement: A's node has 4800 - 96 - (3000 - 96) = 1800m left; B asks 2400m, so it goes to the
 #   other node (2640m left beside the filler). From the steps' own requests A would reserve 480m
 #   and leave 4320m on its node, the emptier one.
@@ -55,9 +58,14 @@ def test_task_compute_resources(run: ScenarioRun) -> None:
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=2 * (int(cpu * 0.625) // 2), peak_memory_bytes=2 * (int(memory * 0.25) // 2),
+        peak_cpu_millis=3 * (int(cpu * 0.625) // 3), peak_memory_bytes=3 * (int(memory * 0.25) // 3),
     )
 
     b_pod = b_must_land_beside_the_filler(run, "task_compute_resources", a_node=a_node, why="inside the room A's task-level request needs there")
     group_must_be(run, "task-compute-resources-a", "small", state=State.RESERVED, node=a_node)
     group_must_end_on_its_node(run, "task-compute-resources-a", held=small, next_task="big", node=a_node, others=(b_pod,))
+    big = run.task_pods("task-compute-resources-a", "big")[0]
+    shares = {c["name"]: (cpu_millis(c["resources"]["requests"]["cpu"]), memory_bytes(c["resources"]["requests"]["memory"])) for c in big["spec"]["containers"]}
+    assert shares == dict.fromkeys(("step-work", "step-work-2", "step-work-3"), (int(cpu * 0.625) // 3, int(memory * 0.25) // 3)), (
+        f"Tekton built {big['metadata']['name']} with step requests {shares}: this scenario's premise (each share rounded down) failed"
+    )
