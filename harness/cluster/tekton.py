@@ -101,17 +101,23 @@ def crd_manifests(config_dir: Path) -> list[dict[str, Any]]:
     return crds
 
 
-def feature_flags(coschedule: str) -> dict[str, str]:
-    """feature_flags('disabled') are the feature-flags entries the harness sets over Tekton's defaults."""
+def feature_flags(coschedule: str, *, injected_sidecars: bool = True) -> dict[str, str]:
+    """feature_flags('disabled') are the feature-flags entries the harness sets over Tekton's defaults.
+
+    injected_sidecars=True leaves `running-in-environment-with-injected-sidecars` at Tekton's default
+    ("true", as operators install it: each pod is created without Tekton's readiness annotation, and Tekton
+    adds it once the pod runs); False sets it "false", so the first step starts at once.
+    """
     if coschedule not in COSCHEDULE_MODES:
         raise HarnessError(f"unknown coschedule mode {coschedule!r}: use one of {', '.join(COSCHEDULE_MODES)}")
-    return {
+    flags = {
         "coschedule": coschedule,
-        # No sidecar injector runs here; with "true" Tekton would wait for a readiness annotation.
-        "running-in-environment-with-injected-sidecars": "false",
         # Creds-init reads the ServiceAccount's secrets at pod creation; no credentials exist here.
         "disable-creds-init": "true",
     }
+    if not injected_sidecars:
+        flags["running-in-environment-with-injected-sidecars"] = "false"
+    return flags
 
 
 def config_maps(config_dir: Path, *, coschedule: str) -> list[dict[str, Any]]:

@@ -175,7 +175,9 @@ def with_feature_flags(documents: list[Manifest], *, coschedule: str, source: st
     flags = [doc for doc in documents if doc["kind"] == "ConfigMap" and doc["metadata"]["name"] == "feature-flags"]
     if len(flags) != 1:
         raise HarnessError(f"{source} has {len(flags)} feature-flags ConfigMaps, not 1: is it Tekton Pipelines?")
-    flags[0]["data"] = {**(flags[0].get("data") or {}), **tekton.feature_flags(coschedule)}
+    # kind keeps "false" for injected sidecars until a kind run with Tekton's default ("true": each first step
+    # waits for Tekton's readiness annotation) is measured; the local cluster runs Tekton's default.
+    flags[0]["data"] = {**(flags[0].get("data") or {}), **tekton.feature_flags(coschedule, injected_sidecars=False)}
 
     def rank(doc: Manifest) -> int:
         return {"Namespace": 0, "CustomResourceDefinition": 1}.get(doc["kind"], 2)

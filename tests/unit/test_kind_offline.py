@@ -40,7 +40,7 @@ def test_render_replaces_every_ko_reference_the_shell_image_and_devel() -> None:
     assert container["image"] == "local/controller:v1"
     assert container["args"] == ["-entrypoint-image", "local/entrypoint:v1", "-shell-image", "busybox:1.37"]
     assert rendered[2]["metadata"]["labels"] == {"app.kubernetes.io/version": "v1.15.0"}
-    assert rendered[1]["data"] == tekton.feature_flags("disabled")
+    assert rendered[1]["data"] == tekton.feature_flags("disabled", injected_sidecars=False)
     assert "ko://" not in repr(rendered)
 
 

@@ -398,7 +398,7 @@ def test_release_manifests_get_the_local_feature_flags_in_apply_order(mode: str)
     kinds = [m["kind"] for m in manifests]
     assert kinds == ["Namespace", "Namespace", "CustomResourceDefinition", "Deployment", "ConfigMap"]
     flags = next(m for m in manifests if m["kind"] == "ConfigMap")["data"]
-    assert flags == {"enable-api-fields": "beta", **tekton.feature_flags(mode)}
+    assert flags == {"enable-api-fields": "beta", **tekton.feature_flags(mode, injected_sidecars=False)}
     assert tekton_release.deployments(manifests) == [("tekton-pipelines", "tekton-pipelines-controller")]
 
 

@@ -28,7 +28,7 @@ def _config_dir(tmp_path: Path, *, with_all_maps: bool = True) -> Path:
     (tmp_path / "300-crds" / "300-task.yaml").write_text("# license header\n---\n" + yaml.safe_dump(CRD))
     names = list(tekton.CONFIG_MAP_ENV.values()) if with_all_maps else ["config-defaults"]
     for name in names:
-        data = {"coschedule": "workspaces", "enable-api-fields": "beta"} if name == "feature-flags" else {"_example": "x"}
+        data = {"coschedule": "workspaces", "enable-api-fields": "beta", "running-in-environment-with-injected-sidecars": "true"} if name == "feature-flags" else {"_example": "x"}
         cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "namespace": "somewhere"}, "data": data}
         (tmp_path / f"{name if name.startswith('config-') else 'config-' + name}.yaml").write_text(yaml.safe_dump(cm))
     return tmp_path
@@ -45,9 +45,14 @@ def test_feature_flags_set_the_coschedule_mode_and_keep_tektons_others(tmp_path:
     maps = {m["metadata"]["name"]: m for m in tekton.config_maps(_config_dir(tmp_path), coschedule=mode)}
     flags = maps["feature-flags"]["data"]
     assert flags["coschedule"] == mode
-    assert flags["running-in-environment-with-injected-sidecars"] == "false"
+    assert flags["running-in-environment-with-injected-sidecars"] == "true", "Tekton's default, as installed"
     assert flags["enable-api-fields"] == "beta"
     assert {m["metadata"]["namespace"] for m in maps.values()} == {tekton.NAMESPACE}
+
+
+def test_injected_sidecars_are_left_at_tektons_default_unless_asked() -> None:
+    assert "running-in-environment-with-injected-sidecars" not in tekton.feature_flags("disabled")
+    assert tekton.feature_flags("disabled", injected_sidecars=False)["running-in-environment-with-injected-sidecars"] == "false"
 
 
 def test_unknown_coschedule_mode_names_the_choices() -> None:
