@@ -199,6 +199,10 @@ class LocalCluster:
         if self.workdir.exists() and not self._control_plane_alive():
             self._say(f"cluster {self.name}: found a stopped cluster in {self.workdir}; removing it first")
             self.down()
+        if self.workdir.exists() and self._stages_stale():
+            # KWOK reads its Stages once, at creation: a cluster made by an older harness plays an older simulation.
+            self._say(f"cluster {self.name}: its simulation ({self.kwokctl_config}) is not this harness's; recreating it")
+            self.down()
         if not self.workdir.exists():
             self._create_control_plane(binaries)
         kube = Kube.connect(self.kubeconfig)
@@ -386,9 +390,13 @@ class LocalCluster:
 
     # --- steps of up() ---
 
+    def _stages_stale(self) -> bool:
+        """_stages_stale() is True when the running cluster was made with other KWOK Stages than this harness's."""
+        return not self.kwokctl_config.exists() or self.kwokctl_config.read_text() != _stages_text()
+
     def _create_control_plane(self, binaries: dict[str, Path]) -> None:
         self.side_files_dir.mkdir(parents=True, exist_ok=True)
-        self.kwokctl_config.write_text(yaml.safe_dump_all(all_stages(), sort_keys=False))
+        self.kwokctl_config.write_text(_stages_text())
         args = [
             "create", "cluster",
             "--runtime", "binary",
@@ -576,3 +584,8 @@ class LocalCluster:
 
     def _say(self, line: str) -> None:
         print(line, file=self.out, flush=True)
+
+
+def _stages_text() -> str:
+    """_stages_text() is the kwokctl configuration the local cluster is made with: the simulation's Stages."""
+    return yaml.safe_dump_all(all_stages(), sort_keys=False)

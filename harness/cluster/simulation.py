@@ -15,6 +15,8 @@ taskSpec's `metadata.annotations` (Tekton copies them to the TaskRun and the pod
     sim.rescon.dev/linger       "true"    sidecars keep running after the steps end, so the pod
                                           stays Running while its TaskRun is already terminal
     sim.rescon.dev/linger-for   "30s"     how long a lingering sidecar runs (default 1h)
+    sim.rescon.dev/result.NAME  '["a","b"]'  the value the steps write to the Task's result NAME (an
+                                          array result's as JSON), as a step writes /tekton/results/NAME
 
 Tekton's affinity-assistant pods (coschedule modes other than `disabled`) run
 until they are deleted, as the StatefulSet pods they are: a MutatingAdmissionPolicy
@@ -23,13 +25,16 @@ marks each one `sim.rescon.dev/hold` at creation, and nothing ever releases it
 
 The same vocabulary drives real containers on kind (see fixtures/pipelines/_sim.j2),
 so one fixture serves both providers. Terminated step containers carry no
-termination message: Tekton parses a non-empty one as JSON. Running containers
+termination message (Tekton parses a non-empty one as JSON) unless the pod
+asks for results: then each step's message is the JSON Tekton's entrypoint
+writes, `[{"key": NAME, "value": VALUE, "type": 1}]`. Running containers
 report their `resources`, as a kubelet that supports in-place resize does
 (the API server refuses `pods/resize` for pods whose node does not).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,6 +46,8 @@ RELEASE = PREFIX + "release"
 EXIT_CODES = PREFIX + "exit-codes"
 LINGER = PREFIX + "linger"
 LINGER_FOR = PREFIX + "linger-for"
+#: The prefix of the annotations that give the steps' results: RESULT + "shards" is result `shards`.
+RESULT = PREFIX + "result."
 
 #: How long a simulated step runs when the fixture does not say.
 DEFAULT_RUN_FOR_MS = 1000
@@ -83,6 +90,10 @@ else
   fi
   sleep "$run_for"
 fi
+# Each result the pod's annotations give (sim.rescon.dev/result.NAME="VALUE", quoted as the downward API quotes),
+# written where Tekton's entrypoint reads it.
+sed -n 's|^sim\.rescon\.dev/result\.\([^=]*\)="\(.*\)"$|\1 \2|p' /etc/podinfo/annotations |
+  while read -r name value; do printf '%s' "$value" | sed 's|\\"|"|g' > "/tekton/results/$name"; done
 attempt=$(hostname | sed -n 's/.*-retry\([0-9]*\)$/\1/p'); attempt=${attempt:-0}
 codes=$(ann sim.rescon.dev/exit-codes); codes=${codes:-0}
 code=$(echo "$codes" | tr ',' '\n' | sed -n "$((attempt + 1))p")
@@ -119,6 +130,7 @@ def sim_task_spec(
     step_template: Mapping[str, str] | None = None,
     params: Sequence[str] = (),
     results: Sequence[str] = (),
+    writes: Mapping[str, str | Sequence[str]] | None = None,
     workspaces: tuple[str, ...] = ("w",),
 ) -> dict[str, Any]:
     """sim_task_spec(cpu='480m', run_for='2s') is an embedded taskSpec that plays the vocabulary.
@@ -136,7 +148,10 @@ def sim_task_spec(
     * sidecar_cpu / sidecar_memory: a sidecar `helper` with those requests that
       ends with the steps (with linger=True the sidecar is `linger` instead);
     * params, results: string params and results declared by the Task (a matrix
-      needs its params declared; a result nobody writes is simply missing).
+      needs its params declared; a result nobody writes is simply missing);
+    * writes: results declared and written by the steps, a string or an array
+      each (`writes={"shards": ["a", "b", "c"]}` makes an array result that a
+      later task's matrix can fan out over).
     """
     annotations: dict[str, str] = {}
     if run_for:
@@ -151,6 +166,8 @@ def sim_task_spec(
         annotations[LINGER] = "true"
     if linger_for:
         annotations[LINGER_FOR] = linger_for
+    for name, value in (writes or {}).items():
+        annotations[RESULT + name] = value if isinstance(value, str) else json.dumps(list(value), separators=(",", ":"))
     work: dict[str, Any] = {"name": "work", "image": STEP_IMAGE, "script": STEP_SCRIPT}
     requests = _requests(cpu, memory)
     if requests:
@@ -171,8 +188,10 @@ def sim_task_spec(
     }
     if params:
         spec["params"] = [{"name": name, "type": "string"} for name in params]
-    if results:
-        spec["results"] = [{"name": name, "type": "string"} for name in results]
+    declared = [{"name": name, "type": "string"} for name in results]
+    declared += [{"name": name, "type": "string" if isinstance(value, str) else "array"} for name, value in (writes or {}).items()]
+    if declared:
+        spec["results"] = declared
     if step_template:
         spec["stepTemplate"] = {"computeResources": {"requests": dict(step_template)}}
     spec["steps"] = steps
@@ -261,6 +280,8 @@ _STEPS_FINISHED = """\
 {{ $code := last $codes | trim | atoi }}
 {{ if lt $attempt (len $codes) }}{{ $code = index $codes $attempt | trim | atoi }}{{ end }}
 {{ $linger := eq (get $ann "sim.rescon.dev/linger") "true" }}
+{{ $results := list }}
+{{ range $key, $value := $ann }}{{ if hasPrefix "sim.rescon.dev/result." $key }}{{ $results = append $results (dict "key" (trimPrefix "sim.rescon.dev/result." $key) "value" $value "type" 1) }}{{ end }}{{ end }}
 {{ $lingering := false }}
 {{ range .spec.containers }}{{ if and $linger (hasPrefix "sidecar-" .name) }}{{ $lingering = true }}{{ end }}{{ end }}
 containerStatuses:
@@ -277,7 +298,7 @@ containerStatuses:
 {{ $exit := 0 }}{{ if hasPrefix "step-" .name }}{{ $exit = $code }}{{ end }}
   ready: false
   started: false
-  state: {terminated: {exitCode: {{ $exit }}, reason: {{ if eq $exit 0 }}Completed{{ else }}Error{{ end }}, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}}}
+  state: {terminated: {exitCode: {{ $exit }}, reason: {{ if eq $exit 0 }}Completed{{ else }}Error{{ end }}, startedAt: {{ $now | Quote }}, finishedAt: {{ $now | Quote }}{{ if and $results (hasPrefix "step-" .name) }}, message: {{ toJson $results | Quote }}{{ end }}}}
 {{ end }}
 {{ end }}
 {{ if $lingering }}

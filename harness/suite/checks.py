@@ -674,6 +674,39 @@ def matrixed_pods_must_run_on(run: ScenarioRun, pipeline_run: str, task: str, *,
     return pods
 
 
+def matrixed_pods_must_bind_one_by_one(run: ScenarioRun, pipeline_run: str, task: str, *, combinations: int, node: str) -> None:
+    """matrixed_pods_must_bind_one_by_one() asserts that a matrixed task's pods run one at a time on `node`, each released in turn.
+
+    The pods must be held (sim.rescon.dev/hold): while one runs, the others
+    stay unbound for the `pod_stays_pending` window; releasing it lets the next
+    one bind.
+    """
+    ended: set[str] = set()
+    for turn in range(combinations):
+
+        def one_bound() -> Obj:
+            pods = run.task_pods(pipeline_run, task)
+            bound = [p for p in pods if p["metadata"]["name"] not in ended and p["spec"].get("nodeName")]
+            if len(pods) < combinations or not bound:
+                raise NotYet(f"{len(pods)} of {combinations} pods of {pipeline_run}/{task}, none of the {combinations - turn} left bound yet")
+            return bound[0]
+
+        pod = wait_checked(run, one_bound, what=f"a pod of {pipeline_run}/{task} to bind (turn {turn + 1})", timeout="pod_scheduled", timeouts=run.timeouts)
+        assert pod["spec"]["nodeName"] == node, f"{pod['metadata']['name']} ran on {pod['spec']['nodeName']}, not on its group's node {node}"
+        pod_must_be_running(run, pod["metadata"]["name"])
+
+        def only_it_bound() -> None:
+            others = [p for p in run.task_pods(pipeline_run, task) if p["metadata"]["name"] not in ended | {pod["metadata"]["name"]}]
+            bound = [_describe(p) for p in others if p["spec"].get("nodeName")]
+            if bound:
+                raise NotYet(f"while {pod['metadata']['name']} runs, {', '.join(bound)}: only one of {pipeline_run}/{task} fits at a time")
+
+        if turn < combinations - 1:
+            _hold_for(run, only_it_bound, what=f"the rest of {pipeline_run}/{task} staying unbound", duration="pod_stays_pending", timeouts=run.timeouts)
+        run.release_pod(pod["metadata"]["name"])
+        ended.add(pod["metadata"]["name"])
+
+
 def group_must_end_on_its_node(run: ScenarioRun, pipeline_run: str, *, held: Obj, next_task: str, node: str, others: tuple[Obj, ...] = ()) -> None:
     """group_must_end_on_its_node() releases the held task, asserts the group's next task lands on `node`, and lets every run finish.
 

@@ -35,6 +35,7 @@ from test_local_pipelines import (  # noqa: F401 - collected again here, on kind
     _status,
     test_a_held_task_runs_until_released,
     test_a_lingering_task_succeeds_while_its_pod_still_runs,
+    test_a_matrix_fans_out_over_an_array_result,
     test_a_retried_task_fails_then_succeeds,
     test_two_sequential_tasks_share_a_pvc_workspace,
 )

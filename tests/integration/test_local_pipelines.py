@@ -99,3 +99,29 @@ def test_a_held_task_runs_until_released(it_kube: Kube, namespace: str, node_poo
     done = runs.wait_for_done(it_kube, namespace, "TaskRun", taskrun_name, timeouts=it_timeouts)
     assert _status(done) == "True", runs.describe(done)
     runs.wait_for_pod_phase(it_kube, namespace, pod_name, ("Succeeded",), timeout="taskrun_done", timeouts=it_timeouts)
+
+
+def test_a_matrix_fans_out_over_an_array_result(it_kube: Kube, namespace: str, node_pool: NodePool, it_timeouts: TimeoutConfig) -> None:
+    # What docs/contract.md section 6 says of a results-driven fan-out, measured: the list task's steps write
+    # the array result, Tekton substitutes it into the matrix and starts one TaskRun per element.
+    listing = task("list", writes={"shards": ["a", "b", "c"]})
+    shard = {
+        **task("shard", params=["shard"], run_after=["list"]),
+        "matrix": {"params": [{"name": "shard", "value": "$(tasks.list.results.shards[*])"}]},
+    }
+    name = runs.create(it_kube, namespace, pipeline_run("fan", [listing, shard], pool=node_pool))
+
+    done = runs.wait_for_done(it_kube, namespace, "PipelineRun", name, timeouts=it_timeouts)
+
+    assert _status(done) == "True", runs.describe(done)
+    shard_runs = [
+        c for c in done["status"].get("childReferences") or [] if c.get("pipelineTaskName") == "shard"
+    ]
+    assert len(shard_runs) == 3, f"{len(shard_runs)} TaskRuns of shard, not one per element of the result: {shard_runs}"
+    params = sorted(
+        p["value"]
+        for c in shard_runs
+        for p in runs.get(it_kube, namespace, "TaskRun", c["name"])["spec"].get("params") or []
+        if p["name"] == "shard"
+    )
+    assert params == ["a", "b", "c"]

@@ -1181,6 +1181,26 @@ def apply_matrix_counted_once() -> None:
     pipeline_graph.matrix_fan_out = single_combination
 
 
+def unknown_as_none(fan_out: int | None) -> int:
+    """unknown_as_none: a fan-out only known at run time (from a result) counts as no combination (the fault).
+
+    docs/contract.md section 6 counts it as one: the fewest TaskRuns Tekton
+    starts for a matrixed task it runs; counting none reserves nothing for it.
+    """
+    return 0 if fan_out is None else fan_out
+
+
+def apply_result_fan_out_counts_nothing() -> None:
+    from reference_scheduler.core import pipeline_graph
+
+    original = pipeline_graph.matrix_fan_out
+
+    def known_or_nothing(matrix: Mapping[str, Any] | None, params: Mapping[str, object] | None = None) -> int:
+        return unknown_as_none(original(matrix, params))
+
+    pipeline_graph.matrix_fan_out = known_or_nothing
+
+
 def apply_matrix_include_ignored() -> None:
     """The fault: a matrix counts the product of its params only; `matrix.include` entries that add a combination are not counted.
 
@@ -3206,6 +3226,16 @@ MUTANTS["child_pipelines_unplanned"] = Mutant(
     "child_pipeline",
     apply_child_pipelines_unplanned,
     "6.child_pipelines",
+)
+
+
+RULES["6.result_fan_out"] = "section 6: a matrix whose fan-out comes from a task result counts as one combination"
+MUTANTS["result_fan_out_counts_nothing"] = Mutant(
+    "result_fan_out_counts_nothing",
+    "a matrix whose values come from a task result counts as no combination: its group's peak leaves the task out",
+    "fan_out_from_results",
+    apply_result_fan_out_counts_nothing,
+    "6.result_fan_out",
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -170,3 +171,16 @@ def test_a_held_step_does_not_end_until_released(tmp_path: Path) -> None:
 
 def test_the_linger_script_runs_for_linger_for(tmp_path: Path) -> None:
     assert _run_script(LINGER_SCRIPT, tmp_path, {"sim.rescon.dev/linger-for": "200ms"}) == 0
+
+
+def test_the_step_script_writes_the_results_its_annotations_give(tmp_path: Path) -> None:
+    # The downward API quotes each value as Go's %q does (json.dumps agrees for these).
+    results = tmp_path / "results"
+    results.mkdir()
+    values = {"sim.rescon.dev/run-for": "100ms", "sim.rescon.dev/result.shards": '["a","b","c"]', "sim.rescon.dev/result.commit": "abc123"}
+    (tmp_path / "annotations").write_text("".join(f"{k}={json.dumps(v)}\n" for k, v in values.items()))
+    body = STEP_SCRIPT.replace(PODINFO_DIR, str(tmp_path)).replace("/tekton/results", str(results))
+    argv = [SHELL, "sh", "-c", body] if SHELL and SHELL.endswith("busybox") else [str(SHELL), "-c", body]
+    assert subprocess.run(argv, timeout=20).returncode == 0
+    assert (results / "shards").read_text() == '["a","b","c"]'
+    assert (results / "commit").read_text() == "abc123"

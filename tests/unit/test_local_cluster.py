@@ -107,3 +107,15 @@ def test_tekton_metrics_use_the_given_port_not_9090() -> None:
     """knative's Prometheus exporter reads METRICS_PROMETHEUS_PORT; without it two controllers collide on 9090."""
     env = tekton.controller_env({}, probes_port=1, metrics_port=2, profiling_port=3)
     assert env["METRICS_PROMETHEUS_PORT"] == "2"
+
+
+def test_a_cluster_made_with_other_stages_is_stale(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # KWOK reads its Stages once, at creation: up() recreates a cluster whose kwokctl config is not this harness's.
+    monkeypatch.setenv("RESCON_STATE_DIR", str(tmp_path))
+    cluster = LocalCluster(name="stale")
+    assert cluster._stages_stale(), "no config at all"
+    cluster.kwokctl_config.parent.mkdir(parents=True, exist_ok=True)
+    cluster.kwokctl_config.write_text(local._stages_text())
+    assert not cluster._stages_stale()
+    cluster.kwokctl_config.write_text(local._stages_text().replace("sim.rescon.dev/result.", "sim.rescon.dev/old."))
+    assert cluster._stages_stale()

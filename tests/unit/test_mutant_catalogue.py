@@ -533,6 +533,23 @@ def test_matrix_counted_once(keep: Keep) -> None:
 
 
 
+def test_result_fan_out_counts_nothing(keep: Keep) -> None:
+    # A matrix over a result: one combination by the contract, none by the fault; a known fan-out is untouched.
+    from_result = {"params": [{"name": "shard", "value": "$(tasks.list.results.shards[*])"}]}
+    known = {"params": [{"name": "os", "value": ["a", "b"]}]}
+    pipeline = {"tasks": [
+        {"name": "list", "taskSpec": step_spec("100m")},
+        {"name": "t", "taskSpec": step_spec("500m"), "matrix": from_result},
+        {"name": "k", "taskSpec": step_spec("500m"), "matrix": known},
+    ]}
+    assert build_pipeline_graph(pipeline, task_specs={}).nodes["t"].concurrent_request == Resources(cpu=500)
+    keep(pipeline_graph, "matrix_fan_out")
+    faults.apply_result_fan_out_counts_nothing()
+    nodes = build_pipeline_graph(pipeline, task_specs={}).nodes
+    assert nodes["t"].concurrent_request == Resources(cpu=0)
+    assert nodes["k"].concurrent_request == Resources(cpu=1000)
+
+
 def test_ignores_runtime_class_overhead(keep: Keep) -> None:
     from reference_scheduler.runtime import planner
 

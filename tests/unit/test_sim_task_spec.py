@@ -49,3 +49,11 @@ def test_params_and_results_are_declared_as_strings() -> None:
     spec = sim_task_spec(cpu="1", params=["shard"], results=["digest"])
     assert spec["params"] == [{"name": "shard", "type": "string"}]
     assert spec["results"] == [{"name": "digest", "type": "string"}]
+
+
+def test_written_results_are_declared_by_their_type_and_given_as_annotations() -> None:
+    spec = sim_task_spec(cpu="1", results=["digest"], writes={"shards": ["a", "b", "c"], "commit": "abc123"})
+    assert spec["results"] == [
+        {"name": "digest", "type": "string"}, {"name": "shards", "type": "array"}, {"name": "commit", "type": "string"},
+    ]
+    assert spec["metadata"]["annotations"] == {"sim.rescon.dev/result.shards": '["a","b","c"]', "sim.rescon.dev/result.commit": "abc123"}

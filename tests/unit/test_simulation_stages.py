@@ -56,7 +56,11 @@ def test_exit_codes_follow_the_attempt_and_sidecars_can_linger() -> None:
     assert simulation.EXIT_CODES in template
     assert "-retry[0-9]+$" in template  # Tekton names attempt N `<taskrun>-pod-retryN`
     assert simulation.LINGER in template
-    assert "message" not in template  # Tekton parses a non-empty termination message as JSON
+    # Tekton parses a non-empty termination message as JSON: a step gets one only when the pod gives results,
+    # written as Tekton's entrypoint writes them (tests/integration/test_local_pipelines.py reads them back).
+    assert template.count("message") == 1
+    assert '{{ if and $results (hasPrefix "step-" .name) }}, message: {{ toJson $results | Quote }}{{ end }}' in template
+    assert '(dict "key" (trimPrefix "sim.rescon.dev/result." $key) "value" $value "type" 1)' in template
 
 
 def test_deleted_pods_are_removed() -> None:
