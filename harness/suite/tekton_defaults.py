@@ -19,6 +19,8 @@ import contextlib
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
+import kubernetes
+
 from harness import runs
 from harness.cluster import tekton
 from harness.cluster.simulation import sim_task_spec
@@ -80,6 +82,25 @@ def pod_built_with(kube: Kube, namespace: str, task_run: Obj, shows: Callable[[O
                     hint=f"kubectl -n {tekton.NAMESPACE} get configmaps")
 
 
+def pipeline_run_admitted(kube: Kube, namespace: str, pipeline_run: Obj, what: str, timeouts: TimeoutConfig) -> None:
+    """pipeline_run_admitted() waits until the API server admits `pipeline_run` in a dry run (nothing is stored).
+
+    Where Tekton's webhook runs, a refusal (400 or 422: it validates with the ConfigMaps it has read so far) is
+    retried until the `tekton_ready` bound; where none runs, the first dry run is admitted.
+    """
+
+    def poll() -> None:
+        try:
+            kube.custom.create_namespaced_custom_object(runs.GROUP, runs.VERSION, namespace, "pipelineruns", pipeline_run, dry_run="All")
+        except kubernetes.client.ApiException as err:
+            if err.status not in (400, 422):
+                raise
+            raise NotYet(f"Tekton's webhook still refuses it: {str(err.body)[:300]}") from None
+
+    wait_for(poll, what=f"Tekton's webhook to admit runs with {what}", timeout="tekton_ready", timeouts=timeouts,
+             hint=f"kubectl -n {tekton.NAMESPACE} get configmaps")
+
+
 @contextlib.contextmanager
 def tekton_config_set(
     kube: Kube,
@@ -92,13 +113,16 @@ def tekton_config_set(
     config_map: str = CONFIG_DEFAULTS,
     probe_sidecar_cpu: str | None = None,
     probe_annotations: Mapping[str, str] | None = None,
+    admits: Obj | None = None,
 ) -> Iterator[None]:
     """tekton_config_set() sets `values` in Tekton's ConfigMap `config_map` until the block ends, then puts the old ones back.
 
     `shows(pod)` tells a probe pod built with the new values (namespace `namespace`
     holds the probes, TaskRuns named `<probe_prefix>-...`, with a sidecar of
     `probe_sidecar_cpu` if given). Example: values {'default-pod-template': 'schedulerName: s'}
-    with shows=lambda pod: pod['spec'].get('schedulerName') == 's'.
+    with shows=lambda pod: pod['spec'].get('schedulerName') == 's'. With `admits`, the block
+    starts only once the API server admits that PipelineRun in a dry run too: Tekton's webhook
+    (kind, real installs) reads the ConfigMaps through informers of its own.
     """
     before = dict(kube.core.read_namespaced_config_map(config_map, tekton.NAMESPACE).data or {})
     kube.core.patch_namespaced_config_map(config_map, tekton.NAMESPACE, {"data": dict(values)})
@@ -108,6 +132,8 @@ def tekton_config_set(
 
     try:
         pod_built_with(kube, namespace, probe(), shows, f"{config_map} {', '.join(values)}", timeouts)
+        if admits is not None:
+            pipeline_run_admitted(kube, namespace, admits, f"{config_map} {', '.join(values)}", timeouts)
         yield
     finally:
         # A key that was absent is removed again (a null in a merge patch).

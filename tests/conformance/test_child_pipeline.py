@@ -76,6 +76,15 @@ def _hermetic(pod: dict[str, Any]) -> bool:
     return any(e.get("name") == "TEKTON_HERMETIC" for c in pod["spec"]["containers"] for e in c.get("env") or [])
 
 
+def _child_pipeline_probe(prefix: str) -> dict[str, Any]:
+    """A PipelineRun with a child pipeline, dry-run only: Tekton's webhook admits it once it reads enable-api-fields alpha."""
+    child = {"tasks": [{"name": "inner", "taskSpec": {"steps": [{"name": "s", "image": "busybox:1.37", "command": ["true"]}]}}]}
+    return {
+        "apiVersion": "tekton.dev/v1", "kind": "PipelineRun", "metadata": {"generateName": f"{prefix}-"},
+        "spec": {"pipelineSpec": {"tasks": [{"name": "outer", "pipelineSpec": child}]}},
+    }
+
+
 # Peaks, by hand (fractions of the node's CPU, as cpu() renders them, rounded down):
 #   A's group: fetch 1000/4800, then build-and-test with no pod of its own: 1000/4800.
 #   The child's group: build 2400/4800, then test 1200/4800 (runAfter: one at a time): 2400/4800.
@@ -87,7 +96,7 @@ def test_child_pipeline(run: ScenarioRun) -> None:
     cpu = run.node_cpu_millis()
     with tekton_config_set(
         run.kube, run.namespace, {"enable-api-fields": "alpha"}, config_map=FEATURE_FLAGS, probe_prefix=run.named("probe"),
-        probe_annotations=HERMETIC, shows=_hermetic, timeouts=run.timeouts,
+        probe_annotations=HERMETIC, shows=_hermetic, timeouts=run.timeouts, admits=_child_pipeline_probe(run.named("admits")),
     ):
         run.apply("child_pipeline-a")
         fetch, node, record = task_must_hold_its_group(run, A, "fetch")
