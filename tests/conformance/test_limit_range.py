@@ -1,8 +1,10 @@
 """limit_range: a LimitRange's defaultRequest counts as Tekton and the API server apply it.
 
-The fault it exists to catch: giving every step the LimitRange's whole
+The faults it exists to catch: giving every step the LimitRange's whole
 defaultRequest, as the API server's LimitRanger would if Tekton did not act
-first. Tekton's LimitRange transformer (pkg/internal/computeresources)
+first; and sparing Tekton's init containers the LimitRanger's default
+(held-out fault `held_limit_range_spares_tekton_init`): C's one small step
+then looks like its pod's request, where the init containers' 0.2 CPU each is. Tekton's LimitRange transformer (pkg/internal/computeresources)
 divides defaultRequest across the pod's step containers and gives it only to
 steps without a request; the LimitRanger admission plugin then gives the
 whole defaultRequest to every container still without one: sidecars and
@@ -37,9 +39,9 @@ SCENARIO = Scenario(
     name="limit_range",
     description="With a LimitRange defaultRequest of 0.2 CPU, A's later task (a 0.5 step and a step without a request) asks 0.6 (Tekton splits the default across the steps), not 0.7, so B (0.35) fits beside A on the only node",
     features=(Feature.PEAK_RESERVATION,),
-    fixtures=("limit_range-limits", "limit_range-a", "limit_range-b"),
+    fixtures=("limit_range-limits", "limit_range-a", "limit_range-b", "limit_range-c"),
     pool=PoolSpec(count=1),
-    volumes=("a-source", "b-source"),
+    volumes=("a-source", "b-source", "c-source"),
 )
 
 
@@ -78,3 +80,10 @@ def test_limit_range(run: ScenarioRun) -> None:
     run.release_pod(b_pod["metadata"]["name"])
     pipelinerun_must_succeed(run, "limit-range-a")
     pipelinerun_must_succeed(run, "limit-range-b")
+
+    # C: a task whose pod Tekton's init containers size (0.2 each from the LimitRanger), not its 0.02 step.
+    run.apply("limit_range-c")
+    only, _, c_record = task_must_hold_its_group(run, "limit-range-c", "only")
+    group_must_have(run, c_record, "only", tasks={"only"}, workspaces={"source"}, peak_cpu_millis=max(int(cpu * 0.02), int(cpu * 0.2)), peak_memory_bytes=0)
+    run.release_pod(only["metadata"]["name"])
+    pipelinerun_must_succeed(run, "limit-range-c")
