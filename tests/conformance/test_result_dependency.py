@@ -1,6 +1,10 @@
 """result_dependency: a dependency only through results makes two tasks sequential, so they do not add up.
 
-The fault it exists to catch: building the DAG from runAfter alone. `consume`
+The faults it exists to catch: building the DAG from runAfter alone, and
+reading result references from params alone (held-out fault
+`held_result_deps_from_params_only`: C's `check` reads produce's result in a
+`when` expression only, and would be taken to run beside produce, 0.3 + 0.4 CPU
+reserved for a peak of 0.4). `consume`
 names no runAfter but uses `$(tasks.produce.results.digest)` in its params, so
 Tekton starts it only after produce is done (docs/contract.md section 6). An
 implementation that misses the edge thinks the two can overlap, reserves
@@ -32,9 +36,9 @@ SCENARIO = Scenario(
     name="result_dependency",
     description="consume uses produce's result (no runAfter): they never overlap, so A's group reserves 0.5, not 0.6, and B (0.45) fits beside it on the only node",
     features=(Feature.PEAK_RESERVATION,),
-    fixtures=("result_dependency-a", "result_dependency-b"),
+    fixtures=("result_dependency-a", "result_dependency-b", "result_dependency-c"),
     pool=PoolSpec(count=1),
-    volumes=("a-source", "b-source"),
+    volumes=("a-source", "b-source", "c-source"),
 )
 
 
@@ -63,3 +67,15 @@ def test_result_dependency(run: ScenarioRun) -> None:
     pipelinerun_must_succeed(run, "result-dependency-a")
     run.release_pod(b_pod["metadata"]["name"])
     pipelinerun_must_succeed(run, "result-dependency-b")
+
+    # C: check reads produce's result in a `when` expression only; it runs after produce, and the peak is check's.
+    run.apply("result_dependency-c")
+    produce, c_node, c_record = task_must_hold_its_group(run, "result-dependency-c", "produce")
+    group_must_have(
+        run, c_record, "produce", tasks={"produce", "check"}, workspaces={"source"},
+        peak_cpu_millis=max(int(run.node_cpu_millis() * 0.3), int(run.node_cpu_millis() * 0.4)), peak_memory_bytes=0,
+    )
+    run.release_pod(produce["metadata"]["name"])
+    check = task_pod_must_be_bound(run, "result-dependency-c", "check")
+    assert check["spec"]["nodeName"] == c_node, f"check ran on {check['spec']['nodeName']}, not on its group's node {c_node}"
+    pipelinerun_must_succeed(run, "result-dependency-c")
