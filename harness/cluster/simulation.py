@@ -131,6 +131,7 @@ def sim_task_spec(
     params: Sequence[str] = (),
     results: Sequence[str] = (),
     writes: Mapping[str, str | Sequence[str]] | None = None,
+    env: Mapping[str, str] | None = None,
     workspaces: tuple[str, ...] = ("w",),
 ) -> dict[str, Any]:
     """sim_task_spec(cpu='480m', run_for='2s') is an embedded taskSpec that plays the vocabulary.
@@ -151,7 +152,9 @@ def sim_task_spec(
       needs its params declared; a result nobody writes is simply missing);
     * writes: results declared and written by the steps, a string or an array
       each (`writes={"shards": ["a", "b", "c"]}` makes an array result that a
-      later task's matrix can fan out over).
+      later task's matrix can fan out over);
+    * env: environment variables of the first step (`env={"SRC": "$(workspaces.source.path)"}`
+      makes Tekton propagate the pipeline workspace `source` to a task that binds none).
     """
     annotations: dict[str, str] = {}
     if run_for:
@@ -172,6 +175,8 @@ def sim_task_spec(
     requests = _requests(cpu, memory)
     if requests:
         work["computeResources"] = {"requests": requests}
+    if env:
+        work["env"] = [{"name": name, "value": value} for name, value in env.items()]
     work["volumeMounts"] = [{"name": "podinfo", "mountPath": PODINFO_DIR}]
     steps = [work]
     for index, step_requests in enumerate(extra_steps, start=2):

@@ -5,6 +5,13 @@ with fetch finished, a scheduler that does not remember the group sees two
 nodes, one half full and one empty, and least-allocated scoring sends build to
 the empty one every time (without the filler it split the group or not by a
 random tie-break, so the stock scheduler's verdict changed from run to run).
+
+build binds no workspace: its step's env names `$(workspaces.source.path)`,
+so Tekton binds `source` to it by name and its pod mounts the volume
+(docs/contract.md section 4, implicit bindings). A scheduler that finds such
+references in scripts alone (held-out fault
+`held_implicit_workspaces_in_scripts_only`) leaves build out of the group
+(the monitor's `groups-differ`).
 """
 
 from __future__ import annotations

@@ -1,4 +1,10 @@
-"""peak_blocks_b: another PipelineRun is admitted only into real headroom, not into a group's reserved peak."""
+"""peak_blocks_b: another PipelineRun is admitted only into real headroom, not into a group's reserved peak.
+
+A's run says `timeouts.pipeline: 0s`, Tekton's "no timeout" (docs/contract.md
+section 8): a scheduler that reads it as a zero timeout (held-out fault
+`held_zero_timeout_expires`) releases A's group as timed out as soon as the run
+starts (the monitor's `release-reason-untrue`).
+"""
 
 from __future__ import annotations
 

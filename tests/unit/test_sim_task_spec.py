@@ -57,3 +57,9 @@ def test_written_results_are_declared_by_their_type_and_given_as_annotations() -
         {"name": "digest", "type": "string"}, {"name": "shards", "type": "array"}, {"name": "commit", "type": "string"},
     ]
     assert spec["metadata"]["annotations"] == {"sim.rescon.dev/result.shards": '["a","b","c"]', "sim.rescon.dev/result.commit": "abc123"}
+
+
+def test_env_goes_on_the_first_step() -> None:
+    spec = sim_task_spec(cpu="1", env={"SOURCE_DIR": "$(workspaces.source.path)"}, workspaces=())
+    assert spec["steps"][0]["env"] == [{"name": "SOURCE_DIR", "value": "$(workspaces.source.path)"}]
+    assert spec["workspaces"] == []
