@@ -707,10 +707,11 @@ def matrixed_pods_must_bind_one_by_one(run: ScenarioRun, pipeline_run: str, task
         ended.add(pod["metadata"]["name"])
 
 
-def group_must_end_on_its_node(run: ScenarioRun, pipeline_run: str, *, held: Obj, next_task: str, node: str, others: tuple[Obj, ...] = ()) -> None:
+def group_must_end_on_its_node(run: ScenarioRun, pipeline_run: str, *, held: Obj, next_task: str, node: str, others: tuple[Obj, ...] = ()) -> Obj:
     """group_must_end_on_its_node() releases the held task, asserts the group's next task lands on `node`, and lets every run finish.
 
     `others` are held pods of other PipelineRuns (each the `only` task of its run), released once the group is done.
+    Returns the next task's pod as it was when bound (a scheduler with Resize may lower its requests once its TaskRun is done).
     """
     run.release_pod(held["metadata"]["name"])
     following = task_pod_must_be_bound(run, pipeline_run, next_task)
@@ -720,6 +721,7 @@ def group_must_end_on_its_node(run: ScenarioRun, pipeline_run: str, *, held: Obj
     pipelinerun_must_succeed(run, pipeline_run)
     for pod in others:
         pipelinerun_must_succeed(run, pod["metadata"]["labels"]["tekton.dev/pipelineRun"])
+    return following
 
 
 def pod_must_be_bound(run: ScenarioRun, name: str, *, timeout: str = "pod_scheduled") -> Obj:
