@@ -55,6 +55,7 @@ AUDITED_RULES: tuple[AuditedRule, ...] = (
     AuditedRule(rules.CLAIM_CHANGED_NODE, Mode.TRANSITION, "between two states of a record seen by one watch (not across a relist)"),
     AuditedRule(rules.CLAIM_GENERATION_STEP, Mode.TRANSITION, "between two states of a record seen by one watch (not across a relist)"),
     AuditedRule(rules.RELEASED_NOT_FINAL, Mode.TRANSITION, "between two states of a record seen by one watch (not across a relist)"),
+    AuditedRule(rules.CLAIM_REWRITTEN, Mode.TRANSITION, "between two states of a record seen by one watch (not across a relist)"),
     AuditedRule(rules.SPEC_CHANGED, Mode.TRANSITION, "between two states of a record seen by one watch (not across a relist)"),
     AuditedRule(rules.RECORD_INVALID, Mode.STATE, "every record in scope, whoever wrote it: in force until it is valid or deleted"),
     AuditedRule(rules.GROUPS_DIFFER, Mode.STATE, "the expected groups are derived from the live PipelineRun, once Tekton has resolved its plan"),

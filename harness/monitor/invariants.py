@@ -14,9 +14,10 @@ the contract sentence it enforces.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any, Iterable, Mapping
 
-from harness.contract.record import SCHEDULER_ANNOTATION, Record, State
+from harness.contract.record import SCHEDULER_ANNOTATION, GroupStatus, Record, State
 from harness.monitor import volume_topology as volumes
 from harness.monitor.expected_groups import ExpectedGroup, expected_groups, group_of
 from harness.quantities import ZERO, Amount, node_allocatable, pod_request
@@ -39,6 +40,7 @@ RECORD_AFTER_BIND = "record-after-bind"
 CLAIM_CHANGED_NODE = "claim-changed-node"
 CLAIM_GENERATION_STEP = "claim-generation-step"
 RELEASED_NOT_FINAL = "released-not-final"
+CLAIM_REWRITTEN = "claim-rewritten"
 RECORD_INVALID = "record-invalid"
 GROUPS_DIFFER = "groups-differ"
 RECORD_WRONG_RUN = "record-wrong-run"
@@ -258,7 +260,36 @@ def record_transition(before: Record | None, after: Record) -> list[Finding]:
             ))
         if previous.state is State.RESERVED and status.state is State.RESERVED and previous.node != status.node:
             findings.append(Finding(CLAIM_CHANGED_NODE, f"{where} moved its claim from {previous.node} to {status.node}", objects))
+        rewritten = claim_rewritten(previous, status)
+        if rewritten:
+            findings.append(Finding(CLAIM_REWRITTEN, f"{where} {rewritten}", objects))
     return findings
+
+
+def claim_rewritten(previous: GroupStatus, status: GroupStatus) -> str | None:
+    """claim_rewritten() says how a step of one claim changed what section 5 keeps, or None.
+
+    A join (Reserved -> Reserved) changes only `holders`; a release keeps
+    `node`, `holders` and `reservedAt` (section 5, the transitions table).
+    Example: Reserved with reservedAt 10:00:00, then Reserved with reservedAt
+    10:00:05 after a join: "rewrote reservedAt ... on a join".
+    """
+    if previous.state is not State.RESERVED or status.claim_generation != previous.claim_generation:
+        return None
+    if status.state is State.RESERVED and status.reserved_at != previous.reserved_at:
+        return f"rewrote reservedAt {_when(previous.reserved_at)} -> {_when(status.reserved_at)} within one claim: only a claim sets it"
+    if status.state is not State.RELEASED:
+        return None
+    if status.node != previous.node or status.reserved_at != previous.reserved_at:
+        return (f"was Released with node {status.node} and reservedAt {_when(status.reserved_at)}, but its claim had node {previous.node} "
+                f"and reservedAt {_when(previous.reserved_at)}: a release keeps both")
+    if set(status.holders) != set(previous.holders):
+        return f"was Released with holders {sorted(status.holders)}, but its claim had {sorted(previous.holders)}: a release keeps them"
+    return None
+
+
+def _when(moment: datetime | None) -> str:
+    return "none" if moment is None else moment.strftime("%H:%M:%S")
 
 
 def groups_differ(record: Record, pipeline_run: Obj) -> Finding | None:

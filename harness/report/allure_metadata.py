@@ -44,6 +44,7 @@ RESERVATION_STATE_RULES: tuple[str, ...] = (
     rules.CLAIM_CHANGED_NODE,
     rules.CLAIM_GENERATION_STEP,
     rules.RELEASED_NOT_FINAL,
+    rules.CLAIM_REWRITTEN,
     rules.RECORD_INVALID,
     rules.GROUPS_DIFFER,
     rules.RECORD_WRONG_RUN,

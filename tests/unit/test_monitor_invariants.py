@@ -16,10 +16,11 @@ NS, RUN, RUN_UID = "ns", "a", "run-uid"
 
 
 def _record(state: str = "Reserved", *, node: str | None = "n1", holders: tuple[str, ...] = ("p1",), generation: int = 1,
-            peak_cpu: str = "3800m", active: bool | None = None, workspaces: tuple[str, ...] = ("source",)) -> Record:
+            peak_cpu: str = "3800m", active: bool | None = None, workspaces: tuple[str, ...] = ("source",),
+            reserved_at: str = "2026-12-01T10:00:00Z") -> Record:
     status: dict[str, Any] = {"name": "source", "state": state, "claimGeneration": generation}
     if state != "Pending":
-        status.update(node=node, holders=list(holders), reservedAt="2026-12-01T10:00:00Z")
+        status.update(node=node, holders=list(holders), reservedAt=reserved_at)
     if state == "Released":
         status.update(releasedAt="2026-12-01T10:01:00Z", releaseReason="TasksDone")
     is_active = state == "Reserved" if active is None else active
@@ -134,6 +135,11 @@ def test_a_bound_group_pod_needs_its_record_first() -> None:
     (_record("Pending", generation=1), _record("Reserved", generation=3), rules.CLAIM_GENERATION_STEP),
     (_record("Reserved", generation=1), _record("Reserved", generation=2), rules.CLAIM_GENERATION_STEP),
     (_record("Reserved", node="n1"), _record("Reserved", node="n2"), rules.CLAIM_CHANGED_NODE),
+    # A join changes only holders; a release keeps node, holders and reservedAt (section 5).
+    (_record("Reserved", holders=("p1",)), _record("Reserved", holders=("p1", "p2"), reserved_at="2026-12-01T10:00:05Z"), rules.CLAIM_REWRITTEN),
+    (_record("Reserved", holders=("p1", "p2")), _record("Released", holders=()), rules.CLAIM_REWRITTEN),
+    (_record("Reserved", holders=("p1", "p2")), _record("Released", holders=("p1",)), rules.CLAIM_REWRITTEN),
+    (_record("Reserved"), _record("Released", reserved_at="2026-12-01T10:00:30Z"), rules.CLAIM_REWRITTEN),
 ])
 def test_state_machine_breaks(before: Record, after: Record, rule: str) -> None:
     assert rule in [f.rule for f in rules.record_transition(before, after)]
@@ -144,7 +150,9 @@ def test_state_machine_breaks(before: Record, after: Record, rule: str) -> None:
     (_record("Reserved", generation=1), _record("Pending", generation=1)),
     (_record("Reserved", holders=("p1",)), _record("Reserved", holders=("p1", "p2"))),
     (_record("Reserved"), _record("Released")),
+    (_record("Reserved", holders=("p1", "p2")), _record("Reserved", holders=("p2",))),
     (_record("Pending", generation=2), _record("Released", generation=2)),
+    (_record("Reserved", generation=1), _record("Pending", generation=1)),
 ])
 def test_state_machine_allowed_steps(before: Record, after: Record) -> None:
     assert rules.record_transition(before, after) == []
