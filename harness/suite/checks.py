@@ -517,6 +517,29 @@ def pipelinerun_must_stay_pending(run: ScenarioRun, name: str, *, duration: str 
     _hold_for(run, untouched, what=f"PipelineRun {name} staying PipelineRunPending", duration=duration, timeouts=run.timeouts)
 
 
+def record_must_lose_its_active_label(run: ScenarioRun, pipeline_run: str) -> contract.Record | None:
+    """record_must_lose_its_active_label() waits, within `label_converges`, for the record to lack `rescon.dev/active: "true"`.
+
+    For a record with no Reserved group (section 9: active while any group is
+    Reserved, Pending ones holding nothing). Returns the record (None when placement-only).
+    """
+    if not run.checks_records:
+        return None
+
+    def poll() -> contract.Record:
+        record = run.record(pipeline_run)
+        if record is None:
+            raise NotYet(f"no record of {pipeline_run}")
+        reserved = [s.name for s in record.reserved]
+        assert not reserved, f"record {record.key} has Reserved groups {reserved}: this check is for a record with none"
+        if record.active_label:
+            states = ", ".join(f"{s.name} {s.state.value}" for s in record.statuses)
+            raise NotYet(f'record {record.key} is labelled rescon.dev/active "true" with no group Reserved ({states})')
+        return record
+
+    return wait_checked(run, poll, what=f"the record of {pipeline_run} to lose its active label", timeout="label_converges", timeouts=run.timeouts)
+
+
 def group_must_stay(run: ScenarioRun, pipeline_run: str, task: str, *, node: str, holders: tuple[Obj, ...] = ()) -> None:
     """group_must_stay() asserts the group holding `task` stays Reserved on `node`, with `holders` among its holders.
 

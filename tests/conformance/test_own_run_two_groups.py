@@ -9,13 +9,17 @@ Here A's group `source` (small 200/4800, held, then big 3000/4800) is Reserved
 on the pool's only node first: `cache`'s task `other` (2400/4800) starts only
 after `gate`, a tiny task the suite holds until then. Beside small's 200m and
 source's 2800m residual, 1800m are left: `other` must wait, through small and
-through big, and bind once `source` is Released.
+through big, and bind once `source` is Released. A third group, `later`,
+waits behind `gate-2`, held until source and cache are both Released: the
+record then has a Pending group and no Reserved one, and must lose its
+`rescon.dev/active` label (section 9).
 
 The fault it exists to catch: taking "the other groups" for "the other runs'
 groups" (held-out fault `held_own_run_groups_hold_nothing`, which no scenario
 caught when it was measured): `other` then binds beside small into the room
 big needs, and the node holds 200 + 2800 + 2400 = 5400m of 4800m
-(`node-overcommitted`).
+(`node-overcommitted`); and labelling a record active while a group is
+Pending (held-out fault `held_active_label_while_pending`).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from harness.suite.checks import (
     group_must_be,
     group_must_have,
     pipelinerun_must_succeed,
+    record_must_lose_its_active_label,
     task_must_hold_its_group,
     task_pod_must_be_bound,
     task_pod_must_stay_pending,
@@ -42,7 +47,7 @@ SCENARIO = Scenario(
     features=(Feature.PEAK_RESERVATION,),
     fixtures=("own_run_two_groups-a",),
     pool=PoolSpec(count=1),
-    volumes=("a-source", "a-cache"),
+    volumes=("a-source", "a-cache", "a-later"),
 )
 A = "own-run-two-groups-a"
 
@@ -59,6 +64,7 @@ def test_own_run_two_groups(run: ScenarioRun) -> None:
     small, node, record = task_must_hold_its_group(run, A, "small")
     group_must_have(run, record, "small", tasks={"small", "big"}, workspaces={"source"}, peak_cpu_millis=cpu * 3000 // 4800, peak_memory_bytes=0)
     group_must_have(run, record, "other", tasks={"other"}, workspaces={"cache"}, peak_cpu_millis=cpu * 2400 // 4800, peak_memory_bytes=0)
+    group_must_have(run, record, "tail", tasks={"tail"}, workspaces={"later"}, peak_cpu_millis=int(cpu * 0.01), peak_memory_bytes=0)
 
     # Only now may cache's task be created: source's claim is made, and holds its peak.
     gate = task_pod_must_be_bound(run, A, "gate")
@@ -77,4 +83,13 @@ def test_own_run_two_groups(run: ScenarioRun) -> None:
     assert other["spec"]["nodeName"] == node, f"other is on {other['spec']['nodeName']}, but the pool's only node is {node}"
     group_must_be(run, A, "other", state=State.RESERVED, node=node)
     run.release_pod(other["metadata"]["name"])
+
+    # source and cache Released, later Pending behind gate-2: no group holds anything, the record is not active.
+    group_must_be(run, A, "other", state=State.RELEASED, node=node)
+    group_must_be(run, A, "tail", state=State.PENDING)
+    record_must_lose_its_active_label(run, A)
+    gate_2 = task_pod_must_be_bound(run, A, "gate-2")
+    run.release_pod(gate_2["metadata"]["name"])
+    tail = task_pod_must_be_bound(run, A, "tail")
+    run.release_pod(tail["metadata"]["name"])
     pipelinerun_must_succeed(run, A)
