@@ -4,7 +4,9 @@ Faults it exists to catch: a scheduler that places pods on a cordoned node, on
 a node with a NoSchedule taint the pod does not tolerate, on a node that fails
 the pod's nodeSelector, or on a node that fails its required node affinity
 (tests/mutants/faults.py: ignores_cordon, ignores_taints, ignores_node_selector,
-ignores_node_affinity). Each wrong node is there twice, once empty and once
+ignores_node_affinity), or that takes the group's toleration of the taint's key
+for NoExecute as a toleration of its NoSchedule effect (held-out fault
+`held_toleration_ignores_effect`). Each wrong node is there twice, once empty and once
 full, and the one good node is last by name and in the middle, so whichever way
 a scheduler scores (least-allocated, most-allocated, first by name), a check it
 skips sends a pod to a wrong node.
