@@ -3216,6 +3216,7 @@ def apply_child_pipelines_unplanned() -> None:
     planner.build_pipeline_graph = build
 
 
+RULES["5.transitions"] = "section 5: a join changes only holders; a release keeps node, holders and reservedAt"
 RULES["6.child_pipelines"] = (
     "section 6: a task that runs a Pipeline requests nothing in its run, whose other tasks are planned as usual; "
     "the child PipelineRun's tasks are planned in its own record"

@@ -16,8 +16,9 @@ attribute or a method replaced, never a fork of a file). `_replace` refuses a
 name the reference does not have, so a fault can never silently patch nothing.
 Each leaves the scheduler placing ordinary pods as before.
 
-Every mutant here is pending ("held-out batch: not yet run"): `caught_by` and
-`rule` stay empty until the kill table has run it.
+Each is registered pending ("held-out batch: not yet run"); MEASURED, at the
+end, fills in `caught_by` and `rule` from what the kill table measured, and
+says why for the ones no scenario catches.
 """
 
 from __future__ import annotations
@@ -915,3 +916,49 @@ PURE_FAULTS: dict[str, Callable[..., Any]] = {
     "held_selected_claim_counts_as_bound": provisioning_trusting_selection,
 }
 
+
+
+# What the kill table measured (docs/mutants.md, "The held-out batch"): name -> (caught_by, rule, pending).
+# A fault the default-feature run caught names the scenario that failed, alone, again; a survivor names
+# the scenario added after the measurement that now catches it (the batch's kill rate is the
+# measurement's, not this table's), or says why none does.
+MEASURED: dict[str, tuple[str, str, str]] = {
+    "held_capacity_for_allocatable": ("allocatable_not_capacity", "7.allocatable", ""),
+    "held_own_run_groups_hold_nothing": ("own_run_two_groups", "7.residual", ""),
+    "held_failed_pods_hold_room": ("finished_pods_free_room", "7.finished_pods", ""),
+    "held_native_sidecars_as_init": ("foreign_pod_shapes", "7.pod_request", ""),
+    "held_step_template_replaced_whole": ("step_template", "6.request", ""),
+    "held_task_level_share_rounds_up": ("task_compute_resources", "6.request", ""),
+    "held_limit_range_spares_tekton_init": ("limit_range", "6.request", ""),
+    "held_finally_in_sequence": ("finally_in_group", "6.concurrent_sum", ""),
+    "held_matrix_include_always_new": ("fan_out_include", "6.matrix", ""),
+    "held_result_deps_from_params_only": ("result_dependency", "6.results", ""),
+    "held_empty_dir_co_locates": ("pipeline_ref", "4.co_locating", ""),
+    "held_implicit_workspaces_in_scripts_only": ("colocation", "3.workspaces", ""),
+    "held_skipped_tasks_hold": ("skipped_task_releases", "8.tasks_done", ""),
+    "held_zero_timeout_expires": ("peak_blocks_b", "8.timeout", ""),
+    "held_release_drops_holders": ("peak_blocks_b", "5.transitions", ""),
+    "held_join_restamps_reserved_at": ("peak_blocks_b", "5.transitions", ""),
+    "held_active_label_while_pending": ("own_run_two_groups", "9.label", ""),
+    "held_rollback_keeps_reserved": ("provisioning_refused_rolls_back", "7.rollback", ""),
+    "held_relist_forgets_deletions": (
+        "", "5.record_is_state",
+        "a scenario that deletes a pod or a record while the scheduler's watches are broken (only the opt-in Resilience "
+        "scenarios break them, and none deletes anything meanwhile)",
+    ),
+    "held_toleration_ignores_effect": ("node_checks", "7.node_checks", ""),
+    "held_not_ready_node_is_lost": (
+        "", "10.only_deletion",
+        "the opt-in Resilience feature: only not_ready_keeps_claim holds a claim on a NotReady node",
+    ),
+    "held_group_volumes_ignored_on_open": ("later_task_pinned_volume", "7.volume_group", ""),
+    "held_volume_affinity_sees_node_name": (
+        "", "7.volume_affinity",
+        "a volume whose nodeAffinity has a matchFields term: no provisioner writes one, and kube-scheduler lets such a "
+        "volume admit no node, so no scenario has one",
+    ),
+    "held_selected_claim_counts_as_bound": ("provisioning_refused_rolls_back", "7.volume_provisioning", ""),
+}
+
+for _name, (_caught_by, _rule, _pending) in MEASURED.items():
+    HELD_OUT[_name] = MUTANTS[_name] = dataclasses.replace(HELD_OUT[_name], caught_by=_caught_by, rule=_rule, pending=_pending)

@@ -31,7 +31,7 @@ from reference_scheduler.runtime import cluster_view, records
 from reference_scheduler.runtime.informer import Informer
 from reference_scheduler.runtime.records import with_claim
 from tests.mutants import held_out as held
-from tests.mutants.faults import MUTANTS
+from tests.mutants.faults import MUTANTS, RULES
 
 pytestmark = pytest.mark.unit
 
@@ -42,12 +42,15 @@ ROOT = Path(__file__).resolve().parents[2]
 # --- the batch as a whole ---------------------------------------------------------------------
 
 
-def test_the_batch_is_registered_pending_with_no_scenario_named() -> None:
+def test_every_fault_of_the_batch_is_measured_caught_or_explained() -> None:
     assert len(held.HELD_OUT) >= 12
+    assert set(held.MEASURED) == set(held.HELD_OUT)
     for name, mutant in held.HELD_OUT.items():
         assert name.startswith("held_") and mutant.name == name
         assert MUTANTS[name] is mutant
-        assert (mutant.caught_by, mutant.rule, mutant.pending) == ("", "", "held-out batch: not yet run")
+        assert mutant.rule in RULES, name
+        assert bool(mutant.caught_by) != bool(mutant.pending), f"{name}: caught by a scenario, or pending with the reason"
+        assert mutant.pending != held.PENDING
         assert mutant.fault and "\n" not in mutant.fault
     assert set(held.PURE_FAULTS) <= set(held.HELD_OUT)
 
