@@ -22,7 +22,7 @@ from harness.generative.peaks import (
     result_references,
     run_demand,
 )
-from harness.monitor.expected_groups import ExpectedGroup, expected_groups
+from harness.monitor.expected_groups import expected_groups
 from harness.quantities import Amount
 
 pytestmark = pytest.mark.unit
