@@ -236,6 +236,9 @@ class DrawnRun:
     fails: bool = False
     #: Another scheduler's Reserved group the batch finds on a node (the batch's first run carries it).
     foreign_reservation: ForeignReservation | None = None
+    #: Tekton makes a pod for it as soon as it starts: a DAG task with no dependency that no `when` skips.
+    #: (A run whose every task is skipped, or waits on one, may never have a pod.)
+    starts_a_pod: bool = True
 
     @property
     def pipeline_run(self) -> Obj:
@@ -513,7 +516,10 @@ def render(run: RunShape, index: int, scale: float, context: DrawContext) -> Dra
     resolved_run = copy.deepcopy(pipeline_run)
     resolved_run["spec"].pop("pipelineRef", None)
     resolved_run["spec"]["pipelineSpec"] = resolved_spec
-    return DrawnRun(run.name, index, tuple(docs), resolved_run, tuple(features), scale, run.pending, any(t.fails for t in run.tasks))
+    starts_a_pod = any(not t.is_finally and not t.run_after and t.result_from is None and not t.skipped for t in run.tasks)
+    return DrawnRun(
+        run.name, index, tuple(docs), resolved_run, tuple(features), scale, run.pending, any(t.fails for t in run.tasks), starts_a_pod=starts_a_pod,
+    )
 
 
 def _describe(task: TaskShape) -> str:

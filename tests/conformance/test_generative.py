@@ -198,10 +198,11 @@ def _let_reservation_go(run: ScenarioRun, reservation: ForeignReservation) -> No
 def _start_pending(run: ScenarioRun, batch: list[DrawnRun]) -> None:
     """_start_pending() starts the batch's pending runs once another run of it has a pod bound, as a queue admits a run when there is room.
 
-    A batch of pending runs only is started at once: nothing else would start it.
+    A batch whose other runs may never have a pod (pending ones only, or every task skipped) is started at once:
+    nothing else would start it.
     """
     pending = [drawn for drawn in batch if drawn.pending]
-    others = [drawn.name for drawn in batch if not drawn.pending]
+    others = [drawn.name for drawn in batch if not drawn.pending and drawn.starts_a_pod]
     if pending and others:
         pod_of_some_run_must_be_bound(run, others)
     for drawn in pending:

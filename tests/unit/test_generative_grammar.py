@@ -305,6 +305,22 @@ def test_a_pending_run_says_so_and_carries_a_timeout() -> None:
     assert pending, "no pending run in 40 sessions"
 
 
+def test_a_run_starts_a_pod_when_a_dependency_free_dag_task_is_not_skipped() -> None:
+    # A pending run of a batch is started once another run has a pod bound: only runs sure to make one may start it.
+    seen = {True: 0, False: 0}
+    for seed in range(40):
+        for batch in _draw(seed):
+            for run in batch:
+                spec = pipeline_spec_of(run.resolved) or {}
+                roots = [
+                    t for t in spec.get("tasks") or []
+                    if not t.get("runAfter") and not t.get("when") and "$(tasks." not in str(t.get("params") or "") + str(t.get("matrix") or "")
+                ]
+                assert run.starts_a_pod == bool(roots), f"{run.name}: starts_a_pod {run.starts_a_pod}, root tasks {[t['name'] for t in roots]}"
+                seen[run.starts_a_pod] += 1
+    assert seen[True], "no run with a pod to start in 40 sessions"
+
+
 #: A cluster whose default class serves volumeClaimTemplates, under a scheduler that publishes records.
 WITH_RECORDS = dataclasses.replace(CONTEXT, storage_class=None, foreign_reservations=True)
 
