@@ -233,7 +233,10 @@ def _judge(run: ScenarioRun, drawn: DrawnRun) -> None:
         return
     record = run.record(drawn.name)
     if record is None:
-        assert not groups, f"{drawn.name} has groups {_names(groups)} but no ReservationRecord"
+        # Section 2: the record comes before a group's first claim; a run none of whose group pods ran (every
+        # group task skipped) may never have one.
+        ran = sorted(sorted(tasks) for tasks, node in nodes.items() if node is not None)
+        assert not ran, f"{drawn.name}'s groups {ran} ran pods but it has no ReservationRecord"
         return
     found = {(frozenset(g.tasks), frozenset(g.workspaces)) for g in record.groups}
     wanted = {(g.tasks, g.workspaces) for g in groups}
