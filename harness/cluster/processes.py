@@ -4,10 +4,14 @@ A ManagedProcess is identified by a pid file and writes to a log file, both in
 the cluster's work directory, so `rescon cluster down` run from another shell
 can stop what `rescon cluster up` started. Processes start in their own session
 so a Ctrl-C in the user's terminal does not kill a cluster meant to outlive it.
+A process that must not outlive the session that started it (the scheduler under
+test) is started with `dies_with_parent`: the kernel kills it when its parent
+exits, however the parent ends (a killed pytest worker included).
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import socket
@@ -61,6 +65,15 @@ def pid_alive(pid: int) -> bool:
     return reaped == 0
 
 
+#: prctl(2)'s option that sets the signal a process gets when its parent exits.
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """_die_with_parent() runs in the child before exec: SIGKILL it when the harness process that started it exits."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def _not_zombie(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
@@ -91,8 +104,11 @@ class ManagedProcess:
         pid = self.pid()
         return pid is not None and pid_alive(pid)
 
-    def start(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path) -> int:
-        """start() launches argv detached, logging to log_file; fails if argv[0] is not executable."""
+    def start(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: Path, dies_with_parent: bool = False) -> int:
+        """start() launches argv detached, logging to log_file; fails if argv[0] is not executable.
+
+        With dies_with_parent the process gets SIGKILL when this process exits (Linux's parent-death signal).
+        """
         if self.alive():
             raise HarnessError(f"{self.name} is already running (pid {self.pid()}): run 'rescon cluster down' first")
         if not os.access(argv[0], os.X_OK):
@@ -108,6 +124,7 @@ class ManagedProcess:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=_die_with_parent if dies_with_parent else None,
             )
         self.pid_file.write_text(str(process.pid))
         return process.pid

@@ -56,7 +56,7 @@ class Replicas:
             executable = argv[0] if os.path.isabs(argv[0]) else which_executable(argv[0])
             process.stop(grace_seconds=5)
             self.scheduler.launch_logs.starting(process.log_file, f"{self.scheduler.scheduler_name}-replica-{index}")
-            process.start([executable, *argv[1:]], env=dict(os.environ), cwd=self.scheduler.workdir)
+            process.start([executable, *argv[1:]], env=dict(os.environ), cwd=self.scheduler.workdir, dies_with_parent=True)
             self.processes.append(process)
             if index == 0:
                 self.leader = process

@@ -226,7 +226,7 @@ class SchedulerUnderTest:
         executable = argv[0] if os.path.isabs(argv[0]) else which_executable(argv[0])
         self.process.stop(grace_seconds=5)
         self.launch_logs.starting(self.process.log_file, self.scheduler_name)
-        self.process.start([executable, *argv[1:]], env=dict(os.environ), cwd=self.workdir)
+        self.process.start([executable, *argv[1:]], env=dict(os.environ), cwd=self.workdir, dies_with_parent=True)
         self.started_at = time.monotonic()
 
     def check_alive(self) -> None:
