@@ -25,6 +25,8 @@ from harness.monitor.release_truth import CHILD_PIPELINE_RUN_KIND, CUSTOM_RUN_KI
 
 TEKTON = ("tekton.dev", "v1")
 TEKTON_BETA = ("tekton.dev", "v1beta1")
+#: Where the child runs of a task with no TaskRun are, by kind: a custom task's CustomRun, a child pipeline's PipelineRun.
+CHILD_RUN_APIS = {CUSTOM_RUN_KIND: (TEKTON_BETA, "customruns"), CHILD_PIPELINE_RUN_KIND: (TEKTON, "pipelineruns")}
 #: The client's timeout on each read, in seconds (connect, read): a hung connection must not stall the
 #: monitor's evaluator or the auditor's loop; the read then fails, is logged, and that moment goes unjudged.
 READ_TIMEOUT_SECONDS = 10.0
@@ -49,7 +51,7 @@ def read_release_truths(kube: Kube, record: contract.Record, groups: Mapping[str
     children = list(listing.get("items") or [])
     # Custom tasks' CustomRuns and child pipelines' PipelineRuns (docs/contract.md section 8): read only for a
     # run that lists one, their kind said.
-    for kind, api, plural in ((CUSTOM_RUN_KIND, TEKTON_BETA, "customruns"), (CHILD_PIPELINE_RUN_KIND, TEKTON, "pipelineruns")):
+    for kind, (api, plural) in CHILD_RUN_APIS.items():
         if _lists_child_of_kind(pipeline_run, kind):
             others = json_object(custom.list_namespaced_custom_object(*api, record.namespace, plural, label_selector=selector, _request_timeout=_TIMEOUT))
             children += [{**c, "kind": kind} for c in others.get("items") or []]

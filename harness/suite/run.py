@@ -23,6 +23,7 @@ from harness.cluster.namespaces import release_pod_hold
 from harness.contract import record as contract
 from harness.errors import HarnessError
 from harness.kube import Kube, decoded, json_object
+from harness.monitor.release_reads import CHILD_RUN_APIS
 from harness.monitor.watcher import ContractMonitor
 from harness.suite import manifests
 from harness.suite.features import Feature
@@ -37,8 +38,6 @@ Obj = dict[str, Any]
 TEKTON = ("tekton.dev", "v1")
 #: CustomRuns are still tekton.dev/v1beta1 in Tekton v1.15.
 TEKTON_BETA = ("tekton.dev", "v1beta1")
-#: Where the child runs of a task with no TaskRun are: a custom task's CustomRun, a child pipeline's PipelineRun.
-CHILD_RUN_APIS = {"CustomRun": (TEKTON_BETA, "customruns"), "PipelineRun": (TEKTON, "pipelineruns")}
 PIPELINE_RUN_LABEL = "tekton.dev/pipelineRun"
 PIPELINE_TASK_LABEL = "tekton.dev/pipelineTask"
 RELEASE_ANNOTATION = "sim.rescon.dev/release"

@@ -269,7 +269,3 @@ def _group_node(run: ScenarioRun, pipeline_run: str, group: ExpectedGroup) -> st
     assert None not in nodes, f"{pipeline_run} has ended, yet some pods of group {sorted(group.tasks)} were never bound: {placed}"
     assert len(nodes) <= 1, f"{pipeline_run}'s group {sorted(group.tasks)} ran on {sorted(str(n) for n in nodes)}: {placed}"
     return next(iter(nodes), None)
-
-
-def _names(groups: tuple[ExpectedGroup, ...]) -> list[list[str]]:
-    return [sorted(g.tasks) for g in groups]
