@@ -25,7 +25,7 @@ from harness.suite.features import OPT_IN_FEATURES, Feature, parse_features, res
 from harness.suite.scenario import Scenario
 from harness.suite.scheduler_under_test import MODES, default_features
 from harness.suite import scenario_seconds
-from harness.suite.workers import alone_last, worker_id
+from harness.suite.workers import Slot, slot_of, slots_last, worker_id
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig, parse_override
 
 CLUSTERS = ("local", "kind", "existing")
@@ -328,7 +328,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if missing:
             item.add_marker(pytest.mark.skip(reason=skip_reason(missing)))
     if worker_id(config) is not None:
-        items[:] = alone_last(_longest_first(items), runs_alone=_runs_alone)
+        items[:] = slots_last(_longest_first(items), slot_of=_slot_of)
 
 
 def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
@@ -344,10 +344,10 @@ def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
     return ordered + [item for item in items if scenario_of(item) is None]
 
 
-def _runs_alone(item: pytest.Item) -> bool:
-    """_runs_alone() is True for a scenario that will run and holds the whole cluster while it does (ScenarioSlots)."""
+def _slot_of(item: pytest.Item) -> Slot:
+    """_slot_of() is whom the item may run beside (ScenarioSlots); a skipped scenario or another test keeps its place among the shared."""
     scenario = scenario_of(item)
-    return scenario is not None and (scenario.exclusive or bool(scenario.restarts)) and item.get_closest_marker("skip") is None
+    return slot_of(scenario) if scenario is not None and item.get_closest_marker("skip") is None else Slot.SHARED
 
 
 def skip_reason(missing: list[Feature]) -> str:

@@ -81,9 +81,12 @@ class Scenario:
     #: Why the scenario runs on the local cluster only (empty: on every cluster). The runner skips it elsewhere,
     #: saying this reason: for a known gap of the scenario on real kubelets, never to hide a verdict.
     local_only: str = ""
-    #: It sets Tekton's config-defaults or feature-flags for its runs (harness.suite.tekton_defaults): the whole cluster's,
-    #: so it runs alone (declare exclusive=True too), and never on a cluster the suite does not own (existing).
-    sets_tekton_defaults: bool = False
+    #: The settings of Tekton's ConfigMaps it changes for its runs (harness.suite.tekton_defaults), each
+    #: "<config map>/<key>": `("feature-flags/enable-api-fields",)`. They are the whole cluster's: it runs in the Tekton
+    #: settings window, beside the other scenarios that change settings and no other (harness.suite.workers), and
+    #: never on a cluster the suite does not own (existing). No two scenarios change one key, and none has a run that
+    #: another's settings change (tests/unit/test_scenario_catalogue.py).
+    tekton_settings: tuple[str, ...] = ()
     #: Its fixtures fetch Tasks or Pipelines through Tekton's cluster resolver (`taskRef: {resolver: cluster}`). The runner
     #: first asks that resolver for an absent Task in the scenario's namespace: one that does not answer is a setup error
     #: naming the fix (harness.cluster.tekton_resolvers), never a verdict.
@@ -91,6 +94,11 @@ class Scenario:
     #: Namespaces the scenario gets besides its own, by the names the test knows them by (`run.in_namespace("other")`).
     #: The runner creates each (with the scenario's volumes), the contract monitor watches them too, and all go at the end.
     extra_namespaces: tuple[str, ...] = ()
+
+    @property
+    def sets_tekton_defaults(self) -> bool:
+        """sets_tekton_defaults is True for a scenario that changes any of Tekton's settings."""
+        return bool(self.tekton_settings)
 
 
 #: The kinds a scenario names its objects of after itself (object_name_prefix): a scheduler may match them by

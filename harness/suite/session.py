@@ -188,12 +188,11 @@ def scenario_run(
     request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig,
     retired: RetiredPools,
 ) -> Iterator[ScenarioRun]:
-    """scenario_run() is the scenario's run, in its place among concurrent scenarios (alone if it is exclusive)."""
-    from harness.suite.workers import scenario_slot
+    """scenario_run() is the scenario's run, in its place among concurrent scenarios (harness.suite.workers.Slot)."""
+    from harness.suite.workers import scenario_slot, slot_of
 
     with (
-        # A restarted API server, etcd or Tekton is everyone's outage: such a scenario runs alone.
-        scenario_slot(exclusive=scenario.exclusive or bool(scenario.restarts)),
+        scenario_slot(slot_of(scenario)),
         _waits_logged(scenario.name),
         _scenario_run(request, scenario, cluster, kube, scheduler, config, retired) as run,
     ):

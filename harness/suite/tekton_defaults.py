@@ -10,7 +10,8 @@ a run created right after a change may still be built the old way:
 `tekton_config_set` waits (`pod_built_with`) until a probe TaskRun's pod shows
 the change before the scenario goes on, and again, after putting the old
 values back, until pods are built the old way. The ConfigMaps are the whole
-cluster's: a scenario that sets one declares `exclusive=True`.
+cluster's: a scenario declares each key it sets (`Scenario.tekton_settings`) and
+runs in the Tekton settings window (harness.suite.workers.Slot).
 """
 
 from __future__ import annotations
@@ -24,7 +25,9 @@ import kubernetes
 from harness import runs
 from harness.cluster import tekton
 from harness.cluster.simulation import sim_task_spec
+from harness.errors import HarnessError
 from harness.kube import Kube, decoded
+from harness.suite.run import ScenarioRun
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -103,13 +106,10 @@ def pipeline_run_admitted(kube: Kube, namespace: str, pipeline_run: Obj, what: s
 
 @contextlib.contextmanager
 def tekton_config_set(
-    kube: Kube,
-    namespace: str,
+    run: ScenarioRun,
     values: Mapping[str, str],
     *,
-    probe_prefix: str,
     shows: Callable[[Obj], bool],
-    timeouts: TimeoutConfig,
     config_map: str = CONFIG_DEFAULTS,
     probe_sidecar_cpu: str | None = None,
     probe_annotations: Mapping[str, str] | None = None,
@@ -117,25 +117,31 @@ def tekton_config_set(
 ) -> Iterator[None]:
     """tekton_config_set() sets `values` in Tekton's ConfigMap `config_map` until the block ends, then puts the old ones back.
 
-    `shows(pod)` tells a probe pod built with the new values (namespace `namespace`
-    holds the probes, TaskRuns named `<probe_prefix>-...`, with a sidecar of
+    Each key must be one of the scenario's `tekton_settings` (`<config_map>/<key>`): the
+    settings window lets the scenarios that change settings run side by side because each
+    declares what it changes. `shows(pod)` tells a probe pod built with the new values
+    (TaskRuns `<scenario>-probe-...` in the scenario's namespace, with a sidecar of
     `probe_sidecar_cpu` if given). Example: values {'default-pod-template': 'schedulerName: s'}
     with shows=lambda pod: pod['spec'].get('schedulerName') == 's'. With `admits`, the block
     starts only once the API server admits that PipelineRun in a dry run too: Tekton's webhook
     (kind, real installs) reads the ConfigMaps through informers of its own.
     """
+    undeclared = [f"{config_map}/{key}" for key in values if f"{config_map}/{key}" not in run.scenario.tekton_settings]
+    if undeclared:
+        raise HarnessError(f"scenario {run.scenario.name} changes {', '.join(undeclared)} without declaring it: add it to Scenario.tekton_settings")
+    kube, namespace, what = run.kube, run.namespace, f"{config_map} {', '.join(values)}"
     before = dict(kube.core.read_namespaced_config_map(config_map, tekton.NAMESPACE).data or {})
     kube.core.patch_namespaced_config_map(config_map, tekton.NAMESPACE, {"data": dict(values)})
 
     def probe() -> Obj:
-        return probe_task_run(probe_prefix, sidecar_cpu=probe_sidecar_cpu, annotations=probe_annotations)
+        return probe_task_run(run.named("probe"), sidecar_cpu=probe_sidecar_cpu, annotations=probe_annotations)
 
     try:
-        pod_built_with(kube, namespace, probe(), shows, f"{config_map} {', '.join(values)}", timeouts)
+        pod_built_with(kube, namespace, probe(), shows, what, run.timeouts)
         if admits is not None:
-            pipeline_run_admitted(kube, namespace, admits, f"{config_map} {', '.join(values)}", timeouts)
+            pipeline_run_admitted(kube, namespace, admits, what, run.timeouts)
         yield
     finally:
         # A key that was absent is removed again (a null in a merge patch).
         kube.core.patch_namespaced_config_map(config_map, tekton.NAMESPACE, {"data": {key: before.get(key) for key in values}})
-        pod_built_with(kube, namespace, probe(), lambda pod: not shows(pod), f"{config_map} as before", timeouts)
+        pod_built_with(kube, namespace, probe(), lambda pod: not shows(pod), f"{config_map} as before", run.timeouts)

@@ -13,20 +13,27 @@ scheduler's name. So:
   before the workers start, and takes it down at the end (unless --keep-cluster);
 - a scenario that acts on the whole cluster (restarts the API server, etcd, Tekton)
   is `Scenario.exclusive`: it waits until no other scenario runs, and none starts
-  while it runs (ScenarioSlots), so it is handed out last (alone_last).
+  while it runs (ScenarioSlots);
+- a scenario that changes Tekton's settings (`Scenario.tekton_settings`) runs in
+  the Tekton settings window: beside the other such scenarios (each changes keys
+  no other one does, and none of their runs reads another's), never beside a
+  scenario that runs with Tekton as installed;
+- both are handed out last (slots_last), the window before those that run alone.
 """
 
 from __future__ import annotations
 
 import ast
-
 import contextlib
+import enum
 import fcntl
 import os
 from pathlib import Path
 from typing import IO, Callable, Iterator, Sequence, TypeVar
 
 import pytest
+
+from harness.suite.scenario import Scenario
 
 T = TypeVar("T")
 
@@ -94,14 +101,27 @@ def scheduler_name_for(base: str, *, mode: str, worker: str | None) -> str:
     return f"{base}-{worker}"
 
 
-class ScenarioSlots:
-    """ScenarioSlots lets shared scenarios run side by side and an exclusive one run alone.
+class Slot(enum.Enum):
+    """Slot is whom a scenario may run beside (ScenarioSlots); handed out in this order."""
 
-    A readers-writer lock over two flock files: every scenario holds `slots`
-    shared, an exclusive one holds it exclusively. An exclusive scenario first
-    takes the `turnstile`, which every shared scenario passes through before it
-    asks for its slot, so a waiting exclusive scenario is not starved by
-    workers that keep starting shared ones.
+    #: Beside any other shared scenario: Tekton as installed, the cluster left alone.
+    SHARED = 0
+    #: Beside the other scenarios that change Tekton's settings (`Scenario.tekton_settings`), never a shared one.
+    TEKTON_SETTINGS = 1
+    #: Beside no other scenario: it restarts a cluster component (`Scenario.exclusive`, `Scenario.restarts`).
+    ALONE = 2
+
+
+class ScenarioSlots:
+    """ScenarioSlots lets scenarios of one Slot run side by side, and keeps the others out.
+
+    Three flock files. A shared scenario holds `shared` shared, a window's
+    scenario holds `window` shared, one that runs alone holds both exclusively.
+    Each enters through the `turnstile`, held exclusively while it waits for its
+    entry, so a scenario waiting for the other kind to finish is not starved by
+    workers that keep starting scenarios of that kind: a shared scenario first
+    waits for the window to be empty (an exclusive hold of `window`, let go at
+    once), a window's scenario for the shared ones to end (the same on `shared`).
     """
 
     def __init__(self, directory: Path) -> None:
@@ -117,38 +137,47 @@ class ScenarioSlots:
         return open(self.directory / name, "a+", encoding="utf-8")  # noqa: SIM115 - closed by the caller's ExitStack
 
     @contextlib.contextmanager
-    def hold(self, *, exclusive: bool) -> Iterator[None]:
+    def hold(self, slot: Slot) -> Iterator[None]:
         with contextlib.ExitStack() as stack:
-            turnstile = stack.enter_context(self._open("turnstile"))
-            slots = stack.enter_context(self._open("slots"))
+            turnstile, shared, window = (stack.enter_context(self._open(name)) for name in ("turnstile", "shared", "window"))
             fcntl.flock(turnstile.fileno(), fcntl.LOCK_EX)
-            if exclusive:
-                fcntl.flock(slots.fileno(), fcntl.LOCK_EX)
+            if slot is Slot.ALONE:
+                fcntl.flock(shared.fileno(), fcntl.LOCK_EX)
+                fcntl.flock(window.fileno(), fcntl.LOCK_EX)
             else:
+                mine, theirs = (shared, window) if slot is Slot.SHARED else (window, shared)
+                fcntl.flock(theirs.fileno(), fcntl.LOCK_EX)
+                fcntl.flock(theirs.fileno(), fcntl.LOCK_UN)
+                fcntl.flock(mine.fileno(), fcntl.LOCK_SH)
                 fcntl.flock(turnstile.fileno(), fcntl.LOCK_UN)
-                fcntl.flock(slots.fileno(), fcntl.LOCK_SH)
             try:
                 yield
             finally:
-                fcntl.flock(slots.fileno(), fcntl.LOCK_UN)
-                if exclusive:
-                    fcntl.flock(turnstile.fileno(), fcntl.LOCK_UN)
+                for held in (window, shared, turnstile):
+                    fcntl.flock(held.fileno(), fcntl.LOCK_UN)
 
 
-def scenario_slot(*, exclusive: bool) -> contextlib.AbstractContextManager[None]:
+def slot_of(scenario: Scenario) -> Slot:
+    """slot_of() is whom the scenario may run beside: a restart is everyone's outage, Tekton's settings every run's."""
+    if scenario.exclusive or scenario.restarts:
+        return Slot.ALONE
+    return Slot.TEKTON_SETTINGS if scenario.tekton_settings else Slot.SHARED
+
+
+def scenario_slot(slot: Slot) -> contextlib.AbstractContextManager[None]:
     """scenario_slot() is this scenario's place among concurrent ones; nothing in a plain session."""
     slots = ScenarioSlots.from_env()
-    return slots.hold(exclusive=exclusive) if slots is not None else contextlib.nullcontext()
+    return slots.hold(slot) if slots is not None else contextlib.nullcontext()
 
 
-def alone_last(items: Sequence[T], *, runs_alone: Callable[[T], bool]) -> list[T]:
-    """alone_last() keeps the order of `items`, with those that run alone moved to the end.
+def slots_last(items: Sequence[T], *, slot_of: Callable[[T], Slot]) -> list[T]:
+    """slots_last() keeps the order of `items` within each Slot: the shared ones first, then the window's, then those alone.
 
-    An exclusive scenario waits for every running one to end and keeps the other
-    workers idle while it runs: in the middle of a session that idles every worker
-    for as long as the longest scenario then running (35 s in `make e2e` at 039c716);
-    handed out last, it waits only for the session's last scenarios, which the other
-    workers would finish alone anyway.
-    Example: alone_last(['a', 'X', 'b'], runs_alone=str.isupper) == ['a', 'b', 'X'].
+    A scenario that keeps others out waits for every running one to end and keeps
+    the other workers idle while it runs: in the middle of a session that idles
+    every worker for as long as the longest scenario then running (35 s in `make
+    e2e` at 039c716); handed out last, it waits only for the session's last
+    scenarios, which the other workers would finish alone anyway.
+    Example: slots_last(['a', 'X', 'b'], slot_of=lambda i: Slot.ALONE if i.isupper() else Slot.SHARED) == ['a', 'b', 'X'].
     """
-    return [i for i in items if not runs_alone(i)] + [i for i in items if runs_alone(i)]
+    return sorted(items, key=lambda item: slot_of(item).value)

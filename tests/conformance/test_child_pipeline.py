@@ -26,7 +26,8 @@ binds); and refusing to plan a run with a child pipeline (mutant
 `child_pipelines_unplanned`, what the reference did before): the parent gets
 no record, its group no reservation.
 
-The flag is the whole cluster's: the scenario runs alone. A probe TaskRun with
+The flag is the whole cluster's: the scenario runs in the Tekton settings window
+(harness.suite.workers.Slot). A probe TaskRun with
 Tekton's hermetic execution-mode annotation tells when the controller has the
 flag: only at "alpha" does it give the pod's steps TEKTON_HERMETIC.
 """
@@ -63,8 +64,7 @@ SCENARIO = Scenario(
     fixtures=("child_pipeline-a", "graceful_stop-b"),
     pool=PoolSpec(count=1),
     volumes=("a-source", "b-source"),
-    sets_tekton_defaults=True,
-    exclusive=True,
+    tekton_settings=("feature-flags/enable-api-fields",),
 )
 A = "child-pipeline-a"
 #: Tekton's execution-mode annotation: at enable-api-fields "alpha" only, the pod's steps get TEKTON_HERMETIC.
@@ -95,8 +95,8 @@ def test_child_pipeline(run: ScenarioRun) -> None:
     b = run.named("b")
     cpu = run.node_cpu_millis()
     with tekton_config_set(
-        run.kube, run.namespace, {"enable-api-fields": "alpha"}, config_map=FEATURE_FLAGS, probe_prefix=run.named("probe"),
-        probe_annotations=HERMETIC, shows=_hermetic, timeouts=run.timeouts, admits=_child_pipeline_probe(run.named("admits")),
+        run, {"enable-api-fields": "alpha"}, config_map=FEATURE_FLAGS, probe_annotations=HERMETIC, shows=_hermetic,
+        admits=_child_pipeline_probe(run.named("admits")),
     ):
         run.apply("child_pipeline-a")
         fetch, node, record = task_must_hold_its_group(run, A, "fetch")

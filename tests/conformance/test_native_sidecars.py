@@ -18,7 +18,8 @@ sidecars init containers but not restartable ones (mutant
 the sum, and A's group reserves 0.4 of a node where it needs 0.7. The same
 under-count comes from taking any restartable init container for one that ends
 (mutant `native_sidecars_as_init`, which foreign_pod_shapes catches on a bound
-pod). The flag is the whole cluster's: the scenario runs alone.
+pod). The flag is the whole cluster's: the scenario runs in the Tekton settings
+window (harness.suite.workers.Slot), beside no run with a sidecar.
 """
 
 from __future__ import annotations
@@ -47,8 +48,7 @@ SCENARIO = Scenario(
     features=(Feature.PEAK_RESERVATION,),
     fixtures=("native_sidecars-a", "native_sidecars-filler", "native_sidecars-b"),
     volumes=("a-source", "b-source"),
-    sets_tekton_defaults=True,
-    exclusive=True,
+    tekton_settings=("feature-flags/enable-kubernetes-sidecar",),
 )
 
 NAME = "native-sidecars-a"
@@ -69,10 +69,7 @@ def _native(pod: dict[str, Any]) -> bool:
 #   the other node (4800 - 2160 filler = 2640m left). Counting the sidecar as an init container that ends
 #   gives max(1440m, 1920m) = 1920m, leaving 2880m on A's node, the emptier one.
 def test_native_sidecars(run: ScenarioRun) -> None:
-    with tekton_config_set(
-        run.kube, run.namespace, {"enable-kubernetes-sidecar": "true"}, config_map=FEATURE_FLAGS, probe_prefix=run.named("probe"),
-        probe_sidecar_cpu="10m", shows=_native, timeouts=run.timeouts,
-    ):
+    with tekton_config_set(run, {"enable-kubernetes-sidecar": "true"}, config_map=FEATURE_FLAGS, probe_sidecar_cpu="10m", shows=_native):
         run.apply("native_sidecars-a")
         small, a_node, record = task_must_hold_its_group(run, NAME, "small")
         cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()

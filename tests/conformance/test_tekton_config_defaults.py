@@ -42,8 +42,7 @@ SCENARIO = Scenario(
     features=(Feature.PEAK_RESERVATION,),
     fixtures=("tekton_config_defaults-a", "tekton_config_defaults-filler", "tekton_config_defaults-b"),
     volumes=("a-source", "b-source"),
-    sets_tekton_defaults=True,
-    exclusive=True,
+    tekton_settings=("config-defaults/default-pod-template", "config-defaults/default-container-resource-requirements"),
 )
 
 NAME = "tekton-config-defaults-a"
@@ -64,7 +63,7 @@ def test_tekton_config_defaults(run: ScenarioRun) -> None:
         step = next((c for c in pod["spec"]["containers"] if c["name"] == "step-work"), {})
         return pod["spec"].get("schedulerName") == scheduler and ((step.get("resources") or {}).get("requests") or {}).get("cpu") == f"{big_millis}m"
 
-    with tekton_config_set(run.kube, run.namespace, values, probe_prefix=run.named("probe"), shows=shows, timeouts=run.timeouts):
+    with tekton_config_set(run, values, shows=shows):
         run.apply("tekton_config_defaults-a")
         small, a_node, record = task_must_hold_its_group(run, NAME, "small")
         group_must_have(run, record, "small", tasks={"small", "big"}, workspaces={"source"}, peak_cpu_millis=big_millis, peak_memory_bytes=0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
@@ -72,7 +73,7 @@ def test_every_fixture_exists_and_renders(path: Path, scenario: Scenario) -> Non
                 # A fixture may stand for another scheduler's run only by the scenario's declared value, and leave the
                 # scheduler to Tekton's default-pod-template only in a scenario that sets it.
                 if "schedulerName" not in pod_template:
-                    assert scenario.sets_tekton_defaults, f"{fixture}: no scheduler named, and no config-defaults to name it"
+                    assert DEFAULT_POD_TEMPLATE in scenario.tekton_settings, f"{fixture}: no scheduler named, and no default-pod-template to name it"
                 else:
                     assert pod_template["schedulerName"] in ("tkn-scheduler", scenario.values.get("other_scheduler"))
                 assert pod_template["nodeSelector"] == {"rescon.dev/pool": "p"}
@@ -143,13 +144,101 @@ def test_a_generated_name_must_start_with_the_prefix_itself() -> None:
     assert names_outside_prefix("task_ref", docs) == ["PipelineRun/task-ref*", "PipelineRun/build-*"]
 
 
-def test_a_scenario_that_sets_tektons_defaults_runs_alone_and_never_on_a_borrowed_cluster() -> None:
+def test_a_scenario_that_changes_tektons_settings_runs_in_the_window_and_never_on_a_borrowed_cluster() -> None:
+    from harness.suite.workers import Slot, slot_of
+
     setting = [s for _, s in SCENARIOS if s.sets_tekton_defaults]
     assert setting, "no scenario sets config-defaults: default-pod-template and container defaults go unused"
     for scenario in setting:
-        assert scenario.exclusive, f"{scenario.name} sets the whole cluster's config-defaults: declare exclusive=True"
+        assert slot_of(scenario) is Slot.TEKTON_SETTINGS, f"{scenario.name} changes Tekton's settings: it runs in their window, not alone"
         assert provider_skip_reason(scenario, provider="existing", restartable=frozenset()) is not None
         assert provider_skip_reason(scenario, provider="kind", restartable=frozenset()) is None
+        for setting_name in scenario.tekton_settings:
+            config_map, _, key = setting_name.partition("/")
+            assert config_map in ("config-defaults", "feature-flags") and key, f"{scenario.name}: {setting_name!r} is not '<config map>/<key>'"
+
+
+def test_no_two_scenarios_change_one_tekton_setting() -> None:
+    owners: dict[str, list[str]] = {}
+    for _, scenario in SCENARIOS:
+        for setting in scenario.tekton_settings:
+            owners.setdefault(setting, []).append(scenario.name)
+    assert owners, "no scenario changes a Tekton setting: the check checked nothing"
+    assert not {k: v for k, v in owners.items() if len(v) > 1}, f"scenarios that change one Tekton setting: {owners}"
+
+
+# --- the Tekton settings window: no scenario's run is reshaped by another's settings --------------------
+DEFAULT_POD_TEMPLATE = "config-defaults/default-pod-template"
+CONTAINER_DEFAULTS = "config-defaults/default-container-resource-requirements"
+NATIVE_SIDECARS = "feature-flags/enable-kubernetes-sidecar"
+API_FIELDS = "feature-flags/enable-api-fields"
+
+
+def _task_specs(docs: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """_task_specs() yields every Task's spec and every embedded taskSpec of the docs, child pipelines' included."""
+
+    def in_pipeline(spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+        for task in [*(spec.get("tasks") or []), *(spec.get("finally") or [])]:
+            if task.get("taskSpec"):
+                yield task["taskSpec"]
+            if task.get("pipelineSpec"):
+                yield from in_pipeline(task["pipelineSpec"])
+
+    for doc in docs:
+        if doc["kind"] == "Task":
+            yield doc["spec"]
+        elif doc["kind"] == "Pipeline":
+            yield from in_pipeline(doc["spec"])
+        elif doc["kind"] == "PipelineRun" and doc["spec"].get("pipelineSpec"):
+            yield from in_pipeline(doc["spec"]["pipelineSpec"])
+
+
+def _settings_read_by(docs: list[dict[str, Any]]) -> set[str]:
+    """_settings_read_by() is the Tekton settings whose change reshapes the docs' task pods, or lets Tekton admit them.
+
+    A run that names no scheduler reads default-pod-template; a step or sidecar that asks for nothing (no
+    computeResources of its own, of its task or of a stepTemplate) reads the container defaults; a sidecar reads
+    enable-kubernetes-sidecar; a pipeline in a pipeline needs enable-api-fields alpha. enable-api-fields changes
+    which fields Tekton admits, not the pods it builds for fields every level admits.
+    """
+    read: set[str] = set()
+    for doc in docs:
+        if doc["kind"] == "PipelineRun" and "schedulerName" not in ((doc["spec"].get("taskRunTemplate") or {}).get("podTemplate") or {}):
+            read.add(DEFAULT_POD_TEMPLATE)
+        if doc["kind"] in ("Pipeline", "PipelineRun"):
+            spec = doc["spec"] if doc["kind"] == "Pipeline" else doc["spec"].get("pipelineSpec") or {}
+            if any(t.get("pipelineSpec") or t.get("pipelineRef") for t in [*(spec.get("tasks") or []), *(spec.get("finally") or [])]):
+                read.add(API_FIELDS)
+    for task_spec in _task_specs(docs):
+        sized_for_all = task_spec.get("computeResources") or (task_spec.get("stepTemplate") or {}).get("computeResources")
+        containers = [*(task_spec.get("steps") or []), *(task_spec.get("sidecars") or [])]
+        if not sized_for_all and any(not c.get("computeResources") and not c.get("resources") for c in containers):
+            read.add(CONTAINER_DEFAULTS)
+        if task_spec.get("sidecars"):
+            read.add(NATIVE_SIDECARS)
+    return read
+
+
+def test_no_scenario_in_the_settings_window_has_a_run_another_ones_settings_reshape() -> None:
+    window = [s for _, s in SCENARIOS if s.tekton_settings]
+    assert len(window) >= 2, "fewer than two scenarios change Tekton's settings: the check checked nothing"
+    for scenario in window:
+        read = _settings_read_by([doc for fixture in scenario.fixtures for doc in render(fixture, _context(scenario))])
+        others = {setting for other in window if other is not scenario for setting in other.tekton_settings}
+        assert not read & others, f"{scenario.name}'s runs read {sorted(read & others)}, which another scenario of the window changes"
+
+
+def test_what_reshapes_a_run_is_read_from_its_tasks() -> None:
+    bare = {"steps": [{"name": "s"}]}
+    sized = {"steps": [{"name": "s", "computeResources": {"requests": {"cpu": "1"}}}]}
+    run = {"kind": "PipelineRun", "spec": {"taskRunTemplate": {"podTemplate": {"schedulerName": "s"}}, "pipelineSpec": {"tasks": [{"name": "t", "taskSpec": sized}]}}}
+    assert _settings_read_by([run]) == set()
+    unnamed = {"kind": "PipelineRun", "spec": {"pipelineSpec": {"tasks": [{"name": "t", "taskSpec": sized}]}}}
+    assert _settings_read_by([unnamed]) == {DEFAULT_POD_TEMPLATE}
+    child = {"kind": "Pipeline", "spec": {"tasks": [{"name": "c", "pipelineSpec": {"tasks": [{"name": "t", "taskSpec": {**sized, "sidecars": [{"name": "x"}]}}]}}]}}
+    assert _settings_read_by([child]) == {API_FIELDS, NATIVE_SIDECARS, CONTAINER_DEFAULTS}
+    assert _settings_read_by([{"kind": "Task", "spec": bare}]) == {CONTAINER_DEFAULTS}
+    assert _settings_read_by([{"kind": "Task", "spec": {**bare, "stepTemplate": {"computeResources": {"requests": {"cpu": "1"}}}}}]) == set()
 
 
 def test_the_config_defaults_probe_is_a_taskrun_tektons_webhook_admits() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from harness.plugin import Outcome
 from harness.suite.features import Feature
 from harness.suite.scenario import Scenario
-from harness.suite.workers import ScenarioSlots, alone_last, runs_scenarios, scheduler_name_for
+from harness.suite.workers import ScenarioSlots, Slot, runs_scenarios, scheduler_name_for, slot_of, slots_last
 
 pytestmark = pytest.mark.unit
 
@@ -25,11 +25,19 @@ def test_each_worker_starts_its_own_scheduler_but_an_external_one_keeps_its_name
     assert scheduler_name_for("tkn-scheduler", mode="reference", worker=None) == "tkn-scheduler"
 
 
-def test_scenarios_that_run_alone_are_handed_out_last_and_the_rest_keep_their_order() -> None:
-    names = ["a", "RESTART", "b", "DEFAULTS", "c"]
-    assert alone_last(names, runs_alone=str.isupper) == ["a", "b", "c", "RESTART", "DEFAULTS"]
-    assert alone_last(["a", "b"], runs_alone=str.isupper) == ["a", "b"]
-    assert alone_last([], runs_alone=str.isupper) == []
+def test_the_settings_window_is_handed_out_after_the_shared_scenarios_and_those_alone_last() -> None:
+    kinds = {"a": Slot.SHARED, "b": Slot.SHARED, "c": Slot.SHARED, "RESTART": Slot.ALONE, "defaults": Slot.TEKTON_SETTINGS, "flags": Slot.TEKTON_SETTINGS}
+    names = ["a", "RESTART", "defaults", "b", "flags", "c"]
+    assert slots_last(names, slot_of=kinds.__getitem__) == ["a", "b", "c", "defaults", "flags", "RESTART"]
+    assert slots_last([], slot_of=kinds.__getitem__) == []
+
+
+def test_a_scenario_runs_alone_when_it_restarts_a_component_and_in_the_window_when_it_changes_settings() -> None:
+    base = {"description": "d", "features": (Feature.COLOCATION,), "fixtures": ("f",)}
+    assert slot_of(Scenario(name="a", **base)) is Slot.SHARED
+    assert slot_of(Scenario(name="b", tekton_settings=("feature-flags/enable-api-fields",), **base)) is Slot.TEKTON_SETTINGS
+    assert slot_of(Scenario(name="c", restarts=("etcd",), **base)) is Slot.ALONE
+    assert slot_of(Scenario(name="d", exclusive=True, tekton_settings=("feature-flags/x",), **base)) is Slot.ALONE
 
 
 def test_only_paths_with_a_scenario_need_the_cluster(tmp_path: Path) -> None:
@@ -52,35 +60,54 @@ def test_a_unit_test_that_writes_a_scenario_module_needs_no_cluster(tmp_path: Pa
     assert runs_scenarios(["test_real.py"], tmp_path)
 
 
-def test_shared_scenarios_run_side_by_side(tmp_path: Path) -> None:
+def test_shared_scenarios_run_side_by_side_and_so_do_the_windows(tmp_path: Path) -> None:
     slots = ScenarioSlots(tmp_path)
-    inside = threading.Event()
-    with slots.hold(exclusive=False):
-        other = threading.Thread(target=lambda: _enter(slots, exclusive=False, inside=inside))
-        other.start()
-        assert inside.wait(WAIT), "a second shared scenario waited for the first"
-    other.join(WAIT)
+    for slot in (Slot.SHARED, Slot.TEKTON_SETTINGS):
+        inside = threading.Event()
+        with slots.hold(slot):
+            other = threading.Thread(target=lambda: _enter(slots, slot, inside=inside))
+            other.start()
+            assert inside.wait(WAIT), f"a second {slot.name} scenario waited for the first"
+        other.join(WAIT)
 
 
-def test_an_exclusive_scenario_waits_for_the_running_one_and_keeps_the_next_out(tmp_path: Path) -> None:
+@pytest.mark.parametrize("first, second", [(Slot.SHARED, Slot.ALONE), (Slot.SHARED, Slot.TEKTON_SETTINGS), (Slot.TEKTON_SETTINGS, Slot.SHARED),
+                                           (Slot.TEKTON_SETTINGS, Slot.ALONE)])
+def test_a_scenario_waits_for_running_ones_of_another_slot_and_keeps_the_next_out(tmp_path: Path, first: Slot, second: Slot) -> None:
     slots = ScenarioSlots(tmp_path)
-    exclusive_in, shared_in, release_exclusive = threading.Event(), threading.Event(), threading.Event()
-    with slots.hold(exclusive=False):
-        exclusive = threading.Thread(target=lambda: _enter(slots, exclusive=True, inside=exclusive_in, until=release_exclusive))
-        exclusive.start()
-        assert not exclusive_in.wait(0.5), "the exclusive scenario started beside a running one"
-    assert exclusive_in.wait(WAIT), "the exclusive scenario never started once the other ended"
-    shared = threading.Thread(target=lambda: _enter(slots, exclusive=False, inside=shared_in))
-    shared.start()
-    assert not shared_in.wait(0.5), "a shared scenario started beside the exclusive one"
-    release_exclusive.set()
-    assert shared_in.wait(WAIT), "the shared scenario never started once the exclusive one ended"
-    exclusive.join(WAIT)
+    second_in, third_in, release_second = threading.Event(), threading.Event(), threading.Event()
+    with slots.hold(first):
+        waiting = threading.Thread(target=lambda: _enter(slots, second, inside=second_in, until=release_second))
+        waiting.start()
+        assert not second_in.wait(0.5), f"the {second.name} scenario started beside a running {first.name} one"
+    assert second_in.wait(WAIT), f"the {second.name} scenario never started once the {first.name} one ended"
+    third = threading.Thread(target=lambda: _enter(slots, first, inside=third_in))
+    third.start()
+    assert not third_in.wait(0.5), f"a {first.name} scenario started beside the {second.name} one"
+    release_second.set()
+    assert third_in.wait(WAIT), f"the {first.name} scenario never started once the {second.name} one ended"
+    waiting.join(WAIT)
+    third.join(WAIT)
+
+
+def test_a_scenario_waiting_for_the_window_keeps_new_window_scenarios_out(tmp_path: Path) -> None:
+    """A shared scenario waiting for the window holds the turnstile: the window closes rather than starving it."""
+    slots = ScenarioSlots(tmp_path)
+    shared_in, late_in = threading.Event(), threading.Event()
+    with slots.hold(Slot.TEKTON_SETTINGS):
+        shared = threading.Thread(target=lambda: _enter(slots, Slot.SHARED, inside=shared_in))
+        shared.start()
+        assert not shared_in.wait(0.5), "the shared scenario started beside the window"
+        late = threading.Thread(target=lambda: _enter(slots, Slot.TEKTON_SETTINGS, inside=late_in))
+        late.start()
+        assert not late_in.wait(0.5), "a window scenario slipped in ahead of the shared one waiting"
+    assert shared_in.wait(WAIT) and late_in.wait(WAIT)
     shared.join(WAIT)
+    late.join(WAIT)
 
 
-def _enter(slots: ScenarioSlots, *, exclusive: bool, inside: threading.Event, until: threading.Event | None = None) -> None:
-    with slots.hold(exclusive=exclusive):
+def _enter(slots: ScenarioSlots, slot: Slot, *, inside: threading.Event, until: threading.Event | None = None) -> None:
+    with slots.hold(slot):
         inside.set()
         if until is not None:
             until.wait(WAIT)
