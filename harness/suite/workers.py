@@ -117,11 +117,13 @@ class ScenarioSlots:
 
     Three flock files. A shared scenario holds `shared` shared, a window's
     scenario holds `window` shared, one that runs alone holds both exclusively.
-    Each enters through the `turnstile`, held exclusively while it waits for its
-    entry, so a scenario waiting for the other kind to finish is not starved by
-    workers that keep starting scenarios of that kind: a shared scenario first
-    waits for the window to be empty (an exclusive hold of `window`, let go at
-    once), a window's scenario for the shared ones to end (the same on `shared`).
+    Each enters through the `turnstile`. A scenario that runs alone, or in the
+    window, holds it while it waits for the running ones to end (an exclusive
+    hold of `shared`, let go at once for the window), so workers that keep
+    starting shared scenarios do not starve it. A shared scenario that finds the
+    window open lets go of the turnstile and waits for the window to close: the
+    window's other scenarios, handed out last and few, go in meanwhile, rather
+    than each waiting for the whole window and then for the late shared one.
     """
 
     def __init__(self, directory: Path) -> None:
@@ -140,21 +142,41 @@ class ScenarioSlots:
     def hold(self, slot: Slot) -> Iterator[None]:
         with contextlib.ExitStack() as stack:
             turnstile, shared, window = (stack.enter_context(self._open(name)) for name in ("turnstile", "shared", "window"))
-            fcntl.flock(turnstile.fileno(), fcntl.LOCK_EX)
-            if slot is Slot.ALONE:
+            if slot is Slot.SHARED:
+                _enter_beside_no_window(turnstile, shared, window)
+            elif slot is Slot.TEKTON_SETTINGS:
+                fcntl.flock(turnstile.fileno(), fcntl.LOCK_EX)
+                fcntl.flock(shared.fileno(), fcntl.LOCK_EX)
+                fcntl.flock(shared.fileno(), fcntl.LOCK_UN)
+                fcntl.flock(window.fileno(), fcntl.LOCK_SH)
+                fcntl.flock(turnstile.fileno(), fcntl.LOCK_UN)
+            else:
+                fcntl.flock(turnstile.fileno(), fcntl.LOCK_EX)
                 fcntl.flock(shared.fileno(), fcntl.LOCK_EX)
                 fcntl.flock(window.fileno(), fcntl.LOCK_EX)
-            else:
-                mine, theirs = (shared, window) if slot is Slot.SHARED else (window, shared)
-                fcntl.flock(theirs.fileno(), fcntl.LOCK_EX)
-                fcntl.flock(theirs.fileno(), fcntl.LOCK_UN)
-                fcntl.flock(mine.fileno(), fcntl.LOCK_SH)
-                fcntl.flock(turnstile.fileno(), fcntl.LOCK_UN)
             try:
                 yield
             finally:
                 for held in (window, shared, turnstile):
                     fcntl.flock(held.fileno(), fcntl.LOCK_UN)
+
+
+def _enter_beside_no_window(turnstile: IO[str], shared: IO[str], window: IO[str]) -> None:
+    """_enter_beside_no_window() takes a shared scenario's hold once no window is open, the turnstile free meanwhile."""
+    while True:
+        fcntl.flock(turnstile.fileno(), fcntl.LOCK_EX)
+        try:
+            fcntl.flock(window.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fcntl.flock(turnstile.fileno(), fcntl.LOCK_UN)
+            # Blocks until the window closes; then the turnstile is taken again, behind any scenario waiting there.
+            fcntl.flock(window.fileno(), fcntl.LOCK_EX)
+            fcntl.flock(window.fileno(), fcntl.LOCK_UN)
+            continue
+        fcntl.flock(window.fileno(), fcntl.LOCK_UN)
+        fcntl.flock(shared.fileno(), fcntl.LOCK_SH)
+        fcntl.flock(turnstile.fileno(), fcntl.LOCK_UN)
+        return
 
 
 def slot_of(scenario: Scenario) -> Slot:

@@ -90,19 +90,36 @@ def test_a_scenario_waits_for_running_ones_of_another_slot_and_keeps_the_next_ou
     third.join(WAIT)
 
 
-def test_a_scenario_waiting_for_the_window_keeps_new_window_scenarios_out(tmp_path: Path) -> None:
-    """A shared scenario waiting for the window holds the turnstile: the window closes rather than starving it."""
+def test_a_shared_scenario_waiting_for_the_window_lets_the_windows_later_scenarios_in(tmp_path: Path) -> None:
+    """Handed out last, the window's scenarios go in beside the open window rather than behind a late shared one."""
     slots = ScenarioSlots(tmp_path)
-    shared_in, late_in = threading.Event(), threading.Event()
+    shared_in, late_in, release_late = threading.Event(), threading.Event(), threading.Event()
     with slots.hold(Slot.TEKTON_SETTINGS):
         shared = threading.Thread(target=lambda: _enter(slots, Slot.SHARED, inside=shared_in))
         shared.start()
         assert not shared_in.wait(0.5), "the shared scenario started beside the window"
-        late = threading.Thread(target=lambda: _enter(slots, Slot.TEKTON_SETTINGS, inside=late_in))
+        late = threading.Thread(target=lambda: _enter(slots, Slot.TEKTON_SETTINGS, inside=late_in, until=release_late))
         late.start()
-        assert not late_in.wait(0.5), "a window scenario slipped in ahead of the shared one waiting"
-    assert shared_in.wait(WAIT) and late_in.wait(WAIT)
+        assert late_in.wait(WAIT), "a window scenario waited behind the shared one waiting for the window"
+    assert not shared_in.wait(0.5), "the shared scenario started beside the window's later scenario"
+    release_late.set()
+    assert shared_in.wait(WAIT), "the shared scenario never started once the window closed"
     shared.join(WAIT)
+    late.join(WAIT)
+
+
+def test_a_window_scenario_waiting_for_the_shared_ones_keeps_new_shared_ones_out(tmp_path: Path) -> None:
+    slots = ScenarioSlots(tmp_path)
+    window_in, late_in = threading.Event(), threading.Event()
+    with slots.hold(Slot.SHARED):
+        window = threading.Thread(target=lambda: _enter(slots, Slot.TEKTON_SETTINGS, inside=window_in))
+        window.start()
+        assert not window_in.wait(0.5), "the window opened beside a shared scenario"
+        late = threading.Thread(target=lambda: _enter(slots, Slot.SHARED, inside=late_in))
+        late.start()
+        assert not late_in.wait(0.5), "a shared scenario slipped in ahead of the window waiting"
+    assert window_in.wait(WAIT) and late_in.wait(WAIT)
+    window.join(WAIT)
     late.join(WAIT)
 
 
