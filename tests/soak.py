@@ -13,7 +13,7 @@ Each run also logs every wait of every scenario (RESCON_WAIT_LOG): the
 margin table gives, per scenario, the wait that came closest to its named
 timeout over all runs, so a margin that is thin shows before it flakes.
 
-Runs use `-n 5` as `make e2e` does (`--workers 0`: one process).
+Runs use `-n 6` as `make e2e` does (`--workers 0`: one process).
 
 Exit status 0 when no scenario failed in any run.
 """
@@ -166,7 +166,7 @@ def wait_log(root: Path, index: int) -> Path:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.soak", description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10, help="how many full runs (default 10)")
-    parser.add_argument("--workers", type=int, default=5, help="scenarios at a time, as make e2e runs them (-n; default 5, 0: one process)")
+    parser.add_argument("--workers", type=int, default=6, help="scenarios at a time, as make e2e runs them (-n; default 6, 0: one process)")
     parser.add_argument("--output", default=str(DOC), help=f"where the Markdown goes ('none': print only; default {DOC})")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments, after --")
     args = parser.parse_args(argv)

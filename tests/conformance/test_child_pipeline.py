@@ -45,6 +45,7 @@ from harness.suite.checks import (
     pod_must_be_finished,
     task_must_hold_its_group,
     task_pod_must_be_bound,
+    task_pod_must_exist,
     task_pod_must_stay_pending,
     taskrun_must_be_done,
 )
@@ -112,7 +113,10 @@ def test_child_pipeline(run: ScenarioRun) -> None:
         group_must_have(run, child_record, "build", tasks={"build", "test"}, workspaces={"source"}, peak_cpu_millis=cpu * 2400 // 4800, peak_memory_bytes=0)
         group_must_be(run, A, "fetch", state=State.RESERVED, node=node)
         run.apply("graceful_stop-b", name=b)
-        task_pod_must_stay_pending(run, b, "only")
+        # B waits beside build from here; held once, beside test: a B bound beside build is bound there too. Every
+        # fault that frees B's room beside build (A's group released, its residual not counted) frees it beside test,
+        # where the child group's residual counts as well.
+        task_pod_must_exist(run, b, "only")
 
         # build, then test end: the child PipelineRun succeeds, and with it the parent's task; publish still runs (held).
         run.release_pod(build["metadata"]["name"])
