@@ -35,7 +35,7 @@ from reference_scheduler.runtime.background import Background
 from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, pipeline_task_of
 from reference_scheduler.runtime.cycle import Cycle, Outcome
 from reference_scheduler.runtime.events import EventRecorder
-from reference_scheduler.runtime.informer import Informer, Obj, raw_lister
+from reference_scheduler.runtime.informer import Informer, LabelsByName, Obj, raw_lister
 from reference_scheduler.runtime.lanes import Lanes
 from reference_scheduler.runtime.planner import PodShaping
 from reference_scheduler.runtime.queue import SchedulingQueue
@@ -129,11 +129,13 @@ class Scheduler:
         self.claims = Informer("persistentvolumeclaims", raw_lister(core.list_persistent_volume_claim_for_all_namespaces), stop=stop)
         self.volumes = Informer("persistentvolumes", raw_lister(core.list_persistent_volume), stop=stop)
         self.storage_classes = Informer("storageclasses", raw_lister(kubernetes.client.StorageV1Api(api).list_storage_class), stop=stop)
+        # Pod affinity's namespaceSelector reads the namespaces' labels (core/inter_pod_affinity.py).
+        self.namespaces = Informer("namespaces", raw_lister(core.list_namespace), stop=stop)
         self._tekton_namespace = tekton_namespace
         self.informers = [
             self.pods, self.nodes, self.records, self.pipeline_runs, self.task_runs, self.custom_runs, self.tasks, self.resolution_requests,
             self.limit_ranges,
-            self.runtime_classes, self.tekton_flags, self.tekton_defaults, self.claims, self.volumes, self.storage_classes,
+            self.runtime_classes, self.tekton_flags, self.tekton_defaults, self.claims, self.volumes, self.storage_classes, self.namespaces,
         ]
         volume_lookups = VolumeLookups(
             get_claim=self.claims.get,
@@ -170,6 +172,7 @@ class Scheduler:
             siblings=self.siblings,
             percentage_of_nodes_to_score=percentage_of_nodes_to_score,
             volumes=self.volume_binder,
+            namespace_labels=LabelsByName(self.namespaces),
         )
         self.releaser = Releaser(
             records=self.records,
