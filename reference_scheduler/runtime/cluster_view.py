@@ -385,8 +385,14 @@ class ClusterView:
         return self._placed
 
     def _set_placed(self, name: str, pods: tuple[Obj, ...]) -> bool:
-        """_set_placed() replaces one node's placed pods and their indexes; False when it had none and has none."""
-        if not pods and name not in self._placed_by_node:
+        """_set_placed() replaces one node's placed pods and their indexes; False when they are the very same pods.
+
+        Informer objects are replaced, never changed in place, so the same objects in the same
+        order are the same content: a node whose pods are only still assumed (rebuilt on every
+        call) keeps its entry, and the snapshot is not copied again.
+        """
+        before = self._placed_by_node.get(name, ())
+        if len(before) == len(pods) and all(a is b for a, b in zip(before, pods)):
             return False
         placed, ports, anti = node_index(pods)
         for table, value in ((self._placed_by_node, placed), (self._anti_by_node, anti)):

@@ -36,11 +36,11 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
 from enum import Enum
 from functools import partial
-from collections.abc import Iterator, Mapping
+from types import MappingProxyType
 from typing import Any, Callable, Protocol
 
 import kubernetes

@@ -439,6 +439,13 @@ def test_an_unchanged_cluster_returns_the_same_placed_pods() -> None:
     first = view.placed_pods()
     view.node_views()
     assert view.placed_pods() is first
+    # A node with a pod still assumed is rebuilt on every call, yet holds the very same pods.
+    view.assume(_pod("b", None), "n1", None)
+    view.node_views()
+    second = view.placed_pods()
+    assert second is not first and sorted(p["metadata"]["uid"] for p in second.by_node["n1"]) == ["uid-a", "uid-b"]
+    view.node_views()
+    assert view.placed_pods() is second
 
 
 def _kubelet_node(name: str) -> Obj:
