@@ -316,10 +316,24 @@ def _is_placed(pod: Obj | None) -> bool:
 
 
 def _placement_moves(waiting: Obj, before: Obj | None, after: Obj | None) -> bool:
-    """_placement_moves: a pod placed (before None), relabelled, or gone (after None) may let the waiting pod pass NodePorts, InterPodAffinity or PodTopologySpread."""
+    """_placement_moves: a pod placed (before None), relabelled, or gone (after None) may let the waiting pod pass NodePorts, InterPodAffinity or PodTopologySpread.
+
+    A pod placed or relabelled matters only to a waiting pod with pod (anti-)affinity or spread
+    constraints of its own: most have none, and every bind asks every parked pod, so they are
+    answered from two lookups. A pod gone can also free a host port, or lift its own anti-affinity.
+    """
+    if after is not None and not _has_own_terms(waiting):
+        return False
     if after is None and before is not None and node_ports_pod_deleted(waiting, before) is QUEUE:
         return True
     return inter_pod_affinity_pod_changed(waiting, before, after) is QUEUE or topology_spread_pod_changed(waiting, before, after) is QUEUE
+
+
+def _has_own_terms(pod: Obj) -> bool:
+    """_has_own_terms(pod): the pod has pod affinity, pod anti-affinity or spread constraints (required or not)."""
+    spec = pod.get("spec") or {}
+    affinity = spec.get("affinity") or {}
+    return bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity") or spec.get("topologySpreadConstraints"))
 
 
 def _node_moves(waiting: Obj, old: Obj | None, new: Obj) -> bool:
