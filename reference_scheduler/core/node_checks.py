@@ -9,6 +9,12 @@ the dicts the API returns, so the runtime can feed informer objects directly.
 CPU and memory are not checked here: that is ``headroom.fit``, which also
 applies the pod-count limit through ``NodeView.max_pods``; ``too_many_pods``
 is the same limit for callers that only hold the raw node.
+
+Nor are the filters that read the pods already placed, which need more than
+the two objects: NodePorts (``node_ports``), InterPodAffinity
+(``inter_pod_affinity``) and PodTopologySpread (``topology_spread``), run together
+by ``inter_pod_checks`` once per attempt; and kube-scheduler's SchedulingGates,
+which keeps a gated pod out of the queue before any check (``scheduling_gates``).
 """
 
 from __future__ import annotations

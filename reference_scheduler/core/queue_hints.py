@@ -33,6 +33,25 @@ What can let a pod parked on its volumes (core/volume_binding.py) go somewhere:
 * the StorageClass of one of its claims appears or changes its binding mode or
   allowed topologies.
 
+What can let a pod rejected by the filters that read other pods pass (core/inter_pod_checks.py),
+as those plugins' EventsToRegister in kube-scheduler v1.37 say:
+
+* NodePorts: a placed pod that bound a colliding host port leaves its node
+  (``node_ports_pod_deleted``); a node added (``node_added`` above);
+* InterPodAffinity: a placed pod that matches the pod's affinity is placed or
+  relabelled into it, one that matched its anti-affinity is relabelled out of it
+  or leaves, one whose anti-affinity rejected the pod leaves
+  (``inter_pod_affinity_pod_changed``); a node added or relabelled on a term's
+  topologyKey (``inter_pod_affinity_node_changed``);
+* PodTopologySpread: a placed pod of the pod's namespace that a constraint
+  selects is placed or leaves, or a relabel changes whether it is selected
+  (``topology_spread_pod_changed``); a node with every topologyKey added or
+  deleted, or a node's topologyKey labels or taints changed
+  (``topology_spread_node_changed``).
+
+Their verdict on a node depends on pods elsewhere in its topology domain, so the
+runtime applies them to a parked pod whatever node the event is about.
+
 Worked example: pod B waits for 2000m on the seed node, where group A holds
 3800m. A's reservation is released: ``reservation_changed(a, None,
 pod_group=b) is QUEUE``. A's 200m pod then completes: ``pod_updated(running,
@@ -48,11 +67,15 @@ from enum import StrEnum
 from typing import Any, Mapping, TypeAlias
 
 from reference_scheduler.core.headroom import ActiveReservation
+from reference_scheduler.core.inter_pod_affinity import AffinityTerm, required_affinity_terms, required_anti_affinity_terms
 from reference_scheduler.core.json_path import value_at
 from reference_scheduler.core.keys import GroupKey
+from reference_scheduler.core.label_selectors import labels_of
 from reference_scheduler.core.node_checks import allocatable_pods, node_check_failures
+from reference_scheduler.core.node_ports import host_ports, port_conflicts
 from reference_scheduler.core.plan_readiness import PlanReadiness, plan_readiness
 from reference_scheduler.core.resources import InvalidQuantity, Resources
+from reference_scheduler.core.topology_spread import hard_spread_constraints
 from reference_scheduler.core.volume_binding import SELECTED_NODE_ANNOTATION, storage_class_name
 
 Json: TypeAlias = Mapping[str, Any]
@@ -392,3 +415,179 @@ def storage_class_changed(waiting_classes: Collection[str], old: Json | None, ne
     if old is None:
         return QUEUE
     return QUEUE if storage_class_fields_read(old) != storage_class_fields_read(new) else SKIP
+
+
+# --- the filters that read other pods: NodePorts, InterPodAffinity, PodTopologySpread ---
+#
+# Each hint below is the QueueingHintFn of one of kube-scheduler's plugins for one kind of
+# event (their EventsToRegister), over the waiting pod and the event's objects. A placed pod's
+# event gives ``old`` None when the pod was just placed (bound), ``new`` None when it left its
+# node (deleted, or finished: the reference counts no finished pod); a node event likewise.
+# They answer for their own filter only: the runtime ORs them with the room hints above.
+
+
+def _placed(pod: Json | None) -> bool:
+    return pod is not None and bool(value_at(pod, "spec", "nodeName"))
+
+
+def _pod_namespace(pod: Json) -> str:
+    return str(value_at(pod, "metadata", "namespace") or "")
+
+
+def _may_match(term: AffinityTerm, pod: Json) -> bool:
+    """A term's match where the namespace's labels are not at hand: a namespaceSelector may select any namespace.
+
+    kube-scheduler's hints match with no namespace labels, so a term that names its
+    namespaces only by selector would never queue; when in doubt, QUEUE.
+    """
+    in_namespace = _pod_namespace(pod) in term.namespaces or not term.namespace_selector.nothing
+    return in_namespace and term.selector.matches(labels_of(pod))
+
+
+def _may_match_all(terms: tuple[AffinityTerm, ...], pod: Json) -> bool:
+    return bool(terms) and all(_may_match(term, pod) for term in terms)
+
+
+def _may_match_any(terms: tuple[AffinityTerm, ...], pod: Json) -> bool:
+    return any(_may_match(term, pod) for term in terms)
+
+
+def node_ports_pod_deleted(waiting: Json, deleted: Json) -> QueueingHint:
+    """node_ports_pod_deleted is NodePorts' hint for a placed pod that left its node (kube's ``isSchedulableAfterAssignedPodDeleted``).
+
+    QUEUE when the pod that left was placed and bound a host port that collides
+    with one the waiting pod asks for; its other updates never change its ports
+    (they are immutable), so they have no hint.
+
+    Example: a pod binding 8080/TCP deleted is QUEUE for a pod waiting for
+    8080/TCP, SKIP for one waiting for 9090/TCP or for none.
+    """
+    if not _placed(deleted):
+        return SKIP
+    freed = frozenset(host_ports(deleted))
+    if not freed:
+        return SKIP
+    return QUEUE if any(port_conflicts(port, freed) for port in host_ports(waiting)) else SKIP
+
+
+def inter_pod_affinity_pod_changed(waiting: Json, old: Json | None, new: Json | None) -> QueueingHint:
+    """inter_pod_affinity_pod_changed is InterPodAffinity's hint for a placed pod added, relabelled or gone.
+
+    As kube-scheduler's ``isSchedulableAfterAssignedPodChange``: a pod not
+    placed is SKIP. Placed: QUEUE when it now matches all of the waiting pod's
+    affinity terms (added, or relabelled into a match). Relabelled: also when it
+    stopped matching one of its anti-affinity terms. Gone: QUEUE when it matched
+    one of the waiting pod's anti-affinity terms, or the waiting pod matched one
+    of *its* anti-affinity terms (symmetry).
+
+    Example: a pod waiting with affinity to ``app=db``: a placed ``app=db`` pod
+    added is QUEUE, an ``app=web`` one SKIP. A pod rejected by a placed pod's
+    anti-affinity: that pod deleted is QUEUE.
+    """
+    if (new is not None and not _placed(new)) or (old is not None and not _placed(old)):
+        return SKIP
+    affinity = required_affinity_terms(waiting)
+    anti_affinity = required_anti_affinity_terms(waiting)
+    if old is not None and new is not None:
+        if not _may_match_all(affinity, old) and _may_match_all(affinity, new):
+            return QUEUE
+        if _may_match_any(anti_affinity, old) and not _may_match_any(anti_affinity, new):
+            return QUEUE
+        return SKIP
+    if new is not None:
+        return QUEUE if _may_match_all(affinity, new) else SKIP
+    if old is None:
+        return SKIP
+    if _may_match_any(anti_affinity, old) or _may_match_any(required_anti_affinity_terms(old), waiting):
+        return QUEUE
+    return SKIP
+
+
+def topology_spread_pod_changed(waiting: Json, old: Json | None, new: Json | None) -> QueueingHint:
+    """topology_spread_pod_changed is PodTopologySpread's hint for a placed pod added, relabelled or gone.
+
+    As kube-scheduler's ``isSchedulableAfterAssignedPodChange``: only a placed
+    pod of the waiting pod's namespace can change its counts. Added or gone:
+    QUEUE when a DoNotSchedule constraint's selector matches it (a pod added
+    elsewhere can raise the global minimum; one gone can lower a domain).
+    Relabelled: QUEUE when some constraint's selector matches it before and not
+    after, or after and not before.
+
+    Example: for a pod spreading ``app=web`` pods, a placed ``app=web`` pod of
+    its namespace deleted is QUEUE; one of another namespace, or an ``app=db``
+    pod, is SKIP.
+    """
+    for pod in (old, new):
+        if pod is not None and (not _placed(pod) or _pod_namespace(pod) != _pod_namespace(waiting)):
+            return SKIP
+    constraints = hard_spread_constraints(waiting)
+    if old is not None and new is not None:
+        before, after = labels_of(old), labels_of(new)
+        if before == after:
+            return SKIP
+        return QUEUE if any(c.selector.matches(before) != c.selector.matches(after) for c in constraints) else SKIP
+    changed = new if new is not None else old
+    if changed is None:
+        return SKIP
+    return QUEUE if any(c.selector.matches(labels_of(changed)) for c in constraints) else SKIP
+
+
+def inter_pod_affinity_node_changed(waiting: Json, old: Json | None, new: Json) -> QueueingHint:
+    """inter_pod_affinity_node_changed is InterPodAffinity's hint for a node added or relabelled (kube's ``isSchedulableAfterNodeChange``).
+
+    For an affinity term: QUEUE when the node is added with its topologyKey,
+    gains the key, or moves to another value of it. For an anti-affinity term:
+    QUEUE when a node is added (its domain may hold no rejected pod), loses the
+    key, or moves to another value.
+
+    Example: a pod with affinity on ``topology.kubernetes.io/zone``: a node
+    relabelled from zone ``a`` to ``b`` is QUEUE; a node whose ``team`` label
+    changes is SKIP.
+    """
+    new_labels = labels_of(new)
+    old_labels = labels_of(old) if old is not None else None
+    for term in required_affinity_terms(waiting):
+        key = term.topology_key
+        if old_labels is None:
+            if key in new_labels:
+                return QUEUE
+            continue
+        if key in new_labels and (key not in old_labels or old_labels[key] != new_labels[key]):
+            return QUEUE
+    for term in required_anti_affinity_terms(waiting):
+        key = term.topology_key
+        if old_labels is None:
+            return QUEUE
+        if key in old_labels and (key not in new_labels or old_labels[key] != new_labels[key]):
+            return QUEUE
+    return SKIP
+
+
+def topology_spread_node_changed(waiting: Json, old: Json | None, new: Json | None) -> QueueingHint:
+    """topology_spread_node_changed is PodTopologySpread's hint for a node added, deleted, relabelled or retainted.
+
+    As kube-scheduler's ``isSchedulableAfterNodeChange``, with "matching" meaning
+    the node carries every DoNotSchedule constraint's topologyKey: added or
+    deleted, QUEUE when it matches (a domain appears or goes); updated, QUEUE
+    when it starts or stops matching, or matches and changes a topologyKey's
+    value or its taints (a ``nodeTaintsPolicy: Honor`` constraint counts by them).
+
+    Example: a pod spreading over zones: a zoned node deleted is QUEUE; a node
+    without a zone label added is SKIP; a zoned node's new taint is QUEUE.
+    """
+    constraints = hard_spread_constraints(waiting)
+    if not constraints:
+        return SKIP
+
+    def matching(node: Json | None) -> bool:
+        labels = labels_of(node)
+        return node is not None and all(c.topology_key in labels for c in constraints)
+
+    if old is not None and new is not None:
+        if matching(old) != matching(new):
+            return QUEUE
+        old_labels, new_labels = labels_of(old), labels_of(new)
+        moved = any(old_labels.get(c.topology_key) != new_labels.get(c.topology_key) for c in constraints)
+        retainted = value_at(old, "spec", "taints") != value_at(new, "spec", "taints")
+        return QUEUE if matching(new) and (moved or retainted) else SKIP
+    return QUEUE if matching(new if new is not None else old) else SKIP

@@ -43,6 +43,12 @@ class ReasonCode(StrEnum):
     VOLUME_NODE_AFFINITY_CONFLICT = "VolumeNodeAffinityConflict"
     SELECTED_NODE_MISMATCH = "SelectedNodeMismatch"
     ALLOWED_TOPOLOGY_MISMATCH = "AllowedTopologyMismatch"
+    NODE_PORTS_CONFLICT = "NodePortsConflict"
+    POD_AFFINITY_RULES_NOT_MATCH = "PodAffinityRulesNotMatch"
+    POD_ANTI_AFFINITY_RULES_NOT_MATCH = "PodAntiAffinityRulesNotMatch"
+    EXISTING_PODS_ANTI_AFFINITY_RULES_NOT_MATCH = "ExistingPodsAntiAffinityRulesNotMatch"
+    TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH = "TopologySpreadConstraintsNotMatch"
+    TOPOLOGY_SPREAD_MISSING_LABEL = "TopologySpreadMissingLabel"
 
 
 # Message templates. Format them with str.format and the record's fields
@@ -112,6 +118,39 @@ ALLOWED_TOPOLOGY_MISMATCH_SUMMARY = "node(s) didn't match the storage class's al
 ALLOWED_TOPOLOGY_MISMATCH_MESSAGE = (
     'node is not in the allowedTopologies of storageclass "{storage_class}" (the class of persistentvolumeclaim "{claim}")'
 )
+
+# Filters that read the pods already placed (core/node_ports.py, core/inter_pod_affinity.py,
+# core/topology_spread.py). The summaries are kube-scheduler's ErrReason strings, word for word
+# (nodeports.ErrReason, interpodaffinity.ErrReason*, podtopologyspread.ErrReason*), so a message
+# reads and greps the same whichever scheduler wrote it; the messages add what the node lacked.
+
+NODE_PORTS_CONFLICT_SUMMARY = "node(s) didn't have free ports for the requested pod ports"
+NODE_PORTS_CONFLICT_MESSAGE = "host port(s) {ports} requested by the pod are already bound on the node"
+
+POD_AFFINITY_RULES_NOT_MATCH_SUMMARY = "node(s) didn't match pod affinity rules"
+POD_AFFINITY_RULES_NOT_MATCH_MESSAGE = (
+    "no pod matching all of the pod's {terms} required pod affinity term(s) runs in the node's topology domain(s)"
+)
+POD_AFFINITY_MISSING_TOPOLOGY_KEY_MESSAGE = "node has no label {topology_key}, the topologyKey of a required pod affinity term"
+
+POD_ANTI_AFFINITY_RULES_NOT_MATCH_SUMMARY = "node(s) didn't match pod anti-affinity rules"
+POD_ANTI_AFFINITY_RULES_NOT_MATCH_MESSAGE = (
+    "a pod that the pod's required anti-affinity rejects runs in the node's topology domain {topology_key}={value}"
+)
+
+EXISTING_PODS_ANTI_AFFINITY_RULES_NOT_MATCH_SUMMARY = "node(s) didn't satisfy existing pods anti-affinity rules"
+EXISTING_PODS_ANTI_AFFINITY_RULES_NOT_MATCH_MESSAGE = (
+    "a pod in the node's topology domain {topology_key}={value} has required anti-affinity against this pod"
+)
+
+TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH_SUMMARY = "node(s) didn't match pod topology spread constraints"
+TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH_MESSAGE = (
+    "placing the pod in {topology_key}={value} makes the skew {skew} ({matching} matching pod(s) there + {self_match} "
+    "- global minimum {minimum}), more than maxSkew {max_skew}"
+)
+
+TOPOLOGY_SPREAD_MISSING_LABEL_SUMMARY = TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH_SUMMARY + " (missing required label)"
+TOPOLOGY_SPREAD_MISSING_LABEL_MESSAGE = "node has no label {topology_key}, the topologyKey of a DoNotSchedule spread constraint"
 
 FIT_ERROR_MESSAGE = "0/{total} nodes are available: {reasons}."
 """FIT_ERROR_MESSAGE is the pod-level message, as kube-scheduler words it, so existing greps keep working."""
@@ -509,6 +548,168 @@ class AllowedTopologyMismatch:
         return ALLOWED_TOPOLOGY_MISMATCH_MESSAGE.format(claim=self.claim, storage_class=self.storage_class)
 
 
+def format_host_port(port: tuple[str, str, int]) -> str:
+    """format_host_port renders a host port (hostIP, protocol, port) as an operator reads it.
+
+    Example: ``format_host_port(("0.0.0.0", "TCP", 8080)) == "8080/TCP on 0.0.0.0"``.
+    """
+    ip, protocol, number = port
+    return f"{number}/{protocol} on {ip}"
+
+
+@dataclass(frozen=True)
+class NodePortsConflict:
+    """NodePortsConflict names the host ports the pod asks for that the node's pods already bind (NodePorts).
+
+    Example: ``NodePortsConflict((("0.0.0.0", "TCP", 8080),)).message()
+    == "host port(s) 8080/TCP on 0.0.0.0 requested by the pod are already bound on the node"``;
+    the summary is kube-scheduler's "node(s) didn't have free ports for the requested pod ports".
+    """
+
+    ports: tuple[tuple[str, str, int], ...]
+
+    code = ReasonCode.NODE_PORTS_CONFLICT
+
+    def summary(self) -> str:
+        return NODE_PORTS_CONFLICT_SUMMARY
+
+    def message(self) -> str:
+        return NODE_PORTS_CONFLICT_MESSAGE.format(ports=", ".join(format_host_port(p) for p in self.ports))
+
+
+@dataclass(frozen=True)
+class PodAffinityRulesNotMatch:
+    """PodAffinityRulesNotMatch says the pod's required pod affinity is not met on the node (InterPodAffinity).
+
+    ``terms`` is how many required affinity terms the pod has (one existing pod
+    must match them all, in the node's domain of each term's topologyKey);
+    ``missing_topology_key`` names a topologyKey the node has no label for, when
+    that is why.
+
+    Example: ``PodAffinityRulesNotMatch(terms=1).message()
+    == "no pod matching all of the pod's 1 required pod affinity term(s) runs in the node's topology domain(s)"``;
+    ``PodAffinityRulesNotMatch(1, "topology.kubernetes.io/zone").message()
+    == "node has no label topology.kubernetes.io/zone, the topologyKey of a required pod affinity term"``.
+    """
+
+    terms: int
+    missing_topology_key: str | None = None
+
+    code = ReasonCode.POD_AFFINITY_RULES_NOT_MATCH
+
+    def summary(self) -> str:
+        return POD_AFFINITY_RULES_NOT_MATCH_SUMMARY
+
+    def message(self) -> str:
+        if self.missing_topology_key is not None:
+            return POD_AFFINITY_MISSING_TOPOLOGY_KEY_MESSAGE.format(topology_key=self.missing_topology_key)
+        return POD_AFFINITY_RULES_NOT_MATCH_MESSAGE.format(terms=self.terms)
+
+
+@dataclass(frozen=True)
+class PodAntiAffinityRulesNotMatch:
+    """PodAntiAffinityRulesNotMatch says a pod the pod's required anti-affinity rejects is in the node's domain.
+
+    Example: ``PodAntiAffinityRulesNotMatch("kubernetes.io/hostname", "n1").message()
+    == "a pod that the pod's required anti-affinity rejects runs in the node's topology domain kubernetes.io/hostname=n1"``.
+    """
+
+    topology_key: str
+    value: str
+
+    code = ReasonCode.POD_ANTI_AFFINITY_RULES_NOT_MATCH
+
+    def summary(self) -> str:
+        return POD_ANTI_AFFINITY_RULES_NOT_MATCH_SUMMARY
+
+    def message(self) -> str:
+        return POD_ANTI_AFFINITY_RULES_NOT_MATCH_MESSAGE.format(topology_key=self.topology_key, value=self.value)
+
+
+@dataclass(frozen=True)
+class ExistingPodsAntiAffinityRulesNotMatch:
+    """ExistingPodsAntiAffinityRulesNotMatch says a pod already in the node's domain rejects this pod by its anti-affinity.
+
+    Anti-affinity is symmetric in kube-scheduler: a placed pod's required
+    anti-affinity keeps matching pods out of its domain, whatever they ask.
+
+    Example: ``ExistingPodsAntiAffinityRulesNotMatch("topology.kubernetes.io/zone", "a").summary()
+    == "node(s) didn't satisfy existing pods anti-affinity rules"``.
+    """
+
+    topology_key: str
+    value: str
+
+    code = ReasonCode.EXISTING_PODS_ANTI_AFFINITY_RULES_NOT_MATCH
+
+    def summary(self) -> str:
+        return EXISTING_PODS_ANTI_AFFINITY_RULES_NOT_MATCH_SUMMARY
+
+    def message(self) -> str:
+        return EXISTING_PODS_ANTI_AFFINITY_RULES_NOT_MATCH_MESSAGE.format(topology_key=self.topology_key, value=self.value)
+
+
+@dataclass(frozen=True)
+class TopologySpreadConstraintsNotMatch:
+    """TopologySpreadConstraintsNotMatch says placing the pod on the node would skew a DoNotSchedule constraint past maxSkew.
+
+    ``skew = matching + self_match - minimum``: the matching pods already in the
+    node's domain, plus 1 when the pod matches its own selector, less the
+    global minimum over the eligible domains (0 while fewer than minDomains).
+
+    Example: zone ``a`` holds 2 matching pods, zone ``b`` none, maxSkew 1::
+
+        >>> TopologySpreadConstraintsNotMatch("topology.kubernetes.io/zone", "a", 2, 1, 0, 1).message()
+        'placing the pod in topology.kubernetes.io/zone=a makes the skew 3 (2 matching pod(s) there + 1 - global minimum 0), more than maxSkew 1'
+    """
+
+    topology_key: str
+    value: str
+    matching: int
+    self_match: int
+    minimum: int
+    max_skew: int
+
+    code = ReasonCode.TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH
+
+    @property
+    def skew(self) -> int:
+        return self.matching + self.self_match - self.minimum
+
+    def summary(self) -> str:
+        return TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH_SUMMARY
+
+    def message(self) -> str:
+        return TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH_MESSAGE.format(
+            topology_key=self.topology_key,
+            value=self.value,
+            skew=self.skew,
+            matching=self.matching,
+            self_match=self.self_match,
+            minimum=self.minimum,
+            max_skew=self.max_skew,
+        )
+
+
+@dataclass(frozen=True)
+class TopologySpreadMissingLabel:
+    """TopologySpreadMissingLabel says the node lacks the topologyKey label of one of the pod's DoNotSchedule constraints.
+
+    Example: ``TopologySpreadMissingLabel("topology.kubernetes.io/zone").summary()
+    == "node(s) didn't match pod topology spread constraints (missing required label)"``.
+    """
+
+    topology_key: str
+
+    code = ReasonCode.TOPOLOGY_SPREAD_MISSING_LABEL
+
+    def summary(self) -> str:
+        return TOPOLOGY_SPREAD_MISSING_LABEL_SUMMARY
+
+    def message(self) -> str:
+        return TOPOLOGY_SPREAD_MISSING_LABEL_MESSAGE.format(topology_key=self.topology_key)
+
+
 Reason: TypeAlias = (
     InsufficientResource
     | TooManyPods
@@ -526,6 +727,12 @@ Reason: TypeAlias = (
     | VolumeNodeAffinityConflict
     | SelectedNodeMismatch
     | AllowedTopologyMismatch
+    | NodePortsConflict
+    | PodAffinityRulesNotMatch
+    | PodAntiAffinityRulesNotMatch
+    | ExistingPodsAntiAffinityRulesNotMatch
+    | TopologySpreadConstraintsNotMatch
+    | TopologySpreadMissingLabel
 )
 """Reason is any record explaining why one node rejected one pod."""
 

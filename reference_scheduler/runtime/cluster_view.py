@@ -23,12 +23,15 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from reference_scheduler.core.headroom import ActiveReservation, NodeView, PodUsage
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import allocatable_pods, node_allocatable
+from reference_scheduler.core.node_ports import HostPort
+from reference_scheduler.core.placed_pods import PlacedPods, node_index
 from reference_scheduler.core.pod_requests import pod_admitted_request
 from reference_scheduler.core.resources import InvalidQuantity, Resources
 from reference_scheduler.runtime.informer import Informer, key_of
@@ -83,6 +86,7 @@ class _Assumed:
     node: str
     usage: PodUsage
     at: float
+    pod: Obj  # the pod itself: the filters that read other pods (ports, pod affinity, spread) see it on its node
 
 
 class ClusterView:
@@ -130,6 +134,12 @@ class ClusterView:
         self._views: dict[str, NodeView] = {}
         self._untrusted: set[str] = set()  # nodes without a resourceVersion: read on every call
         self._assumed_nodes: set[str] = set()
+        # The placed pods themselves per node, with their used host ports and those with required
+        # anti-affinity (core/placed_pods.py), kept beside the views and rebuilt with them.
+        self._placed_by_node: dict[str, tuple[Mapping[str, Any], ...]] = {}
+        self._ports_by_node: dict[str, frozenset[HostPort]] = {}
+        self._anti_by_node: dict[str, tuple[Mapping[str, Any], ...]] = {}
+        self._placed = PlacedPods()
         pods.add_handler(self._on_pod)
         nodes.add_handler(self._on_node)
         records.add_handler(self._on_record)
@@ -274,7 +284,7 @@ class ClusterView:
     def assume(self, pod: Obj, node: str, group: GroupKey | None) -> None:
         usage = PodUsage(pod["metadata"]["uid"], self.request_of(pod), group)
         with self._lock:
-            self._assumed[usage.uid] = _Assumed(node, usage, time.monotonic())
+            self._assumed[usage.uid] = _Assumed(node, usage, time.monotonic(), pod)
 
     def forget_assumed(self, uid: str) -> None:
         with self._lock:
@@ -318,6 +328,7 @@ class ClusterView:
             dirty, self._dirty = self._dirty, set()
             changed, self._changed_nodes = self._changed_nodes, set()
             assumed_by_node: dict[str, list[PodUsage]] = {}
+            assumed_pods: dict[str, list[Obj]] = {}
             now = time.monotonic()
             with self._lock:
                 for uid, assumed in list(self._assumed.items()):
@@ -325,16 +336,19 @@ class ClusterView:
                         del self._assumed[uid]
                     else:
                         assumed_by_node.setdefault(assumed.node, []).append(assumed.usage)
+                        assumed_pods.setdefault(assumed.node, []).append(assumed.pod)
             rebuild = dirty | set(assumed_by_node) | self._assumed_nodes
             self._assumed_nodes = set(assumed_by_node)
             pods_of = {node: list(self._node_pods.get(node, {}).values()) for node in rebuild}
         current = dict(self._views)  # a new dict each call: the one returned is never changed afterwards
+        placed_changed = False
         for name in changed | rebuild | self._untrusted:
             node = self._nodes.get("", name)
             if node is None:  # deleted, or pods on a node the cache does not hold (yet)
                 current.pop(name, None)
                 self._node_cache.pop(name, None)
                 self._untrusted.discard(name)
+                placed_changed = self._set_placed(name, ()) or placed_changed
                 continue
             version = node["metadata"].get("resourceVersion") or ""
             cached = self._node_cache.get(name)
@@ -354,8 +368,43 @@ class ClusterView:
                 # The same content keeps the same object (a node with pods still assumed is looked at
                 # on every call): the cycle's per-node memo holds as long as the object does.
                 current[name] = view if view is not None and view == rebuilt else rebuilt
+                placed_changed = self._set_placed(name, (*pods_of[name], *assumed_pods.get(name, ()))) or placed_changed
         self._views = current
+        if placed_changed:
+            self._placed = PlacedPods(dict(self._placed_by_node), dict(self._ports_by_node), dict(self._anti_by_node))
         return current
+
+    def placed_pods(self) -> PlacedPods:
+        """placed_pods() is the pods on each node as of the last node_views(): the same pods its views count.
+
+        What NodePorts, InterPodAffinity and PodTopologySpread read (core/placed_pods.py):
+        the pods themselves, bound and not finished or assumed, with each node's used host
+        ports and its pods with required anti-affinity. Rebuilt only for the nodes whose views
+        were; the snapshot returned is never changed afterwards.
+        """
+        return self._placed
+
+    def _set_placed(self, name: str, pods: tuple[Obj, ...]) -> bool:
+        """_set_placed() replaces one node's placed pods and their indexes; False when they are the very same pods.
+
+        Informer objects are replaced, never changed in place, so the same objects in the same
+        order are the same content: a node whose pods are only still assumed (rebuilt on every
+        call) keeps its entry, and the snapshot is not copied again.
+        """
+        before = self._placed_by_node.get(name, ())
+        if len(before) == len(pods) and all(a is b for a, b in zip(before, pods)):
+            return False
+        placed, ports, anti = node_index(pods)
+        for table, value in ((self._placed_by_node, placed), (self._anti_by_node, anti)):
+            if value:
+                table[name] = value
+            else:
+                table.pop(name, None)
+        if ports:
+            self._ports_by_node[name] = ports
+        else:
+            self._ports_by_node.pop(name, None)
+        return True
 
     def _usage(self, pod: Obj) -> PodUsage:
         try:

@@ -36,9 +36,11 @@ from __future__ import annotations
 import json
 import logging
 import time
-from dataclasses import dataclass, replace
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from functools import partial
+from types import MappingProxyType
 from typing import Any, Callable, Protocol
 
 import kubernetes
@@ -48,9 +50,11 @@ from reference_scheduler.core import volume_binding
 from reference_scheduler.core.claims import ClaimConflict, Claimed, ClaimState, GroupClaim, reserve, unreserve
 from reference_scheduler.core.feasible import ALL_NODES, feasible_nodes_to_find
 from reference_scheduler.core.headroom import ActiveReservation, GroupDemand, NodeView, PodUsage, fit, required_for
+from reference_scheduler.core.inter_pod_checks import InterPodChecks, inter_pod_checks, inter_pod_failures
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import node_check_failures
 from reference_scheduler.core.partition import WorkspaceGroup
+from reference_scheduler.core.placed_pods import PlacedPods
 from reference_scheduler.core.plan_readiness import WAITING_FOR_PLAN_MESSAGE, PlanReadiness, plan_readiness, waiting_for_plan_message
 from reference_scheduler.core.reasons import Reason, fit_error_message, unresolvable_error_message
 from reference_scheduler.core.resources import ZERO, InvalidQuantity, Resources
@@ -217,6 +221,35 @@ class AttemptInputs:
     views: dict[str, NodeView]
     reservations_by_node: dict[str, tuple[ActiveReservation, ...]]
     request: Resources  # the claiming pod's own request
+    placed: PlacedPods = field(default_factory=PlacedPods)  # the pods on each node, the claiming pod not among them
+    nodes: Mapping[str, Obj] = field(default_factory=dict)  # the attempt's nodes by name
+
+
+class NodesByName(Mapping[str, Obj]):
+    """NodesByName is the attempt's node list as a mapping by name, built on first use.
+
+    The filters that read other pods (core/inter_pod_checks.py) look nodes up by
+    name; most attempts never do (a plain pod in a cluster without required
+    anti-affinity), and pay nothing for it.
+    """
+
+    def __init__(self, nodes: list[Obj]) -> None:
+        self._nodes = nodes
+        self._by_name: dict[str, Obj] | None = None
+
+    def _built(self) -> dict[str, Obj]:
+        if self._by_name is None:
+            self._by_name = {node["metadata"]["name"]: node for node in self._nodes}
+        return self._by_name
+
+    def __getitem__(self, name: str) -> Obj:
+        return self._built()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._built())
+
+    def __len__(self) -> int:
+        return len(self._nodes)
 
 
 class Cycle:
@@ -241,8 +274,11 @@ class Cycle:
         siblings: Siblings | None = None,
         percentage_of_nodes_to_score: int = ALL_NODES,
         volumes: VolumeBinder | None = None,
+        namespace_labels: Mapping[str, Mapping[str, Any]] = MappingProxyType({}),
     ) -> None:
         self._core = CoreV1Api(api)
+        # Every namespace's labels by name: what pod affinity's namespaceSelector reads.
+        self._namespace_labels = namespace_labels
         # Without the scheduler's caches no claim is found: a pod that mounts one is never bound blind.
         self._volumes = volumes if volumes is not None else VolumeBinder(api, lookups=NO_VOLUMES, node_named=view.node_named)
         self._get_shaping = get_shaping
@@ -321,6 +357,14 @@ class Cycle:
         node_checks = self._node_checks.for_pod(pod)
         # Where this very pod already counts (assumed after a failed bind): that node is never memoised.
         own_node = self._view.node_of(usage.uid)
+        # NodePorts, PodTopologySpread and InterPodAffinity read the pods placed on the nodes (not
+        # the pod itself): their PreFilter runs once here, their Filter per node below. None (the
+        # usual case) when no node can fail them.
+        placed = self._view.placed_pods()
+        if own_node is not None:
+            placed = placed.without(usage.uid, own_node)
+        nodes_by_name = NodesByName(nodes)
+        inter_pod = inter_pod_checks(pod, nodes=nodes_by_name, placed=placed, namespace_labels=self._namespace_labels)
         incoming = demand.peak.max(request) if demand is not None and demand.node is None else request
         # On a node where the pod's group has no pod and no reservation, fit and score do not
         # depend on the group: a plain pod (need = its request) and a Pending group's first pod
@@ -346,6 +390,8 @@ class Cycle:
             failures = node_checks(node)
             if volume_check is not None:
                 failures += volume_check(node)
+            if inter_pod is not None:
+                failures += inter_pod_failures(inter_pod, node, placed)
             if view is not None:
                 reservations = reservations_get(name, ())
                 if name == own_node:
@@ -393,7 +439,7 @@ class Cycle:
 
         feasible.sort(key=lambda item: (-item[0], item[1]))
         chosen = feasible[0][1]
-        self._attempt_inputs = AttemptInputs(views, reservations_by_node, request)
+        self._attempt_inputs = AttemptInputs(views, reservations_by_node, request, placed, nodes_by_name)
         return self._claim_and_bind(pod, chosen, group, demand is not None)
 
     # --- groups ---
@@ -624,8 +670,9 @@ class Cycle:
         """_place_siblings() takes the group's waiting pods that pass on the claim's node beside the pod; gives the rest back.
 
         Only for a pod that makes the claim. Each sibling is judged as its own attempt would
-        judge it there: the node checks, and the fit of a pod of the group Reserved on the
-        node, with the pod and the siblings before it counted on the node.
+        judge it there: the node checks, its own volumes, the filters that read other pods
+        (host ports, pod affinity, spread: core/inter_pod_checks.py) and the fit of a pod of
+        the group Reserved on the node, with the pod and the siblings before it placed on the node.
         """
         if self._siblings is None or group.claim.state is not ClaimState.PENDING or not group.tasks:
             return []
@@ -638,18 +685,30 @@ class Cycle:
         reservations = (*(r for r in inputs.reservations_by_node.get(node, ()) if r.group != group.key), ActiveReservation(group.key, node, group.peak))
         demand = GroupDemand(group.key, group.peak, node)
         placed = []
+        on_node = inputs.placed.with_pods(node, [pod])
         for sibling in taken:
             try:
                 usage = PodUsage(sibling["metadata"]["uid"], self._view.request_of(sibling), group.key)
             except InvalidQuantity:
                 usage = None
-            fits = usage is not None and not self._node_checks.for_pod(sibling)(node_object) and not self._own_volume_failures(sibling, node_object)
+            fits = (
+                usage is not None
+                and not self._node_checks.for_pod(sibling)(node_object)
+                and not self._own_volume_failures(sibling, node_object)
+                and not self._inter_pod_failures(sibling, node_object, on_node, inputs.nodes)
+            )
             if usage is None or not fits or fit(NodeView(view.name, view.allocatable, view.max_pods, tuple(usages)), reservations, usage, demand):
                 self._siblings.give_back(sibling)
                 continue
             usages.append(usage)
             placed.append(sibling)
+            on_node = on_node.with_pods(node, [sibling])
         return placed
+
+    def _inter_pod_failures(self, pod: Obj, node: Obj, placed: PlacedPods, nodes: Mapping[str, Obj]) -> tuple[Reason, ...]:
+        """_inter_pod_failures() is why the node fails the filters that read other pods, for a pod placed beside others."""
+        checks: InterPodChecks | None = inter_pod_checks(pod, nodes=nodes, placed=placed, namespace_labels=self._namespace_labels)
+        return inter_pod_failures(checks, node, placed) if checks is not None else ()
 
     def _own_volume_failures(self, pod: Obj, node: Obj) -> tuple[Reason, ...]:
         """_own_volume_failures() is why the node cannot take the pod's own claims (a sibling placed beside its group's claim)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Mapping
 from typing import Any, Callable, Iterator
 
 import kubernetes
@@ -174,3 +175,31 @@ class Informer:
                 handler(kind, obj, old)
             except Exception:  # noqa: BLE001 - one bad handler must not stop the cache
                 log.exception("informer %s: handler failed on %s %s", self.name, kind, key_of(obj))
+
+
+class LabelsByName(Mapping[str, Mapping[str, Any]]):
+    """LabelsByName is a cluster-scoped informer's objects as name -> labels, read from its cache when asked.
+
+    What pod affinity's namespaceSelector reads of the namespaces
+    (core/inter_pod_affinity.py): a pure function takes a mapping, and this one
+    copies nothing until a name is looked up or the names are walked.
+
+    Example: with namespace ``ci`` labelled ``team: a`` in the cache,
+    ``LabelsByName(namespaces)["ci"] == {"team": "a"}``; an unknown name is a KeyError.
+    """
+
+    def __init__(self, informer: Informer) -> None:
+        self._informer = informer
+
+    def __getitem__(self, name: str) -> Mapping[str, Any]:
+        found = self._informer.get("", name)
+        if found is None:
+            raise KeyError(name)
+        labels = (found.get("metadata") or {}).get("labels")
+        return labels if isinstance(labels, Mapping) else {}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([key_of(o)[1] for o in self._informer.list()])
+
+    def __len__(self) -> int:
+        return len(self._informer.list())

@@ -23,13 +23,17 @@ from reference_scheduler.core.headroom import ActiveReservation
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core import volume_binding
 from reference_scheduler.core.node_checks import node_check_failures
+from reference_scheduler.core.label_selectors import labels_of
 from reference_scheduler.core.queue_hints import (
     QUEUE,
     ClaimKey,
     PodSnapshot,
     claim_changed,
     claim_fields_read,
+    inter_pod_affinity_node_changed,
+    inter_pod_affinity_pod_changed,
     node_added,
+    node_ports_pod_deleted,
     node_updated,
     pipeline_run_changed,
     resolution_request_answered,
@@ -39,6 +43,8 @@ from reference_scheduler.core.queue_hints import (
     reservation_changed,
     storage_class_changed,
     storage_class_fields_read,
+    topology_spread_node_changed,
+    topology_spread_pod_changed,
     volume_changed,
     volume_fields_read,
 )
@@ -88,10 +94,17 @@ class EventHints:
     # --- pods ---
 
     def after_pod_event(self, kind: str, pod: Obj, old: Obj | None) -> ShouldMove | None:
-        """after_pod_event: a bound pod that is deleted, finishes or shrinks frees room on its node.
+        """after_pod_event: a bound pod that is deleted, finishes or shrinks frees room on its node;
+        a pod placed, relabelled or gone may change what the filters that read other pods decide.
 
-        The parked pod's own changes are not handled here: the scheduler queues
-        a changed pending pod of its own at once.
+        Room freed moves only the parked pods that could use that node. The pods placed on a
+        node are what NodePorts, InterPodAffinity and PodTopologySpread read, and their verdict
+        on *other* nodes of the same topology domain can change too, so their hints
+        (core.queue_hints.node_ports_pod_deleted, inter_pod_affinity_pod_changed,
+        topology_spread_pod_changed) move a parked pod wherever it could go. A pod is placed
+        when it is bound and not finished: binding places it, finishing or deletion takes it
+        away, and only a change of its labels matters in between. The parked pod's own changes
+        are not handled here: the scheduler queues a changed pending pod of its own at once.
         """
         if kind == "DELETED":
             hint = self._pod_hint(lambda: pod_deleted(self._snapshot(pod)))
@@ -100,9 +113,21 @@ class EventHints:
         else:
             hint = False  # a new pod only takes room
         node = (pod.get("spec") or {}).get("nodeName")
-        if not hint or not node:
+        room = hint and bool(node)
+        before = (pod if kind == "DELETED" else old) if _is_placed(pod if kind == "DELETED" else old) else None
+        after = pod if kind != "DELETED" and _is_placed(pod) else None
+        placement_changed = (before is None) != (after is None) or (
+            before is not None and after is not None and labels_of(before) != labels_of(after)
+        )
+        if not room and not placement_changed:
             return None
-        return self._per_pod(lambda waiting: self._could_use(waiting, node))
+
+        def should_move(waiting: Obj) -> bool:
+            if room and self._could_use(waiting, node):
+                return True
+            return placement_changed and _placement_moves(waiting, before, after)
+
+        return self._per_pod(should_move)
 
     def _snapshot(self, pod: Obj) -> PodSnapshot:
         meta = pod.get("metadata") or {}
@@ -125,11 +150,18 @@ class EventHints:
         release of the reservations on it are events of their own.
         """
         if kind == "ADDED":
-            return self._per_pod(lambda pod: node_added(pod, node, reserved_node=self._reserved_node_of(pod)) is QUEUE)
+            return self._per_pod(
+                lambda pod: node_added(pod, node, reserved_node=self._reserved_node_of(pod)) is QUEUE or _node_moves(pod, None, node)
+            )
         if kind == "MODIFIED" and old is not None:
             if node_fields_checked(old) == node_fields_checked(node):
                 return None
-            return self._per_pod(lambda pod: node_updated(pod, old, node, reserved_node=self._reserved_node_of(pod)) is QUEUE)
+            return self._per_pod(
+                lambda pod: node_updated(pod, old, node, reserved_node=self._reserved_node_of(pod)) is QUEUE or _node_moves(pod, old, node)
+            )
+        if kind == "DELETED":
+            # A domain gone can lift a spread constraint's global minimum (PodTopologySpread's Node/Delete).
+            return self._per_pod(lambda pod: topology_spread_node_changed(pod, node, None) is QUEUE)
         return None
 
     def _reserved_node_of(self, pod: Obj) -> str | None:
@@ -276,6 +308,37 @@ class EventHints:
             except InvalidQuantity:
                 return True
         return should_move
+
+
+def _is_placed(pod: Obj | None) -> bool:
+    """_is_placed(pod): bound to a node and not finished, so the filters that read other pods count it there."""
+    return pod is not None and bool((pod.get("spec") or {}).get("nodeName")) and not is_terminal(pod)
+
+
+def _placement_moves(waiting: Obj, before: Obj | None, after: Obj | None) -> bool:
+    """_placement_moves: a pod placed (before None), relabelled, or gone (after None) may let the waiting pod pass NodePorts, InterPodAffinity or PodTopologySpread.
+
+    A pod placed or relabelled matters only to a waiting pod with pod (anti-)affinity or spread
+    constraints of its own: most have none, and every bind asks every parked pod, so they are
+    answered from two lookups. A pod gone can also free a host port, or lift its own anti-affinity.
+    """
+    if after is not None and not _has_own_terms(waiting):
+        return False
+    if after is None and before is not None and node_ports_pod_deleted(waiting, before) is QUEUE:
+        return True
+    return inter_pod_affinity_pod_changed(waiting, before, after) is QUEUE or topology_spread_pod_changed(waiting, before, after) is QUEUE
+
+
+def _has_own_terms(pod: Obj) -> bool:
+    """_has_own_terms(pod): the pod has pod affinity, pod anti-affinity or spread constraints (required or not)."""
+    spec = pod.get("spec") or {}
+    affinity = spec.get("affinity") or {}
+    return bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity") or spec.get("topologySpreadConstraints"))
+
+
+def _node_moves(waiting: Obj, old: Obj | None, new: Obj) -> bool:
+    """_node_moves: a node added (old None) or relabelled may let the waiting pod pass InterPodAffinity or PodTopologySpread."""
+    return inter_pod_affinity_node_changed(waiting, old, new) is QUEUE or topology_spread_node_changed(waiting, old, new) is QUEUE
 
 
 def _namespaced_name(obj: Obj) -> tuple[str, str]:

@@ -26,6 +26,7 @@ from reference_scheduler.core.feasible import ALL_NODES
 from reference_scheduler.core.queue_hints import QUEUE, own_pod_updated
 from reference_scheduler.core.resolved_tasks import requests_owned_by
 from reference_scheduler.core.resources import Resources
+from reference_scheduler.core.scheduling_gates import is_gated, scheduling_gates_removed, waiting_for_gates_message
 from reference_scheduler.core.scoring import Strategy
 from reference_scheduler.core.container_defaults import CONFIG_DEFAULTS_CONFIGMAP, container_defaults_of
 from reference_scheduler.core.tekton_config import FEATURE_FLAGS_CONFIGMAP, coschedule_of, coschedule_problem, feature_flags_of
@@ -35,7 +36,7 @@ from reference_scheduler.runtime.background import Background
 from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, pipeline_task_of
 from reference_scheduler.runtime.cycle import Cycle, Outcome
 from reference_scheduler.runtime.events import EventRecorder
-from reference_scheduler.runtime.informer import Informer, Obj, raw_lister
+from reference_scheduler.runtime.informer import Informer, LabelsByName, Obj, raw_lister
 from reference_scheduler.runtime.lanes import Lanes
 from reference_scheduler.runtime.planner import PodShaping
 from reference_scheduler.runtime.queue import SchedulingQueue
@@ -129,11 +130,13 @@ class Scheduler:
         self.claims = Informer("persistentvolumeclaims", raw_lister(core.list_persistent_volume_claim_for_all_namespaces), stop=stop)
         self.volumes = Informer("persistentvolumes", raw_lister(core.list_persistent_volume), stop=stop)
         self.storage_classes = Informer("storageclasses", raw_lister(kubernetes.client.StorageV1Api(api).list_storage_class), stop=stop)
+        # Pod affinity's namespaceSelector reads the namespaces' labels (core/inter_pod_affinity.py).
+        self.namespaces = Informer("namespaces", raw_lister(core.list_namespace), stop=stop)
         self._tekton_namespace = tekton_namespace
         self.informers = [
             self.pods, self.nodes, self.records, self.pipeline_runs, self.task_runs, self.custom_runs, self.tasks, self.resolution_requests,
             self.limit_ranges,
-            self.runtime_classes, self.tekton_flags, self.tekton_defaults, self.claims, self.volumes, self.storage_classes,
+            self.runtime_classes, self.tekton_flags, self.tekton_defaults, self.claims, self.volumes, self.storage_classes, self.namespaces,
         ]
         volume_lookups = VolumeLookups(
             get_claim=self.claims.get,
@@ -148,7 +151,7 @@ class Scheduler:
         self.labels = Background("labels", threads=1)  # one thread: label writes stay in order
         self.record_writes = Lanes("record-writes", threads=RECORD_WRITE_THREADS)
         self._attempt_started: dict[tuple[str, str], float] = {}
-        self.siblings = PendingSiblings(queue=self.queue, pods=self.pods, is_ours_pending=self._is_ours_pending, attempt_started=self._attempt_started)
+        self.siblings = PendingSiblings(queue=self.queue, pods=self.pods, is_ours_pending=self._is_ours_to_try, attempt_started=self._attempt_started)
         writer = RecordWriter(
             api, field_manager=scheduler_name, latest=self.view.confirmed_record_of, on_written=self.view.assume_record, run_later=self.labels.submit
         )
@@ -170,6 +173,7 @@ class Scheduler:
             siblings=self.siblings,
             percentage_of_nodes_to_score=percentage_of_nodes_to_score,
             volumes=self.volume_binder,
+            namespace_labels=LabelsByName(self.namespaces),
         )
         self.releaser = Releaser(
             records=self.records,
@@ -222,7 +226,7 @@ class Scheduler:
             threading.Thread(target=self.resizer.run, args=(self.stop_event,), name="resizer", daemon=True).start()
         threading.Thread(target=self.volume_binder.waits.run, args=(self.stop_event,), name="volume-waits", daemon=True).start()
         self.check_coschedule()  # the ConfigMap may not exist: no event would ever say so
-        for pod in self.pods.list(self._is_ours_pending):
+        for pod in self.pods.list(self._is_ours_to_try):
             self.queue.add(_key(pod))
         log.info("scheduler %s is serving", self.scheduler_name)
         while not self.stop_event.is_set():
@@ -242,7 +246,7 @@ class Scheduler:
 
     def _schedule_one(self, key: tuple[str, str]) -> None:
         pod = self.pods.get(*key)
-        if pod is None or not self._is_ours_pending(pod):
+        if pod is None or not self._is_ours_to_try(pod):
             self.queue.forget(key)
             self.queue.done(key, unschedulable=False)
             return
@@ -298,6 +302,15 @@ class Scheduler:
             and not is_terminal(pod)
         )
 
+    def _is_ours_to_try(self, pod: Obj) -> bool:
+        """_is_ours_to_try: ours and pending, and not held back by scheduling gates (core/scheduling_gates.py).
+
+        kube-scheduler's SchedulingGates PreEnqueue: a gated pod never enters the queue, is
+        never tried, never taken along with its group's claim; the API server has marked it
+        PodScheduled=False, SchedulingGated, and the scheduler writes nothing for it.
+        """
+        return self._is_ours_pending(pod) and not is_gated(pod)
+
     def _wire_handlers(self) -> None:
         self.pods.add_handler(self._on_pod)
         self.nodes.add_handler(lambda kind, node, old: self._move(self.hints.after_node_event(kind, node, old), f"node {kind.lower()}"))
@@ -337,8 +350,17 @@ class Scheduler:
     def _on_pod(self, kind: str, pod: Obj, old: Obj | None) -> None:
         key = _key(pod)
         self.siblings.on_pod(kind, pod, old)
-        if kind != "DELETED" and self._is_ours_pending(pod):
-            if old is None or not self._is_ours_pending(old) or own_pod_updated(old, pod) is QUEUE:
+        if kind != "DELETED" and self._is_ours_pending(pod) and is_gated(pod):
+            log.debug("%s/%s: %s", *key, waiting_for_gates_message(pod))
+            self.queue.forget(key)  # never queued while gated; gates are only ever removed
+            return
+        if kind != "DELETED" and self._is_ours_to_try(pod):
+            if (
+                old is None
+                or not self._is_ours_pending(old)
+                or scheduling_gates_removed(old, pod) is QUEUE
+                or own_pod_updated(old, pod) is QUEUE
+            ):
                 self.queue.add(key)
             return
         self.queue.forget(key)

@@ -16,6 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
 from reference_scheduler.core.headroom import NodeView
 from reference_scheduler.core.keys import GroupKey
+from reference_scheduler.core.placed_pods import PlacedPods
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.runtime import cluster_view
 from reference_scheduler.runtime.cluster_view import ASSUME_TTL_SECONDS, ClusterView
@@ -79,9 +80,16 @@ def _node(name: str, version: str = "1", *, cpu: str = "4", pods: str = "110", l
     }
 
 
-def _pod(name: str, node: str | None, *, cpu: str = "100m", phase: str = "Running", task: str | None = None, rv: str = "1") -> Obj:
+def _pod(
+    name: str, node: str | None, *, cpu: str = "100m", phase: str = "Running", task: str | None = None, rv: str = "1", port: int | None = None
+) -> Obj:
     labels = {"tekton.dev/pipelineRun": "run", "tekton.dev/pipelineTask": task} if task else {}
-    spec: Obj = {"containers": [{"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
+    container: Obj = {"name": "c", "resources": {"requests": {"cpu": cpu}}}
+    spec: Obj = {"containers": [container]}
+    if port is not None:  # a host port, and required anti-affinity: what the placed pods' indexes hold
+        container["ports"] = [{"containerPort": port, "hostPort": port}]
+        term = {"labelSelector": {"matchLabels": {"app": "x"}}, "topologyKey": "kubernetes.io/hostname"}
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
     if node:
         spec["nodeName"] = node
     return {"metadata": {"name": name, "namespace": "ns", "uid": f"uid-{name}", "resourceVersion": rv, "labels": labels}, "spec": spec, "status": {"phase": phase}}
@@ -107,6 +115,19 @@ def _normal(views: dict[str, NodeView]) -> dict[str, tuple[Any, ...]]:
 
 def _uids(view: NodeView) -> list[str]:
     return sorted(p.uid for p in view.pods)
+
+
+def _normal_placed(placed: PlacedPods) -> tuple[Any, ...]:
+    """The placed pods' contents: each node's pod uids in order, its used ports, its anti-affinity pods' uids."""
+
+    def uids(pods: Sequence[Any]) -> list[str]:
+        return sorted(p["metadata"]["uid"] for p in pods)
+
+    return (
+        {n: uids(pods) for n, pods in placed.by_node.items()},
+        dict(placed.used_ports),
+        {n: uids(pods) for n, pods in placed.with_anti_affinity.items()},
+    )
 
 
 def test_nothing_changed_reads_no_node_and_returns_the_same_views_in_a_new_dict() -> None:
@@ -331,10 +352,11 @@ class NodeViewsAfterEvents(RuleBasedStateMachine):
         phase=st.sampled_from(["Running", "Running", "Succeeded"]),
         cpu=st.sampled_from(["100m", "1", "bad"]),
         task=st.sampled_from([None, "a", "b"]),
+        port=st.sampled_from([None, None, 8080]),
     )
-    def pod_event(self, name: str, node: str | None, phase: str, cpu: str, task: str | None) -> None:
+    def pod_event(self, name: str, node: str | None, phase: str, cpu: str, task: str | None, port: int | None) -> None:
         old = self.pods.get("ns", name)
-        self.pods.watch("MODIFIED" if old else "ADDED", _pod(name, node, cpu=cpu, phase=phase, task=task, rv=self._next_version(True)))
+        self.pods.watch("MODIFIED" if old else "ADDED", _pod(name, node, cpu=cpu, phase=phase, task=task, rv=self._next_version(True), port=port))
         self.touched |= {node or "", ((old or {}).get("spec") or {}).get("nodeName") or ""}
 
     @rule(name=st.sampled_from(PODS))
@@ -344,9 +366,9 @@ class NodeViewsAfterEvents(RuleBasedStateMachine):
             self.pods.watch("DELETED", old)
             self.touched.add(old["spec"].get("nodeName") or "")
 
-    @rule(name=st.sampled_from(PODS), node=st.sampled_from(NODES), grouped=st.booleans())
-    def assume(self, name: str, node: str, grouped: bool) -> None:
-        pending = _pod(name, None, cpu="200m", rv=self._next_version(True))  # requests are cached per (uid, version)
+    @rule(name=st.sampled_from(PODS), node=st.sampled_from(NODES), grouped=st.booleans(), port=st.sampled_from([None, 9090]))
+    def assume(self, name: str, node: str, grouped: bool, port: int | None) -> None:
+        pending = _pod(name, None, cpu="200m", rv=self._next_version(True), port=port)  # requests are cached per (uid, version)
         self.view.assume(pending, node, GroupKey("ns", "run", "g0") if grouped else None)
         self.touched.add(node)
 
@@ -371,6 +393,10 @@ class NodeViewsAfterEvents(RuleBasedStateMachine):
         previous = self.returned[-1][0] if self.returned else {}
         views = self.view.node_views()
         assert _normal(views) == _normal(fresh.node_views())
+        # The placed pods are the pods the views count, and kept as a fresh view builds them.
+        placed = self.view.placed_pods()
+        assert _normal_placed(placed) == _normal_placed(fresh.placed_pods())
+        assert {n: _uids(v) for n, v in views.items() if v.pods} == _normal_placed(placed)[0]
         assert set(views) == {n["metadata"]["name"] for n in self.nodes.objects()}
         assert self.nodes.lists == 1  # the first look listed the nodes; every later one read only the ones named
         if not self.everything:  # a node whose pods and allocatable are as before keeps its NodeView object
@@ -389,6 +415,37 @@ class NodeViewsAfterEvents(RuleBasedStateMachine):
 
 NodeViewsAfterEvents.TestCase.settings = settings(max_examples=200, stateful_step_count=40, deadline=None)
 TestNodeViewsAfterEvents = NodeViewsAfterEvents.TestCase
+
+
+def test_placed_pods_follow_binds_assumes_and_finished_pods() -> None:
+    view, nodes, pods = _view([_node("n1"), _node("n2")], [_pod("a", "n1", port=8080)])
+    view.node_views()
+    first = view.placed_pods()
+    assert _normal_placed(first) == ({"n1": ["uid-a"]}, {"n1": frozenset({("0.0.0.0", "TCP", 8080)})}, {"n1": ["uid-a"]})
+    view.assume(_pod("b", None, port=9090), "n2", None)
+    pods.watch("MODIFIED", _pod("a", "n1", phase="Succeeded", rv="2", port=8080))
+    view.node_views()
+    second = view.placed_pods()
+    assert _normal_placed(second) == ({"n2": ["uid-b"]}, {"n2": frozenset({("0.0.0.0", "TCP", 9090)})}, {"n2": ["uid-b"]})
+    assert _normal_placed(first)[0] == {"n1": ["uid-a"]}  # a snapshot returned before never changes
+    nodes.watch("DELETED", _node("n2"))
+    view.node_views()
+    assert view.placed_pods().by_node == {}
+
+
+def test_an_unchanged_cluster_returns_the_same_placed_pods() -> None:
+    view, _, _ = _view([_node("n1")], [_pod("a", "n1")])
+    view.node_views()
+    first = view.placed_pods()
+    view.node_views()
+    assert view.placed_pods() is first
+    # A node with a pod still assumed is rebuilt on every call, yet holds the very same pods.
+    view.assume(_pod("b", None), "n1", None)
+    view.node_views()
+    second = view.placed_pods()
+    assert second is not first and sorted(p["metadata"]["uid"] for p in second.by_node["n1"]) == ["uid-a", "uid-b"]
+    view.node_views()
+    assert view.placed_pods() is second
 
 
 def _kubelet_node(name: str) -> Obj:

@@ -64,6 +64,7 @@ def test_the_cluster_role_grants_what_the_scheduler_uses_and_no_deletes() -> Non
         ("", "events", "create"),
         ("events.k8s.io", "events", "create"),
         ("", "nodes", "list"),
+        ("", "namespaces", "watch"),
         ("", "limitranges", "watch"),
         ("tekton.dev", "pipelineruns", "watch"),
         ("tekton.dev", "taskruns", "watch"),

@@ -7,7 +7,7 @@ from types import ModuleType
 
 import pytest
 
-from reference_scheduler.core import claims, headroom, keys, node_checks, queue_hints, reasons, release, scoring
+from reference_scheduler.core import claims, headroom, keys, label_selectors, node_checks, queue_hints, reasons, release, scoring
 from reference_scheduler.core.keys import GroupKey
 
 pytestmark = pytest.mark.unit
@@ -25,7 +25,7 @@ def test_group_key_is_a_value() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    [keys, reasons, headroom, node_checks, scoring, claims, release, queue_hints],
+    [keys, reasons, headroom, node_checks, scoring, claims, release, queue_hints, label_selectors],
     ids=lambda m: m.__name__.rsplit(".", 1)[-1],
 )
 def test_docstring_examples(module: ModuleType) -> None:

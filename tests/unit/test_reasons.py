@@ -6,7 +6,19 @@ import pytest
 
 from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.reasons import (
+    EXISTING_PODS_ANTI_AFFINITY_RULES_NOT_MATCH_SUMMARY,
     FIT_ERROR_MESSAGE,
+    NODE_PORTS_CONFLICT_SUMMARY,
+    POD_AFFINITY_RULES_NOT_MATCH_SUMMARY,
+    POD_ANTI_AFFINITY_RULES_NOT_MATCH_SUMMARY,
+    TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH_SUMMARY,
+    TOPOLOGY_SPREAD_MISSING_LABEL_SUMMARY,
+    ExistingPodsAntiAffinityRulesNotMatch,
+    NodePortsConflict,
+    PodAffinityRulesNotMatch,
+    PodAntiAffinityRulesNotMatch,
+    TopologySpreadConstraintsNotMatch,
+    TopologySpreadMissingLabel,
     GROUP_RESERVED_ON_ANOTHER_NODE_MESSAGE,
     INSUFFICIENT_RESOURCE_SUMMARY,
     NODE_SELECTOR_MISMATCH_SUMMARY,
@@ -207,3 +219,88 @@ def test_unresolvable_error_message_is_kube_schedulers_prefilter_shape() -> None
 
 def test_reasons_are_hashable_records() -> None:
     assert len({NodeUnschedulable(), NodeUnschedulable(), TooManyPods(1, 1)}) == 2
+
+
+# --- the filters that read other pods: kube-scheduler v1.37's ErrReason strings, word for word ---
+
+
+@pytest.mark.parametrize(
+    ("reason", "summary", "message", "code"),
+    [
+        pytest.param(
+            NodePortsConflict((("0.0.0.0", "TCP", 8080), ("10.0.0.1", "UDP", 53))),
+            "node(s) didn't have free ports for the requested pod ports",  # nodeports.ErrReason
+            "host port(s) 8080/TCP on 0.0.0.0, 53/UDP on 10.0.0.1 requested by the pod are already bound on the node",
+            ReasonCode.NODE_PORTS_CONFLICT,
+            id="node-ports",
+        ),
+        pytest.param(
+            PodAffinityRulesNotMatch(terms=2),
+            "node(s) didn't match pod affinity rules",  # interpodaffinity.ErrReasonAffinityRulesNotMatch
+            "no pod matching all of the pod's 2 required pod affinity term(s) runs in the node's topology domain(s)",
+            ReasonCode.POD_AFFINITY_RULES_NOT_MATCH,
+            id="pod-affinity",
+        ),
+        pytest.param(
+            PodAffinityRulesNotMatch(1, "topology.kubernetes.io/zone"),
+            "node(s) didn't match pod affinity rules",
+            "node has no label topology.kubernetes.io/zone, the topologyKey of a required pod affinity term",
+            ReasonCode.POD_AFFINITY_RULES_NOT_MATCH,
+            id="pod-affinity-missing-topology-key",
+        ),
+        pytest.param(
+            PodAntiAffinityRulesNotMatch("kubernetes.io/hostname", "n1"),
+            "node(s) didn't match pod anti-affinity rules",  # interpodaffinity.ErrReasonAntiAffinityRulesNotMatch
+            "a pod that the pod's required anti-affinity rejects runs in the node's topology domain kubernetes.io/hostname=n1",
+            ReasonCode.POD_ANTI_AFFINITY_RULES_NOT_MATCH,
+            id="pod-anti-affinity",
+        ),
+        pytest.param(
+            ExistingPodsAntiAffinityRulesNotMatch("topology.kubernetes.io/zone", "a"),
+            "node(s) didn't satisfy existing pods anti-affinity rules",  # interpodaffinity.ErrReasonExistingAntiAffinityRulesNotMatch
+            "a pod in the node's topology domain topology.kubernetes.io/zone=a has required anti-affinity against this pod",
+            ReasonCode.EXISTING_PODS_ANTI_AFFINITY_RULES_NOT_MATCH,
+            id="existing-pods-anti-affinity",
+        ),
+        pytest.param(
+            TopologySpreadConstraintsNotMatch("topology.kubernetes.io/zone", "a", 2, 1, 0, 1),
+            "node(s) didn't match pod topology spread constraints",  # podtopologyspread.ErrReasonConstraintsNotMatch
+            "placing the pod in topology.kubernetes.io/zone=a makes the skew 3 (2 matching pod(s) there + 1 - global minimum 0), more than maxSkew 1",
+            ReasonCode.TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH,
+            id="topology-spread",
+        ),
+        pytest.param(
+            TopologySpreadMissingLabel("topology.kubernetes.io/zone"),
+            "node(s) didn't match pod topology spread constraints (missing required label)",  # podtopologyspread.ErrReasonNodeLabelNotMatch
+            "node has no label topology.kubernetes.io/zone, the topologyKey of a DoNotSchedule spread constraint",
+            ReasonCode.TOPOLOGY_SPREAD_MISSING_LABEL,
+            id="topology-spread-missing-label",
+        ),
+    ],
+)
+def test_inter_pod_reasons(reason: Reason, summary: str, message: str, code: ReasonCode) -> None:
+    assert (reason.summary(), reason.message(), reason.code) == (summary, message, code)
+
+
+def test_inter_pod_summaries_are_the_module_constants() -> None:
+    assert NodePortsConflict(()).summary() == NODE_PORTS_CONFLICT_SUMMARY
+    assert PodAffinityRulesNotMatch(1).summary() == POD_AFFINITY_RULES_NOT_MATCH_SUMMARY
+    assert PodAntiAffinityRulesNotMatch("k", "v").summary() == POD_ANTI_AFFINITY_RULES_NOT_MATCH_SUMMARY
+    assert ExistingPodsAntiAffinityRulesNotMatch("k", "v").summary() == EXISTING_PODS_ANTI_AFFINITY_RULES_NOT_MATCH_SUMMARY
+    assert TopologySpreadConstraintsNotMatch("k", "v", 0, 0, 0, 1).summary() == TOPOLOGY_SPREAD_CONSTRAINTS_NOT_MATCH_SUMMARY
+    assert TopologySpreadMissingLabel("k").summary() == TOPOLOGY_SPREAD_MISSING_LABEL_SUMMARY
+
+
+def test_a_fit_error_counts_the_new_reasons_like_any_other() -> None:
+    message = fit_error_message(
+        3,
+        {
+            "n1": [NodePortsConflict((("0.0.0.0", "TCP", 80),)), InsufficientResource("cpu", 2000, 1000, 4800, 200, 3600)],
+            "n2": [PodAntiAffinityRulesNotMatch("kubernetes.io/hostname", "n2")],
+            "n3": [TopologySpreadMissingLabel("zone")],
+        },
+    )
+    assert message == (
+        "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't have free ports for the requested pod ports, "
+        "1 node(s) didn't match pod anti-affinity rules, 1 node(s) didn't match pod topology spread constraints (missing required label)."
+    )

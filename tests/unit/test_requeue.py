@@ -88,8 +88,9 @@ class TestNodes:
         assert moved(found.after_node_event("ADDED", node("n2"), None)) == {"plain"}
         assert moved(found.after_node_event("MODIFIED", node("n1", cpu="8"), node("n1"))) == set(WAITING)
 
-    def test_a_deleted_node_moves_no_one(self) -> None:
-        assert hints().after_node_event("DELETED", node("n1"), None) is None
+    def test_a_deleted_node_moves_no_one_without_a_spread_constraint(self) -> None:
+        # Only PodTopologySpread registers Node/Delete: a domain gone can lift a global minimum.
+        assert moved(hints().after_node_event("DELETED", node("n1"), None)) == set()
 
 
 class TestPods:
@@ -104,10 +105,16 @@ class TestPods:
         assert moved(hints().after_pod_event("MODIFIED", {**running, "spec": pod("a-1", node_name="n1", cpu="1")["spec"]}, running)) == set(WAITING)
 
     def test_binding_a_pod_or_deleting_an_unbound_or_finished_one_moves_no_one(self) -> None:
-        assert hints().after_pod_event("MODIFIED", pod("a-1", node_name="n1"), pod("a-1")) is None
+        # A pod placed frees no room; it moves only pods whose pod affinity or spread it may
+        # satisfy (TestPlacedPods), and none of these has any.
+        assert moved(hints().after_pod_event("MODIFIED", pod("a-1", node_name="n1"), pod("a-1"))) == set()
+        assert moved(hints().after_pod_event("ADDED", pod("a-1", node_name="n1", phase="Running"), None)) == set()
         assert hints().after_pod_event("DELETED", pod("a-1"), None) is None
         assert hints().after_pod_event("DELETED", pod("a-1", node_name="n1", phase="Succeeded"), None) is None
-        assert hints().after_pod_event("ADDED", pod("a-1", node_name="n1", phase="Running"), None) is None
+
+    def test_a_status_update_of_a_placed_pod_evaluates_nothing(self) -> None:
+        running = pod("a-1", node_name="n1", phase="Running")
+        assert hints().after_pod_event("MODIFIED", {**running, "status": {"phase": "Running", "podIP": "10.0.0.9"}}, running) is None
 
     def test_an_unreadable_request_moves_everyone(self) -> None:
         running = pod("a-1", node_name="n1", phase="Running", cpu="lots")
@@ -137,6 +144,84 @@ class TestRoomFreedOnOneNode:
     def test_a_node_missing_from_the_cache_moves_everyone(self) -> None:
         found = hints(waiting=self.SELECTING_Q)
         assert moved(found.after_pod_event("DELETED", pod("a-1", node_name="gone", phase="Running"), None), self.SELECTING_Q) == set(self.SELECTING_Q)
+
+
+class TestPlacedPods:
+    """A pod placed, relabelled or gone moves the parked pods whose pod affinity, anti-affinity, spread
+    or host ports it may decide, wherever they could go: the verdict on one node can change with a pod
+    on another node of the same domain (core.queue_hints' inter-pod hints)."""
+
+    @staticmethod
+    def parked(name: str, *, affinity: str | None = None, anti: str | None = None, spread: bool = False, port: int | None = None) -> Obj:
+        found = pod(name)
+        spec = found["spec"]
+        spec["nodeSelector"] = {"pool": "q"}  # never n1: room freed there would not move it
+        terms: Obj = {}
+        if affinity:
+            terms["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": affinity}}, "topologyKey": "zone"}]}
+        if anti:
+            terms["podAntiAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [{"labelSelector": {"matchLabels": {"app": anti}}, "topologyKey": "zone"}]}
+        if terms:
+            spec["affinity"] = terms
+        if spread:
+            found["metadata"]["labels"] = {"app": "web"}
+            spec["topologySpreadConstraints"] = [
+                {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "web"}}}
+            ]
+        if port:
+            spec["containers"][0]["ports"] = [{"containerPort": port, "hostPort": port}]
+        return found
+
+    def waiting(self) -> dict[str, Obj]:
+        return {
+            "affine": self.parked("affine", affinity="db"),
+            "repelled": self.parked("repelled", anti="db"),
+            "spread": self.parked("spread", spread=True),
+            "ported": self.parked("ported", port=8080),
+            "plain": self.parked("plain"),
+        }
+
+    def labelled(self, name: str, node_name: str | None, *, phase: str = "Running", port: int | None = None, **labels: str) -> Obj:
+        found = pod(name, node_name=node_name, phase=phase)
+        found["metadata"]["labels"] = labels
+        if port:
+            found["spec"]["containers"][0]["ports"] = [{"containerPort": port, "hostPort": port}]
+        return found
+
+    def test_a_pod_bound_moves_the_pods_it_may_let_in(self) -> None:
+        waiting = self.waiting()
+        found = hints(waiting=waiting, nodes=[node("n1")])
+        db = self.labelled("db", "n1", app="db")
+        assert moved(found.after_pod_event("MODIFIED", db, self.labelled("db", None, app="db")), waiting) == {"affine"}
+        web = self.labelled("web", "n1", app="web")
+        assert moved(found.after_pod_event("ADDED", web, None), waiting) == {"spread"}
+
+    def test_a_pod_gone_moves_the_pods_it_kept_out_wherever_they_could_go(self) -> None:
+        waiting = self.waiting()
+        found = hints(waiting=waiting, nodes=[node("n1")])
+        db = self.labelled("db", "n1", app="db", port=8080)
+        # Deleted, or finished: either way it no longer counts on n1 (room freed there moves none of them: pool q).
+        assert moved(found.after_pod_event("DELETED", db, None), waiting) == {"repelled", "ported"}
+        done = self.labelled("db", "n1", phase="Succeeded", app="db", port=8080)
+        assert moved(found.after_pod_event("MODIFIED", done, db), waiting) == {"repelled", "ported"}
+        web = self.labelled("web", "n1", app="web")
+        assert moved(found.after_pod_event("DELETED", web, None), waiting) == {"spread"}
+
+    def test_a_placed_pod_relabelled_moves_the_pods_its_labels_decided(self) -> None:
+        waiting = self.waiting()
+        found = hints(waiting=waiting, nodes=[node("n1")])
+        before, after = self.labelled("x", "n1", app="db"), self.labelled("x", "n1", app="web")
+        assert moved(found.after_pod_event("MODIFIED", after, before), waiting) == {"repelled", "spread"}
+        assert moved(found.after_pod_event("MODIFIED", before, after), waiting) == {"affine", "spread"}
+
+    def test_a_node_relabelled_or_deleted_moves_the_pods_spread_or_affine_over_its_key(self) -> None:
+        waiting = self.waiting()
+        found = hints(waiting=waiting)
+        zoned, moved_zone = node("n1"), node("n1")
+        zoned["metadata"]["labels"] = {"pool": "p", "zone": "a"}
+        moved_zone["metadata"]["labels"] = {"pool": "p", "zone": "b"}
+        assert moved(found.after_node_event("MODIFIED", moved_zone, zoned), waiting) == {"affine", "repelled", "spread"}
+        assert moved(found.after_node_event("DELETED", zoned, None), waiting) == {"spread"}
 
 
 class TestRecords:
