@@ -95,11 +95,6 @@ class Scenario:
     #: The runner creates each (with the scenario's volumes), the contract monitor watches them too, and all go at the end.
     extra_namespaces: tuple[str, ...] = ()
 
-    @property
-    def sets_tekton_defaults(self) -> bool:
-        """sets_tekton_defaults is True for a scenario that changes any of Tekton's settings."""
-        return bool(self.tekton_settings)
-
 
 #: The kinds a scenario names its objects of after itself (object_name_prefix): a scheduler may match them by
 #: name across namespaces (a PipelineRun's pods by the `tekton.dev/pipelineRun` label, say), so two scenarios
@@ -146,7 +141,7 @@ def provider_skip_reason(scenario: Scenario, *, provider: str, restartable: froz
     """
     if scenario.local_only and provider != "local":
         return f"it runs on the local cluster only, not on {provider}: {scenario.local_only}"
-    if scenario.sets_tekton_defaults and provider == "existing":
+    if scenario.tekton_settings and provider == "existing":
         return "it changes Tekton's ConfigMaps (config-defaults, feature-flags), which the suite never does on a cluster it does not own"
     missing = [name for name in scenario.restarts if name not in restartable]
     if not missing:

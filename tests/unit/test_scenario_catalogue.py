@@ -147,7 +147,7 @@ def test_a_generated_name_must_start_with_the_prefix_itself() -> None:
 def test_a_scenario_that_changes_tektons_settings_runs_in_the_window_and_never_on_a_borrowed_cluster() -> None:
     from harness.suite.workers import Slot, slot_of
 
-    setting = [s for _, s in SCENARIOS if s.sets_tekton_defaults]
+    setting = [s for _, s in SCENARIOS if s.tekton_settings]
     assert setting, "no scenario sets config-defaults: default-pod-template and container defaults go unused"
     for scenario in setting:
         assert slot_of(scenario) is Slot.TEKTON_SETTINGS, f"{scenario.name} changes Tekton's settings: it runs in their window, not alone"
