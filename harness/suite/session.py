@@ -189,10 +189,10 @@ def scenario_run(
     retired: RetiredPools,
 ) -> Iterator[ScenarioRun]:
     """scenario_run() is the scenario's run, in its place among concurrent scenarios (harness.suite.workers.Slot)."""
-    from harness.suite.workers import scenario_slot, slot_of
+    from harness.suite.workers import scenario_slot
 
     with (
-        scenario_slot(slot_of(scenario)),
+        scenario_slot(scenario),
         _waits_logged(scenario.name),
         _scenario_run(request, scenario, cluster, kube, scheduler, config, retired) as run,
     ):

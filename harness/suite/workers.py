@@ -139,7 +139,13 @@ class ScenarioSlots:
         return open(self.directory / name, "a+", encoding="utf-8")  # noqa: SIM115 - closed by the caller's ExitStack
 
     @contextlib.contextmanager
-    def hold(self, slot: Slot) -> Iterator[None]:
+    def hold(self, slot: Slot, settings: Sequence[str] = ()) -> Iterator[None]:
+        """hold() is the scenario's place; in the window it also holds each of its `settings` alone.
+
+        Two scenarios of the window never change one setting (a unit test checks it), but two
+        copies of one scenario (`pytest --count 10 -n 3`) would: the second waits, in the window,
+        for the first to put the setting back.
+        """
         with contextlib.ExitStack() as stack:
             turnstile, shared, window = (stack.enter_context(self._open(name)) for name in ("turnstile", "shared", "window"))
             if slot is Slot.SHARED:
@@ -150,6 +156,10 @@ class ScenarioSlots:
                 fcntl.flock(shared.fileno(), fcntl.LOCK_UN)
                 fcntl.flock(window.fileno(), fcntl.LOCK_SH)
                 fcntl.flock(turnstile.fileno(), fcntl.LOCK_UN)
+                # In one order, so that no two scenarios each wait for a setting the other holds.
+                for setting in sorted(set(settings)):
+                    held = stack.enter_context(self._open(f"setting-{setting.replace('/', '--')}"))
+                    fcntl.flock(held.fileno(), fcntl.LOCK_EX)  # let go when the ExitStack closes the file
             else:
                 fcntl.flock(turnstile.fileno(), fcntl.LOCK_EX)
                 fcntl.flock(shared.fileno(), fcntl.LOCK_EX)
@@ -186,10 +196,10 @@ def slot_of(scenario: Scenario) -> Slot:
     return Slot.TEKTON_SETTINGS if scenario.tekton_settings else Slot.SHARED
 
 
-def scenario_slot(slot: Slot) -> contextlib.AbstractContextManager[None]:
-    """scenario_slot() is this scenario's place among concurrent ones; nothing in a plain session."""
+def scenario_slot(scenario: Scenario) -> contextlib.AbstractContextManager[None]:
+    """scenario_slot() is this scenario's place among concurrent ones (slot_of); nothing in a plain session."""
     slots = ScenarioSlots.from_env()
-    return slots.hold(slot) if slots is not None else contextlib.nullcontext()
+    return slots.hold(slot_of(scenario), scenario.tekton_settings) if slots is not None else contextlib.nullcontext()
 
 
 def slots_last(items: Sequence[T], *, slot_of: Callable[[T], Slot]) -> list[T]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from harness.plugin import Outcome
@@ -123,8 +124,25 @@ def test_a_window_scenario_waiting_for_the_shared_ones_keeps_new_shared_ones_out
     late.join(WAIT)
 
 
-def _enter(slots: ScenarioSlots, slot: Slot, *, inside: threading.Event, until: threading.Event | None = None) -> None:
-    with slots.hold(slot):
+def test_two_copies_of_one_window_scenario_take_turns_at_its_setting_and_others_go_in(tmp_path: Path) -> None:
+    slots = ScenarioSlots(tmp_path)
+    copy_in, other_in = threading.Event(), threading.Event()
+    with slots.hold(Slot.TEKTON_SETTINGS, ["feature-flags/enable-api-fields"]):
+        copy = threading.Thread(target=lambda: _enter(slots, Slot.TEKTON_SETTINGS, inside=copy_in, settings=["feature-flags/enable-api-fields"]))
+        copy.start()
+        other = threading.Thread(target=lambda: _enter(slots, Slot.TEKTON_SETTINGS, inside=other_in, settings=["config-defaults/default-pod-template"]))
+        other.start()
+        assert other_in.wait(WAIT), "a window scenario changing another setting waited"
+        assert not copy_in.wait(0.5), "a second copy changed the setting the first still holds"
+    assert copy_in.wait(WAIT), "the second copy never went in once the first put its setting back"
+    copy.join(WAIT)
+    other.join(WAIT)
+
+
+def _enter(
+    slots: ScenarioSlots, slot: Slot, *, inside: threading.Event, until: threading.Event | None = None, settings: Sequence[str] = ()
+) -> None:
+    with slots.hold(slot, settings):
         inside.set()
         if until is not None:
             until.wait(WAIT)
