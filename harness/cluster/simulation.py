@@ -126,6 +126,7 @@ def sim_task_spec(
     linger_for: str | None = None,
     sidecar_cpu: str | None = None,
     sidecar_memory: str | None = None,
+    sidecar_host_port: int | None = None,
     extra_steps: Sequence[Mapping[str, str]] = (),
     step_template: Mapping[str, str] | None = None,
     params: Sequence[str] = (),
@@ -148,6 +149,8 @@ def sim_task_spec(
     * step_template: the requests of `stepTemplate.computeResources`;
     * sidecar_cpu / sidecar_memory: a sidecar `helper` with those requests that
       ends with the steps (with linger=True the sidecar is `linger` instead);
+    * sidecar_host_port: `helper` also binds that host port (a service a task's
+      tests reach on the node, as a sidecar registry on :5000 is);
     * params, results: string params and results declared by the Task (a matrix
       needs its params declared; a result nobody writes is simply missing);
     * writes: results declared and written by the steps, a string or an array
@@ -210,15 +213,16 @@ def sim_task_spec(
                 "volumeMounts": [{"name": "podinfo", "mountPath": PODINFO_DIR}],
             }
         ]
-    elif sidecar_cpu or sidecar_memory:
-        spec["sidecars"] = [
-            {
-                "name": "helper",
-                "image": STEP_IMAGE,
-                "command": ["sleep", "3600"],
-                "computeResources": {"requests": _requests(sidecar_cpu, sidecar_memory)},
-            }
-        ]
+    elif sidecar_cpu or sidecar_memory or sidecar_host_port:
+        helper: dict[str, Any] = {
+            "name": "helper",
+            "image": STEP_IMAGE,
+            "command": ["sleep", "3600"],
+            "computeResources": {"requests": _requests(sidecar_cpu, sidecar_memory)},
+        }
+        if sidecar_host_port:
+            helper["ports"] = [{"containerPort": sidecar_host_port, "hostPort": sidecar_host_port, "protocol": "TCP"}]
+        spec["sidecars"] = [helper]
     return spec
 
 _NOT_DELETING = {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"}

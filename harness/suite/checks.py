@@ -153,6 +153,19 @@ def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str, *
     return run.task_pods(pipeline_run, task)[0]
 
 
+def pod_must_stay_pending(run: ScenarioRun, pod_name: str, *, why: str, duration: str = "pod_stays_pending") -> Obj:
+    """pod_must_stay_pending() asserts a plain pod is not bound over the whole `duration` window; `why` says why it must wait."""
+
+    def unbound() -> None:
+        run.scheduler.check_alive()
+        pod = run.pod(pod_name)
+        if (pod.get("spec") or {}).get("nodeName"):
+            raise NotYet(f"pod {pod_name} was bound, though {why}: {_describe(pod)}")
+
+    _hold_for(run, unbound, what=f"{pod_name} staying unbound", duration=duration, timeouts=run.timeouts)
+    return run.pod(pod_name)
+
+
 def pod_must_be_unschedulable(run: ScenarioRun, pod_name: str, *, why: str) -> Obj:
     """pod_must_be_unschedulable() waits (`pod_scheduled`) for the unbound pod's `PodScheduled` condition to be False, reason Unschedulable.
 

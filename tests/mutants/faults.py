@@ -1678,6 +1678,62 @@ def apply_ignores_node_affinity() -> None:
     _drop_node_check("node_affinity_mismatch")
 
 
+# --- the filters that read placed pods (issue 34): host ports, pod (anti-)affinity, spread; scheduling gates ---
+
+
+def apply_ignores_host_ports() -> None:
+    """The fault: a pod's host ports are never compared with those its node's pods bind (NodePorts skipped)."""
+    from reference_scheduler.core import inter_pod_checks
+
+    inter_pod_checks.node_ports_conflict = lambda wanted, used: None
+
+
+def affinity_state_without(state: Any, rule: str) -> Any:
+    """affinity_state_without(state, "anti_affinity_counts"): InterPodAffinity's PreFilter state with one rule's counts forgotten.
+
+    "affinity_terms" drops the pod's required affinity, "anti_affinity_counts" the
+    pods its anti-affinity selects, "existing_anti_affinity_counts" the placed
+    pods whose anti-affinity selects it (the rule's symmetry); every node then
+    passes that rule.
+    """
+    empty: Any = () if rule == "affinity_terms" else {}
+    return dataclasses.replace(state, **{rule: empty})
+
+
+def _forget_affinity_rule(rule: str) -> None:
+    from reference_scheduler.core import inter_pod_checks
+
+    original = inter_pod_checks.inter_pod_affinity_failure
+
+    @functools.wraps(original)
+    def failure(state: Any, node: Obj) -> Any:
+        return original(affinity_state_without(state, rule), node)
+
+    inter_pod_checks.inter_pod_affinity_failure = failure
+
+
+def apply_ignores_pod_affinity() -> None:
+    """The fault: a pod's required pod affinity is not checked."""
+    _forget_affinity_rule("affinity_terms")
+
+
+def apply_ignores_pod_anti_affinity() -> None:
+    """The fault: a pod's own required pod anti-affinity is not checked."""
+    _forget_affinity_rule("anti_affinity_counts")
+
+
+def apply_ignores_existing_anti_affinity() -> None:
+    """The fault: placed pods' required anti-affinity is not checked against the incoming pod (the symmetry)."""
+    _forget_affinity_rule("existing_anti_affinity_counts")
+
+
+def apply_ignores_topology_spread() -> None:
+    """The fault: DoNotSchedule topology spread constraints are not checked."""
+    from reference_scheduler.core import inter_pod_checks
+
+    inter_pod_checks.topology_spread_failure = lambda state, node: None
+
+
 def without_pod_limit(failures: Iterable[Any]) -> list[Any]:
     """without_pod_limit(fit(...)): the fit verdict with the pod-count failure left out."""
     from reference_scheduler.core.reasons import TooManyPods
@@ -1872,7 +1928,7 @@ RULES: dict[str, str] = {
     "8.timeout": "section 8, rule 2: the group is Released when the PipelineRun times out",
     "10.only_deletion": "section 10: only deleting the Node object loses a claim; a cordoned, tainted or NotReady node keeps it",
     "10.node_loss": "section 10: a claim on a deleted node goes back to Pending, with no releaseReason",
-    "7.node_checks": "section 7: everything kube-scheduler checks still applies (cordon, taints, nodeSelector, required affinity, the pod-count limit)",
+    "7.node_checks": "section 7: everything kube-scheduler checks still applies (cordon, taints, nodeSelector, required node affinity, the pod-count limit, host ports, pod affinity and anti-affinity, topology spread)",
     "7.finished_pods": "section 7: finished (Succeeded, Failed) pods do not count in a node's room",
     "2.first_pod": "section 2, The first pod before the plan: a pod whose PipelineRun's groups cannot be computed yet is kept Pending, not bound",
     "2.first_pod_retry": "section 2, The first pod before the plan: the parked pod is tried again when its run's plan or its record appears, not at a periodic resync",
@@ -2167,6 +2223,17 @@ MUTANTS: dict[str, Mutant] = {
         Mutant("ignores_node_selector", "the pod's nodeSelector is not checked", "node_checks", apply_ignores_node_selector, "7.node_checks"),
         Mutant("ignores_node_affinity", "the pod's required node affinity is not checked", "node_checks", apply_ignores_node_affinity, "7.node_checks"),
         Mutant("ignores_pod_limit", "a node's pods allocatable is not checked", "pod_count_limit", apply_ignores_pod_limit, "7.node_checks"),
+        Mutant("ignores_host_ports", "a pod's host ports are not compared with those its node's pods bind", "host_port_conflict", apply_ignores_host_ports, "7.node_checks"),
+        Mutant("ignores_pod_affinity", "a pod's required pod affinity is not checked", "pod_affinity_rules", apply_ignores_pod_affinity, "7.node_checks"),
+        Mutant("ignores_pod_anti_affinity", "a pod's own required pod anti-affinity is not checked", "pod_affinity_rules", apply_ignores_pod_anti_affinity, "7.node_checks"),
+        Mutant(
+            "ignores_existing_anti_affinity",
+            "placed pods' required anti-affinity is not checked against the incoming pod",
+            "pod_affinity_rules",
+            apply_ignores_existing_anti_affinity,
+            "7.node_checks",
+        ),
+        Mutant("ignores_topology_spread", "DoNotSchedule topology spread constraints are not checked", "topology_spread_zones", apply_ignores_topology_spread, "7.node_checks"),
         Mutant("counts_finished_pods", "Succeeded and Failed pods still count on their node", "finished_pods_free_room", apply_counts_finished_pods, "7.finished_pods"),
         Mutant(
             "forgets_finished_group_node",

@@ -424,3 +424,48 @@ def test_fit_capping_the_peak_opens_a_claim_no_node_can_hold() -> None:
     demand = GroupDemand(group, Resources(cpu=5760))
     assert fit(empty, (), checkout, demand), "the reference refuses a group larger than the node"
     assert faults.fit_capping_the_peak_at_the_node(empty, (), checkout, demand) == []
+
+
+def _heavy_pod(name: str, *, anti_affinity: bool = False) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if anti_affinity:
+        term = {"labelSelector": {"matchLabels": {"class": "heavy"}}, "topologyKey": "kubernetes.io/hostname"}
+        spec["affinity"] = {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+    return {"metadata": {"name": name, "namespace": "ns", "labels": {"class": "heavy"}}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("incoming_has_term", "placed_has_term", "forgotten"),
+    [(True, False, "anti_affinity_counts"), (False, True, "existing_anti_affinity_counts")],
+)
+def test_affinity_state_without_forgets_only_its_rule(incoming_has_term: bool, placed_has_term: bool, forgotten: str) -> None:
+    from reference_scheduler.core.inter_pod_affinity import inter_pod_affinity_failure, inter_pod_affinity_state
+
+    node = {"metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}}}
+    placed = _heavy_pod("placed", anti_affinity=placed_has_term)
+    state = inter_pod_affinity_state(
+        _heavy_pod("incoming", anti_affinity=incoming_has_term),
+        nodes={"n1": node},
+        pods_by_node={"n1": [placed]},
+        anti_affinity_pods_by_node={"n1": [placed] if placed_has_term else []},
+        namespace_labels={"ns": {}},
+    )
+    assert state is not None and inter_pod_affinity_failure(state, node) is not None
+    assert inter_pod_affinity_failure(faults.affinity_state_without(state, forgotten), node) is None
+    other = "existing_anti_affinity_counts" if forgotten == "anti_affinity_counts" else "anti_affinity_counts"
+    assert inter_pod_affinity_failure(faults.affinity_state_without(state, other), node) is not None
+
+
+def test_affinity_state_without_affinity_terms_passes_a_node_without_the_wanted_pod() -> None:
+    from reference_scheduler.core.inter_pod_affinity import inter_pod_affinity_failure, inter_pod_affinity_state
+
+    term = {"labelSelector": {"matchLabels": {"app": "build-cache"}}, "topologyKey": "kubernetes.io/hostname"}
+    pod = {"metadata": {"name": "p", "namespace": "ns"}, "spec": {"affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}}}
+    bare = {"metadata": {"name": "n0", "labels": {"kubernetes.io/hostname": "n0"}}}
+    cache = {"metadata": {"name": "cache", "namespace": "ns", "labels": {"app": "build-cache"}}, "spec": {}}
+    cached = {"metadata": {"name": "n1", "labels": {"kubernetes.io/hostname": "n1"}}}
+    state = inter_pod_affinity_state(
+        pod, nodes={"n0": bare, "n1": cached}, pods_by_node={"n1": [cache]}, anti_affinity_pods_by_node={}, namespace_labels={"ns": {}}
+    )
+    assert state is not None and inter_pod_affinity_failure(state, bare) is not None
+    assert inter_pod_affinity_failure(faults.affinity_state_without(state, "affinity_terms"), bare) is None

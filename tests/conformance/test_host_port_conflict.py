@@ -1,0 +1,82 @@
+"""host_port_conflict: a group's pod goes only where its host port is free (kube-scheduler's NodePorts).
+
+The fault it exists to catch: placing a pod, and opening its group's claim, on a
+node where another pod already binds the host port it asks for
+(tests/mutants/faults.py: ignores_host_ports). On a real node the kubelet refuses
+such a pod and Tekton fails the TaskRun: a CI job lost to a wrong placement.
+
+Two of the three nodes run a registry mirror on host port 5000, one empty and one
+full, and the one free node is in the middle by name and by load, so whichever
+way a scheduler scores (least-allocated, most-allocated, first by name), skipping
+the port check sends the group to a wrong node.
+"""
+
+from __future__ import annotations
+
+from harness.contract.record import State
+from harness.suite.checks import (
+    group_must_be,
+    group_must_have,
+    pipelinerun_must_succeed,
+    pod_must_be_running,
+    task_must_hold_its_group,
+    task_pod_must_be_bound,
+)
+from harness.suite.features import Feature
+from harness.suite.run import ScenarioRun
+from harness.suite.scenario import PoolSpec, Scenario
+
+SCENARIO = Scenario(
+    name="host_port_conflict",
+    description=(
+        "registry mirrors bind host port 5000 on an empty and on a full node; g's tasks have a sidecar on host port 5000, "
+        "so g's claim and both its pods go to the one node between them where the port is free"
+    ),
+    features=(Feature.COLOCATION,),
+    fixtures=("host_port_conflict-holder", "filler", "host_port_conflict"),
+    pool=PoolSpec(count=3),
+    volumes=("source",),
+)
+
+# Nodes 4800m / 8Gi. Node 0: a mirror (200m). Node 1 (free port): a 1200m filler. Node 2: a mirror (200m)
+# and a 3000m filler. No pod requests memory, so each counts as 200Mi in scoring.
+#
+# g's first pod, build (400m step + 200m sidecar = 600m), opens a claim for the 1200m peak; each node as scored if
+# the port check were skipped (least-allocated | most-allocated, the integer average of the CPU and memory scores):
+#   node 0: cpu 1400/4800 -> 70 | 29, memory 400Mi/8192Mi -> 95 | 4:  82 | 16
+#   node 1: cpu 2400/4800 -> 50 | 50, memory 400Mi        -> 95 | 4:  72 | 27
+#   node 2: cpu 4400/4800 ->  8 | 91, memory 600Mi        -> 92 | 7:  50 | 49
+# so least-allocated and name order pick node 0, most-allocated node 2. Only the port check leaves node 1.
+#
+# Peak: build (600m) then test (1000m step + 200m sidecar = 1200m), one after the other: max(600, 1200) = 1200m.
+PEAK_CPU = 1200
+
+
+def test_host_port_conflict(run: ScenarioRun) -> None:
+    nodes = run.node_names
+    free = nodes[1]
+    run.apply("host_port_conflict-holder", name="host-port-conflict-mirror-0", node=nodes[0], share=200 / 4800)
+    run.apply("host_port_conflict-holder", name="host-port-conflict-mirror-2", node=nodes[2], share=200 / 4800)
+    run.apply("filler", name="host-port-conflict-filler-1", node=free, share=1200 / 4800)
+    run.apply("filler", name="host-port-conflict-filler-2", node=nodes[2], share=3000 / 4800)
+    for name in ("host-port-conflict-mirror-0", "host-port-conflict-mirror-2", "host-port-conflict-filler-1", "host-port-conflict-filler-2"):
+        pod_must_be_running(run, name)
+
+    run.apply("host_port_conflict")
+    _, node, record = task_must_hold_its_group(run, "host-port-conflict", "build")
+    assert node == free, (
+        f"g's build pod opened its claim on {node}, where a registry mirror already binds host port 5000: "
+        f"only {free} has the port free"
+    )
+    group_must_have(
+        run, record, "build", tasks={"build", "test"}, workspaces={"source"},
+        peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
+    )
+    build = run.task_pods("host-port-conflict", "build")[0]
+    run.release_pod(build["metadata"]["name"])
+    test = task_pod_must_be_bound(run, "host-port-conflict", "test")
+    assert test["spec"]["nodeName"] == free, (
+        f"g's test pod landed on {test['spec']['nodeName']}, not on its group's node {free}, the one where host port 5000 is free"
+    )
+    pipelinerun_must_succeed(run, "host-port-conflict")
+    group_must_be(run, "host-port-conflict", "test", state=State.RELEASED, node=free)

@@ -1,0 +1,86 @@
+"""topology_spread_zones: a DoNotSchedule topology spread constraint decides a group's node (kube-scheduler's PodTopologySpread).
+
+The fault it exists to catch: placing a pod, and opening its group's claim, in a
+zone where the pod would break its spread constraint's maxSkew
+(tests/mutants/faults.py: ignores_topology_spread). Tekton users write the
+constraint in a run's pod template to spread a team's CI over zones.
+
+Zones a, b, a: the team already runs a pod in zone a and none in b, so with
+maxSkew 1 the run's pods may go only to zone b's node, which is in the middle by
+name and by load: a scheduler that skips the constraint sends the group to zone
+a whether it scores least-allocated, most-allocated or by name.
+"""
+
+from __future__ import annotations
+
+from harness.cluster.node_pools import NodeShape
+from harness.contract.record import State
+from harness.suite.checks import (
+    group_must_be,
+    group_must_have,
+    pipelinerun_must_succeed,
+    pod_must_be_running,
+    task_must_hold_its_group,
+    task_pod_must_be_bound,
+)
+from harness.suite.features import Feature
+from harness.suite.run import ScenarioRun
+from harness.suite.scenario import PoolSpec, Scenario
+
+ZONE = "topology.kubernetes.io/zone"
+RUN = "topology-spread-zones"
+
+SCENARIO = Scenario(
+    name="topology_spread_zones",
+    description=(
+        "zones a, b, a with one of the team's pods in zone a: the team's run (maxSkew 1 over zones, DoNotSchedule) "
+        "claims zone b's node, the middle one by name and load, and both its pods run there"
+    ),
+    features=(Feature.COLOCATION,),
+    fixtures=("topology_spread_zones-team", "filler", "topology_spread_zones"),
+    pool=PoolSpec(
+        count=3,
+        shapes=(NodeShape(0, labels=((ZONE, "a"),)), NodeShape(1, labels=((ZONE, "b"),)), NodeShape(2, labels=((ZONE, "a"),))),
+    ),
+    volumes=("source",),
+)
+
+# Nodes 4800m / 8Gi. Node 0 (zone a): the team's pod (200m). Node 1 (zone b): a 1200m filler. Node 2 (zone a): a
+# 3000m filler. The team counts 1 pod in zone a, 0 in b: a pod of it in zone a makes the skew 2 - 0 = 2 > 1.
+# No pod requests memory, so each counts as 200Mi in scoring.
+#
+# The claim (peak 1200m; build 600m, then test 1200m), scored as if the constraint were skipped
+# (least-allocated | most-allocated, the integer average of the CPU and memory scores):
+#   node 0: cpu 1400/4800 -> 70 | 29, memory 400Mi/8192Mi -> 95 | 4:  82 | 16
+#   node 1: cpu 2400/4800 -> 50 | 50, memory 400Mi        -> 95 | 4:  72 | 27
+#   node 2: cpu 4200/4800 -> 12 | 87, memory 400Mi        -> 95 | 4:  53 | 45
+# so least-allocated and name order pick node 0, most-allocated node 2. Only the constraint leaves node 1.
+# test runs once build has finished: the team then counts 1 pod in zone a and none in b (a finished pod is
+# not counted), so node 1 passes again.
+PEAK_CPU = 1200
+
+
+def test_topology_spread_zones(run: ScenarioRun) -> None:
+    nodes = run.node_names
+    zone_b = nodes[1]
+    run.apply("topology_spread_zones-team", name="topology-spread-zones-team", node=nodes[0], share=200 / 4800)
+    run.apply("filler", name="topology-spread-zones-filler-1", node=zone_b, share=1200 / 4800)
+    run.apply("filler", name="topology-spread-zones-filler-2", node=nodes[2], share=3000 / 4800)
+    for name in ("topology-spread-zones-team", "topology-spread-zones-filler-1", "topology-spread-zones-filler-2"):
+        pod_must_be_running(run, name)
+
+    run.apply("topology_spread_zones")
+    _, node, record = task_must_hold_its_group(run, RUN, "build")
+    assert node == zone_b, (
+        f"the run's build pod opened its claim on {node}, in zone a, where the team already has more pods than in "
+        f"zone b: maxSkew 1 leaves only {zone_b}"
+    )
+    group_must_have(
+        run, record, "build", tasks={"build", "test"}, workspaces={"source"},
+        peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
+    )
+    run.release_pod(run.task_pods(RUN, "build")[0]["metadata"]["name"])
+    test = task_pod_must_be_bound(run, RUN, "test")
+    assert test["spec"]["nodeName"] == zone_b, f"the run's test pod landed on {test['spec']['nodeName']}, not on its group's node {zone_b}"
+    pipelinerun_must_succeed(run, RUN)
+    group_must_be(run, RUN, "test", state=State.RELEASED, node=zone_b)
