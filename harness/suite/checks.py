@@ -13,7 +13,7 @@ from typing import Any, Callable, TypeVar
 
 from harness.contract import record as contract
 from harness.errors import HarnessError
-from harness.kube import present
+from harness.kube import decoded, present
 from harness.quantities import cpu_millis as parse_cpu
 from harness.suite.run import PIPELINE_RUN_LABEL, ScenarioRun
 from harness.waits import NotYet, WaitTimeout, hold_for, wait_for
@@ -1018,6 +1018,65 @@ def _admission_must_apply(run: ScenarioRun, *, kind: str, spec: Obj, read_cpu: C
             raise NotYet(f"a probe pod got {got}m CPU from the {kind}, not its {cpu}m")
 
     wait_for(poll, what=what, timeout="fault_active", timeouts=run.timeouts)
+
+
+def scheduling_gate_must_be_in_force(run: ScenarioRun, *, labels: dict[str, str], gate: str) -> None:
+    """scheduling_gate_must_be_in_force() waits until a new pod with `labels` is given the scheduling gate `gate`.
+
+    A MutatingAdmissionPolicy comes into force once the API server's own informer
+    has it, so a scenario that has just created one waits before its runs exist.
+    The probe is a server-side dry run: admission runs, nothing is stored.
+    """
+    attempt = [0]
+
+    def poll() -> None:
+        attempt[0] += 1
+        body: Any = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": run.named(f"gate-probe-{attempt[0]}"), "labels": {PROBE_LABEL: "scheduling-gate", **labels}},
+            "spec": {"schedulerName": "rescon-nobody", "containers": [{"name": "c", "image": "busybox:1.37"}]},
+        }
+        pod = decoded(run.kube.core.create_namespaced_pod(run.namespace, body, dry_run="All", _preload_content=False))
+        gates = [g.get("name") for g in (pod.get("spec") or {}).get("schedulingGates") or []]
+        if gate not in gates:
+            raise NotYet(f"a probe pod labelled {labels} got the scheduling gates {gates}, not {gate}")
+
+    wait_for(poll, what=f"the admission policy to gate new pods with {gate}", timeout="fault_active", timeouts=run.timeouts)
+
+
+def gated_task_pod_must_stay_untried(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
+    """gated_task_pod_must_stay_untried() holds, for `pod_stays_pending`, that a gated pod opens no claim for its group.
+
+    A pod with scheduling gates is not tried (docs/contract.md section 7): its
+    group gets no claim, so if its record exists the group stays Pending at
+    claimGeneration 0. The API server refuses to bind a gated pod, so a
+    scheduler that tries one anyway claims, fails the bind and rolls back: the
+    claimGeneration it leaves behind shows it.
+    """
+    pod = task_pod_must_exist(run, pipeline_run, task)
+    if not (pod.get("spec") or {}).get("schedulingGates"):
+        raise AssertionError(f"{pipeline_run}/{task}'s pod {pod['metadata']['name']} was created without scheduling gates: the admission policy did not apply")
+
+    def untried() -> None:
+        run.scheduler.check_alive()
+        now = run.task_pods(pipeline_run, task)[0]
+        if (now.get("spec") or {}).get("nodeName"):
+            raise NotYet(f"{pipeline_run}/{task} was bound while gated: {_describe(now)}")
+        if not run.checks_records or run.record(pipeline_run) is None:
+            return
+        try:
+            _, group, status = group_status_now(run, pipeline_run, task)
+        except NotYet:
+            return
+        if status.state != contract.State.PENDING or status.claim_generation:
+            raise NotYet(
+                f"group {group.name} is {status.state.value} at claimGeneration {status.claim_generation} while "
+                f"{pipeline_run}/{task}'s only pod still has scheduling gates: a gated pod must not be tried"
+            )
+
+    _hold_for(run, untried, what=f"{pipeline_run}/{task} staying untried while gated", duration="pod_stays_pending", timeouts=run.timeouts)
+    return run.task_pods(pipeline_run, task)[0]
 
 
 def limit_range_must_be_in_force(run: ScenarioRun, *, cpu: int) -> None:

@@ -171,6 +171,10 @@ class ScenarioRun:
         """release_pod() ends a held simulated task's steps (the sim.rescon.dev/release annotation)."""
         self.kube.core.patch_namespaced_pod(pod_name, self.namespace, {"metadata": {"annotations": {RELEASE_ANNOTATION: "true"}}})
 
+    def ungate(self, pod_name: str) -> None:
+        """ungate() removes every scheduling gate of a pod, as a queueing controller does once it admits the pod."""
+        self.kube.core.patch_namespaced_pod(pod_name, self.namespace, {"spec": {"schedulingGates": None}})
+
     def hold_terminating(self, pod_name: str) -> None:
         """hold_terminating() deletes a pod its fixture gave the suite's finalizer: it stays, Terminating, until let_go()."""
         self.kube.core.delete_namespaced_pod(pod_name, self.namespace)

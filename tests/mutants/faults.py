@@ -1734,6 +1734,13 @@ def apply_ignores_topology_spread() -> None:
     inter_pod_checks.topology_spread_failure = lambda state, node: None
 
 
+def apply_ignores_scheduling_gates() -> None:
+    """The fault: a pod's scheduling gates are not read, so a gated pod is queued and tried like any other (no PreEnqueue)."""
+    from reference_scheduler.runtime import scheduler
+
+    scheduler.is_gated = lambda pod: False
+
+
 def without_pod_limit(failures: Iterable[Any]) -> list[Any]:
     """without_pod_limit(fit(...)): the fit verdict with the pod-count failure left out."""
     from reference_scheduler.core.reasons import TooManyPods
@@ -1928,6 +1935,7 @@ RULES: dict[str, str] = {
     "8.timeout": "section 8, rule 2: the group is Released when the PipelineRun times out",
     "10.only_deletion": "section 10: only deleting the Node object loses a claim; a cordoned, tainted or NotReady node keeps it",
     "10.node_loss": "section 10: a claim on a deleted node goes back to Pending, with no releaseReason",
+    "7.scheduling_gates": "section 7: a pod with scheduling gates is not tried, and opens no claim, until its last gate is removed",
     "7.node_checks": "section 7: everything kube-scheduler checks still applies (cordon, taints, nodeSelector, required node affinity, the pod-count limit, host ports, pod affinity and anti-affinity, topology spread)",
     "7.finished_pods": "section 7: finished (Succeeded, Failed) pods do not count in a node's room",
     "2.first_pod": "section 2, The first pod before the plan: a pod whose PipelineRun's groups cannot be computed yet is kept Pending, not bound",
@@ -2233,6 +2241,7 @@ MUTANTS: dict[str, Mutant] = {
             apply_ignores_existing_anti_affinity,
             "7.node_checks",
         ),
+        Mutant("ignores_scheduling_gates", "a gated pod is queued and tried like any other", "scheduling_gates", apply_ignores_scheduling_gates, "7.scheduling_gates"),
         Mutant("ignores_topology_spread", "DoNotSchedule topology spread constraints are not checked", "topology_spread_zones", apply_ignores_topology_spread, "7.node_checks"),
         Mutant("counts_finished_pods", "Succeeded and Failed pods still count on their node", "finished_pods_free_room", apply_counts_finished_pods, "7.finished_pods"),
         Mutant(
