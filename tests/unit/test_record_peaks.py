@@ -67,3 +67,14 @@ def test_a_peak_the_contract_rules_out_is_refused_naming_the_field(peak: dict[st
 
 def test_zero_cpu_and_memory_are_written_and_read() -> None:
     assert Record.from_json(with_peak({"cpu": "0", "memory": "0", GPU: "1"})).group("source").peak == Amount.of({GPU: 1})
+
+
+def test_a_foreign_record_can_hold_other_resources() -> None:
+    from harness.suite.foreign_records import foreign_record
+
+    run = {"metadata": {"name": "x-other", "uid": "u-1"}}
+    holder = {"metadata": {"uid": "p-1"}}
+    obj = foreign_record(run, scheduler="other", group="source", task="only", peak_cpu_millis=480, node="p-0", holders=(holder,),
+                         peak_others={GPU: "1"})
+    obj["metadata"]["namespace"] = "ns"
+    assert Record.from_json(obj).group("source").peak == Amount.of({"cpu": 480, GPU: 1})
