@@ -1,20 +1,24 @@
 """quantities: the harness's own reading of Kubernetes quantities and pod requests.
 
 The suite judges schedulers, so it never borrows their arithmetic: amounts are
-integers (millicores, bytes), parsed with the `kubernetes` client's utilities
-and rounded up as the API server rounds them, and a pod's request is computed
-as kube-scheduler's `PodRequests` computes it (k8s.io/component-helpers/resource).
+integers (millicores for cpu; bytes for memory, ephemeral-storage and
+hugepages; counts for extended resources), parsed with the `kubernetes`
+client's utilities and rounded up as the API server rounds them, and a pod's
+request is computed as kube-scheduler's `PodRequests` computes it
+(k8s.io/component-helpers/resource), for every resource it counts
+(harness.resource_names).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from kubernetes.utils.quantity import parse_quantity
 
 from harness.errors import HarnessError
+from harness.resource_names import CPU, MEMORY, amount_text, is_counted, is_pod_level, sort_key
 
 
 def _amount(value: object, what: str) -> Decimal:
@@ -35,59 +39,138 @@ def memory_bytes(value: object) -> int:
     return int(_amount(value, "memory").to_integral_value(rounding=ROUND_CEILING))
 
 
+def units_of(resource: str, value: object) -> int:
+    """units_of() reads one resource's quantity as the suite counts it: units_of('cpu', '1.5') == 1500, units_of('example.com/gpu', '2') == 2.
+
+    Every resource but cpu is its quantity's value rounded up (Quantity.Value()).
+    """
+    if resource == CPU:
+        return cpu_millis(value)
+    return int(_amount(value, resource).to_integral_value(rounding=ROUND_CEILING))
+
+
+Others = tuple[tuple[str, int], ...]
+
+
+def _others(values: Mapping[str, int]) -> Others:
+    """_others() is the non-zero entries other than cpu and memory, in sort_key order: Amount's canonical form."""
+    return tuple(sorted(((r, v) for r, v in values.items() if v and r not in (CPU, MEMORY)), key=lambda item: sort_key(item[0])))
+
+
 @dataclass(frozen=True)
 class Amount:
-    """Amount is CPU in millicores and memory in bytes: Amount(1500, 2**30) is 1.5 CPU and 1Gi."""
+    """Amount is an amount of every counted resource: Amount(1500, 2**30) is 1.5 CPU and 1Gi.
+
+    cpu is in millicores and memory in bytes; `others` holds every other
+    resource with a non-zero amount, sorted (use Amount.of to build one from a
+    map), e.g. Amount.of({'cpu': 1000, 'example.com/gpu': 1}). A resource an
+    Amount does not name is 0, so a node that does not advertise a resource has
+    0 of it. Arithmetic is per resource, each on its own.
+    """
 
     cpu: int = 0
     memory: int = 0
+    others: Others = ()
+
+    @staticmethod
+    def of(values: Mapping[str, int]) -> Amount:
+        """of({'cpu': 500, 'ephemeral-storage': 2**30}) is the Amount of a map of resource to units."""
+        return Amount(values.get(CPU, 0), values.get(MEMORY, 0), _others(values))
+
+    def get(self, resource: str) -> int:
+        """get('example.com/gpu') is that resource's amount, 0 when the Amount does not name it."""
+        if resource == CPU:
+            return self.cpu
+        if resource == MEMORY:
+            return self.memory
+        return next((v for r, v in self.others if r == resource), 0)
+
+    def as_dict(self) -> dict[str, int]:
+        """as_dict() is {'cpu': ..., 'memory': ..., and each other resource}: cpu and memory always, others when non-zero."""
+        return {CPU: self.cpu, MEMORY: self.memory, **dict(self.others)}
+
+    def resources(self) -> Iterator[str]:
+        """resources() is cpu, memory and each other resource the Amount names."""
+        yield CPU
+        yield MEMORY
+        yield from (r for r, _ in self.others)
+
+    def _combine(self, other: Amount, op: Callable[[int, int], int]) -> Amount:
+        if not self.others and not other.others:  # the common case (cpu and memory only) stays cheap
+            return Amount(op(self.cpu, other.cpu), op(self.memory, other.memory))
+        mine, theirs = dict(self.others), dict(other.others)
+        merged = {r: op(mine.get(r, 0), theirs.get(r, 0)) for r in {*mine, *theirs}}
+        return Amount(op(self.cpu, other.cpu), op(self.memory, other.memory), _others(merged))
 
     def __add__(self, other: Amount) -> Amount:
-        return Amount(self.cpu + other.cpu, self.memory + other.memory)
+        return self._combine(other, int.__add__)
 
     def __sub__(self, other: Amount) -> Amount:
-        return Amount(self.cpu - other.cpu, self.memory - other.memory)
+        return self._combine(other, int.__sub__)
 
     def max(self, other: Amount) -> Amount:
-        return Amount(max(self.cpu, other.cpu), max(self.memory, other.memory))
+        return self._combine(other, max)
+
+    def times(self, count: int) -> Amount:
+        """times(3) is this amount for 3 pods: Amount(500, 0).times(3) == Amount(1500, 0)."""
+        return Amount(self.cpu * count, self.memory * count, tuple((r, v * count) for r, v in self.others if v * count))
 
     def floor_zero(self) -> Amount:
-        return Amount(max(0, self.cpu), max(0, self.memory))
+        if not self.others:
+            return Amount(max(0, self.cpu), max(0, self.memory))
+        return Amount(max(0, self.cpu), max(0, self.memory), tuple((r, v) for r, v in self.others if v > 0))
 
     def exceeds(self, limit: Amount) -> list[str]:
-        """exceeds() names each resource of self above limit: Amount(5000).exceeds(Amount(4800, 1)) == ['cpu']."""
-        return [name for name, mine, cap in (("cpu", self.cpu, limit.cpu), ("memory", self.memory, limit.memory)) if mine > cap]
+        """exceeds() names each resource of self above limit: Amount(5000).exceeds(Amount(4800, 1)) == ['cpu'].
+
+        A resource limit does not name is 0 there: Amount.of({'example.com/gpu': 1}).exceeds(Amount(4800, 1)) == ['example.com/gpu'].
+        """
+        over = [name for name, mine, cap in ((CPU, self.cpu, limit.cpu), (MEMORY, self.memory, limit.memory)) if mine > cap]
+        if not self.others and not limit.others:
+            return over
+        names = sorted({r for r, _ in (*self.others, *limit.others)}, key=sort_key)
+        return over + [name for name in names if self.get(name) > limit.get(name)]
 
     def describe(self) -> str:
-        return f"{self.cpu}m CPU, {self.memory / 2**20:.0f}Mi"
+        """describe() is "1500m CPU, 1024Mi" and then each other resource: "..., example.com/gpu 2"."""
+        head = f"{self.cpu}m CPU, {self.memory / 2**20:.0f}Mi"
+        return ", ".join([head, *(amount_text(r, v) for r, v in self.others)])
 
 
 ZERO = Amount()
 
 
 def amount_of(resources: Mapping[str, Any] | None) -> Amount:
-    """amount_of({'cpu': '500m', 'memory': '1Gi'}) is the cpu and memory of a requests map (others ignored)."""
-    resources = resources or {}
-    return Amount(
-        cpu_millis(resources["cpu"]) if "cpu" in resources else 0,
-        memory_bytes(resources["memory"]) if "memory" in resources else 0,
-    )
+    """amount_of({'cpu': '500m', 'memory': '1Gi', 'example.com/gpu': '1'}) is every counted resource of a requests map.
+
+    Names the contract does not count (`pods`) are left out.
+    """
+    if not resources:
+        return ZERO
+    cpu = cpu_millis(resources[CPU]) if CPU in resources else 0
+    memory = memory_bytes(resources[MEMORY]) if MEMORY in resources else 0
+    if len(resources) == (CPU in resources) + (MEMORY in resources):
+        return Amount(cpu, memory)
+    others = {r: units_of(r, v) for r, v in resources.items() if r not in (CPU, MEMORY) and is_counted(r)}
+    return Amount(cpu, memory, _others(others))
 
 
 def _container_request(container: Mapping[str, Any]) -> Amount:
     resources = container.get("resources") or {}
-    # The API server defaults a request from the limit; a pod read back already has it.
-    return amount_of({**(resources.get("limits") or {}), **(resources.get("requests") or {})})
+    limits, requests = resources.get("limits"), resources.get("requests")
+    # The API server defaults a request from the limit, per resource; a pod read back already has it.
+    return amount_of({**limits, **(requests or {})} if limits else requests)
 
 
 def pod_request(pod: Mapping[str, Any]) -> Amount:
-    """pod_request() is a pod's effective request, as kube-scheduler counts it.
+    """pod_request() is a pod's effective request, as kube-scheduler counts it, for every counted resource.
 
     Regular containers and native sidecars (init containers with
     restartPolicy Always) add up; a plain init container needs the sidecars
     started before it plus itself, and the pod needs the most of that and the
-    long-running sum; a pod-level request overrides, for the resources it
-    names; `spec.overhead` adds.
+    long-running sum (per resource); a pod-level request overrides, for the
+    resources it names that pod-level requests support (cpu, memory,
+    hugepages-*); `spec.overhead` adds.
     """
     spec = pod.get("spec") or {}
     pod_level = (spec.get("resources") or {}).get("requests") or {}
@@ -104,8 +187,10 @@ def pod_request(pod: Mapping[str, Any]) -> Amount:
             init_peak = init_peak.max(sidecars + request)
     containers = (running + sidecars).max(init_peak)
     # A pod-level request replaces the containers' total only for the resources it names.
-    named = amount_of(pod_level)
-    return Amount(named.cpu if "cpu" in pod_level else containers.cpu, named.memory if "memory" in pod_level else containers.memory) + overhead
+    named = {r: units_of(r, v) for r, v in pod_level.items() if is_pod_level(r)}
+    if named:
+        containers = Amount.of({**containers.as_dict(), **named})
+    return containers + overhead
 
 
 def _sum(amounts: Iterable[Amount]) -> Amount:
@@ -116,5 +201,5 @@ def _sum(amounts: Iterable[Amount]) -> Amount:
 
 
 def node_allocatable(node: Mapping[str, Any]) -> Amount:
-    """node_allocatable() is a Node object's status.allocatable cpu and memory."""
+    """node_allocatable() is a Node object's status.allocatable of every counted resource; one it does not advertise is 0."""
     return amount_of((node.get("status") or {}).get("allocatable"))

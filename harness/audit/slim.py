@@ -12,7 +12,7 @@ condition's status and reason, the names in `skippedTasks` and the tasks
 steps name (one synthetic step), which is all expected_groups reads of it.
 
     slim_pod(pod) keeps metadata.{name,namespace,uid,resourceVersion,labels: tekton's two},
-    spec.{nodeName,schedulerName,containers,initContainers: name, restartPolicy, requests/limits cpu+memory, resources, overhead,
+    spec.{nodeName,schedulerName,containers,initContainers: name, restartPolicy, requests/limits of counted resources, resources, overhead,
           volumes: name and persistentVolumeClaim.claimName or ephemeral, of those that are claims},
     status.phase
 """
@@ -23,11 +23,9 @@ from typing import Any, Mapping
 
 from harness.monitor.expected_groups import CO_LOCATING_BINDINGS, pipeline_spec_of, referenced_workspaces
 from harness.monitor.invariants import PIPELINE_RUN_LABEL, PIPELINE_TASK_LABEL
+from harness.resource_names import is_counted
 
 Obj = dict[str, Any]
-
-#: The resources the rules count; extended resources (GPUs) are not judged.
-COUNTED_RESOURCES = ("cpu", "memory")
 
 
 def _pick(source: Mapping[str, Any] | None, *keys: str) -> Obj:
@@ -36,9 +34,14 @@ def _pick(source: Mapping[str, Any] | None, *keys: str) -> Obj:
     return {k: source[k] for k in keys if source.get(k) is not None}
 
 
+def _counted(resources: Mapping[str, Any] | None) -> Obj:
+    """_counted() keeps every resource the rules count (cpu, memory, ephemeral-storage, hugepages, extended), drops `pods` and the like."""
+    return {k: v for k, v in (resources or {}).items() if v is not None and is_counted(k)}
+
+
 def _resources(resources: Mapping[str, Any] | None) -> Obj:
     resources = resources or {}
-    kept = {part: _pick(resources.get(part), *COUNTED_RESOURCES) for part in ("requests", "limits")}
+    kept = {part: _counted(resources.get(part)) for part in ("requests", "limits")}
     return {part: values for part, values in kept.items() if values}
 
 
@@ -64,7 +67,7 @@ def slim_pod(pod: Mapping[str, Any]) -> Obj:
     pod_level = _resources(spec.get("resources"))
     if pod_level:
         slim_spec["resources"] = pod_level
-    overhead = _pick(spec.get("overhead"), *COUNTED_RESOURCES)
+    overhead = _counted(spec.get("overhead"))
     if overhead:
         slim_spec["overhead"] = overhead
     claims = [_claim_volume(v) for v in spec.get("volumes") or [] if isinstance(v, Mapping)]
@@ -84,11 +87,11 @@ def _claim_volume(volume: Mapping[str, Any]) -> Obj:
 
 
 def slim_node(node: Mapping[str, Any]) -> Obj:
-    """slim_node() is a node's name, its labels (a volume's node affinity reads them) and its allocatable cpu and memory."""
+    """slim_node() is a node's name, its labels (a volume's node affinity reads them) and its allocatable of every counted resource."""
     metadata = _pick(node.get("metadata"), "name", "resourceVersion", "labels")
     return {
         "metadata": metadata,
-        "status": {"allocatable": _pick((node.get("status") or {}).get("allocatable"), *COUNTED_RESOURCES)},
+        "status": {"allocatable": _counted((node.get("status") or {}).get("allocatable"))},
     }
 
 

@@ -8,6 +8,11 @@ The size is the nodes' `allocatable`. Their `capacity` is larger, as a real
 kubelet reports it (capacity less system-reserved, kube-reserved and the
 eviction threshold is allocatable): a scheduler that sizes nodes by capacity
 finds room that is not there.
+
+Besides cpu, memory and pods, every KWOK pool node advertises what a real
+kubelet does: `ephemeral-storage` (EPHEMERAL_STORAGE_*) and `hugepages-1Gi`
+and `hugepages-2Mi` of "0" (a kubelet lists each page size the kernel offers,
+with no pages pre-allocated). A NodeShape may give one node more, e.g. GPUs.
 """
 
 from __future__ import annotations
@@ -19,7 +24,8 @@ import kubernetes
 
 from harness.errors import HarnessError
 from harness.kube import Kube, present
-from harness.quantities import cpu_millis, memory_bytes
+from harness.quantities import cpu_millis, memory_bytes, units_of
+from harness.resource_names import CPU, MEMORY, is_counted, is_extended
 from harness.timeouts import TimeoutConfig
 from harness.waits import NotYet, wait_for
 
@@ -49,19 +55,36 @@ class NodePool:
 RESERVED_CPU_MILLIS = 200
 RESERVED_MEMORY_BYTES = 512 * 2**20
 
+#: A pool node's root disk: 100Gi, a common default boot disk (and about what a kind node on a
+#: laptop shows, its host's disk). Allocatable is 90Gi: the kubelet's default hard eviction
+#: threshold `nodefs.available<10%` is kept back, so capacity is larger here too. (kind turns
+#: that threshold off, so a kind node shows allocatable equal to capacity.)
+EPHEMERAL_STORAGE_CAPACITY = "100Gi"
+EPHEMERAL_STORAGE_ALLOCATABLE = "90Gi"
+#: The huge page sizes an x86-64 kubelet lists; "0": none pre-allocated, as on nearly every node.
+HUGEPAGES = {"hugepages-1Gi": "0", "hugepages-2Mi": "0"}
+
 
 def kubelet_capacity(cpu: str, memory: str, pods: int) -> dict[str, str]:
-    """kubelet_capacity('4800m', '8Gi', 110) is {'cpu': '5000m', 'memory': '9126805504', 'pods': '110'}.
+    """kubelet_capacity('4800m', '8Gi', 110) is {'cpu': '5000m', 'memory': '9126805504', 'pods': '110', 'ephemeral-storage': '100Gi', ...}.
 
     It is the capacity a kubelet reports beside an allocatable of cpu/memory/pods:
     200m CPU and 512Mi of memory more (RESERVED_*); the pod count is the same, as
-    a kubelet's maxPods is both.
+    a kubelet's maxPods is both; ephemeral-storage is the whole disk and the
+    hugepages sizes are listed with none.
     """
     return {
         "cpu": f"{cpu_millis(cpu) + RESERVED_CPU_MILLIS}m",
         "memory": str(memory_bytes(memory) + RESERVED_MEMORY_BYTES),
         "pods": str(pods),
+        "ephemeral-storage": EPHEMERAL_STORAGE_CAPACITY,
+        **HUGEPAGES,
     }
+
+
+def kubelet_allocatable(cpu: str, memory: str, pods: int) -> dict[str, str]:
+    """kubelet_allocatable('4800m', '8Gi', 110) is exactly cpu/memory/pods, with the ephemeral-storage and hugepages a kubelet adds."""
+    return {"cpu": cpu, "memory": memory, "pods": str(pods), "ephemeral-storage": EPHEMERAL_STORAGE_ALLOCATABLE, **HUGEPAGES}
 
 
 def node_manifest(
@@ -71,9 +94,10 @@ def node_manifest(
 
     Example: cpu='4800m', memory='8Gi' gives allocatable 4800m / 8Gi and capacity
     5000m / 8704Mi (kubelet_capacity()), so only a scheduler that reads
-    allocatable, as kube-scheduler does, sees the room the scenario means.
+    allocatable, as kube-scheduler does, sees the room the scenario means. Both
+    also list ephemeral-storage and hugepages as a kubelet does (kubelet_allocatable()).
     """
-    allocatable = {"cpu": cpu, "memory": memory, "pods": str(pods)}
+    allocatable = kubelet_allocatable(cpu, memory, pods)
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -192,8 +216,26 @@ class NodeShape:
 
     NodeShape(0, cordoned=True) cordons `<pool>-0` as `kubectl cordon` does;
     NodeShape(1, taints=(("rescon.dev/dedicated", "other", "NoSchedule"),)) taints `<pool>-1`;
-    NodeShape(2, labels=(("rescon.dev/lane", "away"),)) labels `<pool>-2`. A pool with no
-    shapes is as before: every node alike, schedulable, untainted.
+    NodeShape(2, labels=(("rescon.dev/lane", "away"),)) labels `<pool>-2`;
+    NodeShape(3, resources=(("example.com/gpu", "2"),)) gives `<pool>-3` two GPUs. A pool with no
+    shapes is as before: every node alike, schedulable, untainted, with no GPUs.
+
+    `resources` set the node's capacity and allocatable of each named resource
+    to the quantity given (a PATCH of the node's status, as a device plugin
+    or Kubernetes' "advertise extended resources for a node" task does). Which
+    resources can be shaped depends on who writes the node's status:
+
+    * KWOK nodes (`local`): any counted resource but cpu and memory, e.g.
+      `(("example.com/gpu", "2"), ("hugepages-2Mi", "512Mi"), ("ephemeral-storage", "20Gi"))`;
+      KWOK's heartbeat writes back the resource lists it reads, keys it does not know included.
+    * kubelet nodes (`kind`, `existing`): extended resources only (a name with
+      '/' outside kubernetes.io). A kubelet keeps those across its status
+      updates, with allocatable equal to capacity, but rewrites cpu, memory,
+      ephemeral-storage and every hugepages size its machine has at its next
+      update, so shaping those is refused with a HarnessError.
+
+    cpu and memory are the pool's (PoolSpec), the same on every node, so a
+    scenario's fractions (run.node_cpu_millis()) hold: a shape never changes them.
     """
 
     index: int
@@ -201,25 +243,78 @@ class NodeShape:
     #: (key, value, effect) each.
     taints: tuple[tuple[str, str, str], ...] = ()
     labels: tuple[tuple[str, str], ...] = ()
+    #: (resource name, quantity) each: the node's capacity and allocatable of that resource.
+    resources: tuple[tuple[str, str], ...] = ()
 
 
-#: What shape_pool_nodes() changed on one node, so that unshape_pool_nodes() can put it back.
+#: What shape_pool_nodes() changed on one node, so that unshape_pool_nodes() can put it back: the
+#: node's name and a patch of its metadata and spec, with a "status" entry (a patch of the status
+#: subresource) when the shape gave it resources.
 NodeUndo = tuple[str, dict[str, Any]]
 
 
-def shape_pool_nodes(kube: Kube, pool: NodePool, shapes: Sequence[NodeShape]) -> list[NodeUndo]:
-    """shape_pool_nodes() cordons, taints and labels the pool's nodes as `shapes` say; it returns the undo.
+def shape_resource_problem(resource: str, quantity: str, *, kubelet: bool) -> str:
+    """shape_resource_problem() says why a NodeShape cannot give a node this resource; '' when it can.
 
-    Shapes are applied to live nodes (a patch), so they work on every provider;
-    on `local` the pool's nodes are deleted afterwards anyway, elsewhere
-    unshape_pool_nodes() restores what was there.
+    Example: shape_resource_problem('ephemeral-storage', '20Gi', kubelet=True) ==
+    "a kubelet rewrites ephemeral-storage at its next status update: on kind and existing clusters
+    shape extended resources only (a name with '/', e.g. example.com/gpu)".
     """
-    undo: list[NodeUndo] = []
+    if resource in (CPU, MEMORY):
+        return f"{resource} is the pool's size, the same on every node: set PoolSpec.{resource} instead"
+    if not is_counted(resource):
+        return f"{resource} is no resource a pod's request is held against: use ephemeral-storage, hugepages-<size> or a name with '/'"
+    if kubelet and not is_extended(resource):
+        return (f"a kubelet rewrites {resource} at its next status update: on kind and existing clusters "
+                "shape extended resources only (a name with '/', e.g. example.com/gpu)")
+    try:
+        units_of(resource, quantity)
+    except HarnessError as err:
+        return str(err)
+    return ""
+
+
+def resources_patch(resources: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """resources_patch((("example.com/gpu", "2"),)) is the status patch that sets capacity and allocatable of each to its quantity."""
+    values = {name: quantity for name, quantity in resources}
+    return {"status": {"capacity": dict(values), "allocatable": dict(values)}}
+
+
+def resources_restore(status: Mapping[str, Any], resources: Sequence[tuple[str, str]]) -> dict[str, Any]:
+    """resources_restore() is the status patch that puts back what resources_patch() changed: old values, None (remove) where there were none."""
+    capacity, allocatable = status.get("capacity") or {}, status.get("allocatable") or {}
+    return {"status": {
+        "capacity": {name: capacity.get(name) for name, _ in resources},
+        "allocatable": {name: allocatable.get(name) for name, _ in resources},
+    }}
+
+
+def is_kubelet_node(annotations: Mapping[str, str] | None) -> bool:
+    """is_kubelet_node() is False for a KWOK node (KWOK_NODE_ANNOTATION), True for one a kubelet keeps the status of."""
+    return KWOK_NODE_ANNOTATION not in (annotations or {})
+
+
+def shape_pool_nodes(kube: Kube, pool: NodePool, shapes: Sequence[NodeShape]) -> list[NodeUndo]:
+    """shape_pool_nodes() cordons, taints, labels and sizes the pool's nodes as `shapes` say; it returns the undo.
+
+    Shapes are applied to live nodes (a patch, and a status patch for
+    resources), so they work on every provider; on `local` the pool's nodes
+    are deleted afterwards anyway, elsewhere unshape_pool_nodes() restores
+    what was there. A resource the node's provider cannot keep fails before
+    anything is changed (NodeShape).
+    """
     for shape in shapes:
         if not 0 <= shape.index < len(pool.nodes):
             raise HarnessError(f"node shape {shape} names node {shape.index} of pool {pool.name}, which has {len(pool.nodes)}")
-        node = pool.nodes[shape.index]
-        current = kube.core.read_node(node)
+    read = [(shape, pool.nodes[shape.index], kube.core.read_node(pool.nodes[shape.index])) for shape in shapes]
+    for shape, node, current in read:
+        kubelet = is_kubelet_node(present(current.metadata).annotations)
+        for resource, quantity in shape.resources:
+            problem = shape_resource_problem(resource, quantity, kubelet=kubelet)
+            if problem:
+                raise HarnessError(f"node shape of {node} ({'kubelet' if kubelet else 'KWOK'} node) cannot set {resource}={quantity}: {problem}")
+    undo: list[NodeUndo] = []
+    for shape, node, current in read:
         meta, spec = present(current.metadata), present(current.spec)
         old_labels = meta.labels or {}
         old_taints: list[dict[str, Any]] = [kube.api.sanitize_for_serialization(t) for t in (spec.taints or [])]  # type: ignore[no-untyped-call]
@@ -232,6 +327,10 @@ def shape_pool_nodes(kube: Kube, pool: NodePool, shapes: Sequence[NodeShape]) ->
             "spec": {"taints": old_taints, "unschedulable": spec.unschedulable},
         }
         kube.core.patch_node(node, patch)
+        if shape.resources:
+            status = kube.api.sanitize_for_serialization(current.status) or {}  # type: ignore[no-untyped-call]
+            restore.update(resources_restore(status, shape.resources))
+            kube.core.patch_node_status(node, resources_patch(shape.resources))
         undo.append((node, restore))
     return undo
 
@@ -240,7 +339,9 @@ def unshape_pool_nodes(kube: Kube, undo: Sequence[NodeUndo]) -> None:
     """unshape_pool_nodes() puts back what shape_pool_nodes() changed; a node already gone is fine."""
     for node, restore in reversed(undo):
         try:
-            kube.core.patch_node(node, restore)
+            if "status" in restore:
+                kube.core.patch_node_status(node, {"status": restore["status"]})
+            kube.core.patch_node(node, {k: v for k, v in restore.items() if k != "status"})
         except kubernetes.client.ApiException as err:
             if err.status != 404:
                 raise

@@ -38,6 +38,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from harness.cluster.compute_resources import compute_resources
+
 PREFIX = "sim.rescon.dev/"
 RUN_FOR = PREFIX + "run-for"
 RUN_UNTIL = PREFIX + "run-until"
@@ -134,6 +136,7 @@ def sim_task_spec(
     writes: Mapping[str, str | Sequence[str]] | None = None,
     env: Mapping[str, str] | None = None,
     workspaces: tuple[str, ...] = ("w",),
+    resources: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """sim_task_spec(cpu='480m', run_for='2s') is an embedded taskSpec that plays the vocabulary.
 
@@ -141,7 +144,11 @@ def sim_task_spec(
 
     The first step, `work`, requests `cpu` and `memory`; with neither (cpu=None)
     it has no computeResources, so a stepTemplate, a task-level request or a
-    LimitRange decides. Optional shapes, each absent unless asked for:
+    LimitRange decides. `resources` adds other resources to `work`'s requests,
+    with equal limits for extended resources and hugepages as the API server
+    requires (compute_resources): `resources={"example.com/gpu": "1",
+    "ephemeral-storage": "6Gi"}` asks for a GPU and 6Gi of scratch disk.
+    Optional shapes, each absent unless asked for:
 
     * extra_steps: one more step per requests map (`{}`: no computeResources),
       named `work-2`, `work-3`...; each runs `true`, so on kind only `work` plays
@@ -175,9 +182,9 @@ def sim_task_spec(
     for name, value in (writes or {}).items():
         annotations[RESULT + name] = value if isinstance(value, str) else json.dumps(list(value), separators=(",", ":"))
     work: dict[str, Any] = {"name": "work", "image": STEP_IMAGE, "script": STEP_SCRIPT}
-    requests = _requests(cpu, memory)
-    if requests:
-        work["computeResources"] = {"requests": requests}
+    compute = compute_resources(cpu=cpu, memory=memory, others=resources)
+    if compute:
+        work["computeResources"] = compute
     if env:
         work["env"] = [{"name": name, "value": value} for name, value in env.items()]
     work["volumeMounts"] = [{"name": "podinfo", "mountPath": PODINFO_DIR}]

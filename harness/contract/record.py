@@ -13,10 +13,12 @@ Example::
     record = Record.from_json(api.get_namespaced_custom_object(GROUP, VERSION, "ci", PLURAL, "run-1"))
     record.status_of("source").state is State.RESERVED
     record.group_of_task("build").peak_cpu_millis == 2000
+    record.group_of_task("build").peak.get("example.com/gpu") == 1
 
-Quantities are read into integers (millicores, bytes), rounded up as the API
-server does, so the suite compares amounts, not spellings: "2", "2000m" and
-"2e0" all say two CPUs.
+Quantities are read into integers (millicores for cpu; bytes for memory,
+ephemeral-storage and hugepages; counts for extended resources), rounded up
+as the API server does, so the suite compares amounts, not spellings: "2",
+"2000m" and "2e0" all say two CPUs.
 """
 
 from __future__ import annotations
@@ -32,6 +34,9 @@ from decimal import ROUND_CEILING, Decimal
 from typing import Any, Required, TypedDict, cast
 
 import yaml
+
+from harness.quantities import Amount
+from harness.resource_names import CPU, MEMORY, is_counted
 
 GROUP = "rescon.dev"
 """GROUP is the API group of ReservationRecord."""
@@ -148,11 +153,9 @@ class ConditionStatus(enum.StrEnum):
 # Raw JSON, as the API returns it.
 
 
-class PeakJSON(TypedDict):
-    """PeakJSON is ``spec.groups[].peak``: Kubernetes quantity strings."""
-
-    cpu: str
-    memory: str
+#: PeakJSON is ``spec.groups[].peak``: resource name -> Kubernetes quantity string; cpu and memory
+#: always, any other resource only when its peak is non-zero.
+PeakJSON = dict[str, str]
 
 
 class GroupSpecJSON(TypedDict):
@@ -268,7 +271,9 @@ class GroupSpec:
     """GroupSpec is one workspace group as the scheduler declared it: tasks, workspaces and peak.
 
     Example: ``GroupSpec("source", ("build", "clone"), ("source",), 2000, 2684354560)``
-    is a group whose tasks may together request at most 2 CPUs and 2560Mi at once.
+    is a group whose tasks may together request at most 2 CPUs and 2560Mi at
+    once; ``peak_others=(("example.com/gpu", 1),)`` adds one GPU. ``peak`` is
+    all of it as one Amount.
     """
 
     name: str
@@ -276,6 +281,13 @@ class GroupSpec:
     workspaces: tuple[str, ...]
     peak_cpu_millis: int
     peak_memory_bytes: int
+    #: Every other resource of the peak, non-zero, sorted as Amount sorts them (harness.quantities.Amount.others).
+    peak_others: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def peak(self) -> Amount:
+        """peak is the whole peak: peak.get('example.com/gpu') is the GPUs the group holds, 0 for a resource it does not name."""
+        return Amount(self.peak_cpu_millis, self.peak_memory_bytes, self.peak_others)
 
 
 @dataclass(frozen=True)
@@ -654,9 +666,25 @@ def _parse_group_spec(check: _Checker, item: Mapping[str, Any], index: int) -> G
     workspaces = check.strings(item, "workspaces", f"{field}.workspaces", min_items=1, label=False)
     peak = check.mapping(item, "peak", f"{field}.peak")
     assert peak is not None
-    cpu = check.quantity(peak, "cpu", f"{field}.peak.cpu")
-    memory = check.quantity(peak, "memory", f"{field}.peak.memory")
-    return GroupSpec(name, tasks, workspaces, _ceil(cpu * 1000), _ceil(memory))
+    amounts = {resource: _peak_amount(check, peak, resource, f"{field}.peak") for resource in (CPU, MEMORY, *peak)}
+    whole = Amount.of(amounts)
+    return GroupSpec(name, tasks, workspaces, whole.cpu, whole.memory, whole.others)
+
+
+def _peak_amount(check: _Checker, peak: Mapping[str, Any], resource: str, field: str) -> int:
+    """_peak_amount() reads one resource of a peak: millicores for cpu, else the value rounded up; it checks the name and that others are non-zero."""
+    where = f"{field}[{resource}]" if "/" in resource or "." in resource else f"{field}.{resource}"
+    if not is_counted(resource):
+        raise check.fail(
+            where,
+            f"names {resource!r}, which is no resource a pod's request is held against",
+            "use cpu, memory, ephemeral-storage, hugepages-<size> or an extended resource name containing '/'",
+        )
+    amount = check.quantity(peak, resource, where)
+    units = _ceil(amount * 1000) if resource == CPU else _ceil(amount)
+    if units == 0 and resource not in (CPU, MEMORY):
+        raise check.fail(where, "is 0", f"leave {resource} out of the peak: only cpu and memory are written when zero")
+    return units
 
 
 def _check_disjoint(check: _Checker, groups: tuple[GroupSpec, ...]) -> None:

@@ -1,7 +1,11 @@
 """peaks: a group's peak as docs/contract.md section 6 defines it, computed by the suite itself.
 
     peak[r] = max over every set S of group tasks that can run concurrently of
-              sum over t in S of request[r](t)          for r in {cpu, memory}, separately
+              sum over t in S of request[r](t)          for every resource r the group's pods request, separately
+
+(cpu, memory, ephemeral-storage, hugepages-<size>, extended resources such as
+`example.com/gpu`: harness.resource_names; cpu and memory always, 0 when no
+pod requests them).
 
 Read from the PipelineRun's resolved `status.pipelineSpec` (else its embedded
 `spec.pipelineSpec`) and the Task objects its `taskRef`s name:
@@ -57,7 +61,7 @@ class PlannedTask:
 
     @property
     def total(self) -> Amount:
-        return Amount(self.request.cpu * self.pods, self.request.memory * self.pods)
+        return self.request.times(self.pods)
 
 
 def result_references(entry: Obj) -> frozenset[str]:
@@ -195,16 +199,24 @@ def max_antichain(items: list[str], weight: Callable[[str], int], overlap: Calla
 
 
 def group_peak(group_tasks: Iterable[str], planned: Mapping[str, PlannedTask]) -> Amount:
-    """group_peak() is the group's peak, CPU and memory each over its own best set of overlapping tasks."""
+    """group_peak() is the group's peak, each resource over its own best set of overlapping tasks.
+
+    Example: build (1 example.com/gpu, 500m) and lint (0 gpu, 1000m) can overlap, test (1 gpu, 2000m)
+    comes after both: the peak is 2000m CPU and 1 gpu, from two different sets.
+    """
     before = predecessors(planned)
     names = sorted(group_tasks)
 
     def overlap(a: str, b: str) -> bool:
         return can_overlap(a, b, planned, before)
 
-    cpu = max_antichain(names, lambda n: planned[n].total.cpu, overlap)
-    memory = max_antichain(names, lambda n: planned[n].total.memory, overlap)
-    return Amount(cpu, memory)
+    totals = {n: planned[n].total for n in names}
+
+    def peak_of(resource: str) -> int:
+        return max_antichain(names, lambda n: totals[n].get(resource), overlap)
+
+    resources = {r for total in totals.values() for r in total.resources()} | {"cpu", "memory"}
+    return Amount.of({r: peak_of(r) for r in resources})
 
 
 def expected_peaks(groups: Iterable[ExpectedGroup], pipeline_run: Obj, tasks: Mapping[str, Obj] = {}) -> dict[frozenset[str], Amount]:

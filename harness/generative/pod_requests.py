@@ -5,7 +5,9 @@ scheduler (which it must not borrow: tests/integration/test_tekton_pod_shapes.py
 holds Tekton and this reading to one answer, and the generative scenario holds
 a scheduler's peaks to it). It covers steps with requests and limits, a
 stepTemplate, sidecars, `stepSpecs` / `sidecarSpecs`, task-level
-`computeResources` requests, and one LimitRange of type Container.
+`computeResources` requests, and one LimitRange of type Container, for every
+resource the contract counts (cpu, memory, ephemeral-storage, hugepages-*,
+extended resources), each on its own.
 
 Example: steps {cpu: 500m} and {} with LimitRange defaultRequest 600m / 300Mi,
 min 250m / 50Mi give step defaults max(600m / 2, 250m) = 300m, 150Mi: steps
@@ -16,20 +18,26 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from harness.quantities import Amount, cpu_millis, memory_bytes
+from harness.quantities import Amount, units_of
+from harness.resource_names import CPU, EPHEMERAL_STORAGE, MEMORY, is_counted
 
-Amounts = dict[str, int]  # resource -> millicores or bytes
+Amounts = dict[str, int]  # resource -> millicores (cpu), bytes or a count (harness.resource_names)
 
-RESOURCES = ("cpu", "memory")
+#: The resources Tekton's LimitRange transformer shares among the steps (step 5,
+#: `resourceNames` in pkg/internal/computeresources/transformer.go, v1.15.0); the API
+#: server's LimitRanger then defaults every resource (step 6).
+TEKTON_SHARED_RESOURCES = (CPU, MEMORY, EPHEMERAL_STORAGE)
+#: Tekton divides these as whole values (Quantity.Value()); every other resource as millis (MilliValue()).
+WHOLE_VALUE_RESOURCES = (MEMORY, EPHEMERAL_STORAGE)
 #: Tekton's own init containers (step 4): they carry no resources unless a LimitRange gives them some.
 TEKTON_INIT_CONTAINERS = ("prepare", "place-scripts", "working-dir-initializer")
 
 
 def _amounts(values: Mapping[str, Any] | None) -> Amounts | None:
-    """_amounts({'cpu': '1'}) == {'cpu': 1000}; None for no map at all (Go's nil ResourceList)."""
+    """_amounts({'cpu': '1', 'example.com/gpu': '1'}) == {'cpu': 1000, 'example.com/gpu': 1}; None for no map at all (Go's nil ResourceList)."""
     if not values:
         return None
-    return {r: (cpu_millis if r == "cpu" else memory_bytes)(values[r]) for r in RESOURCES if r in values}
+    return {r: units_of(r, v) for r, v in values.items() if is_counted(r)}
 
 
 def _over(base: Amounts | None, top: Amounts | None) -> Amounts | None:
@@ -38,9 +46,19 @@ def _over(base: Amounts | None, top: Amounts | None) -> Amounts | None:
     return merged or None
 
 
+def _share(resource: str, amount: int, parts: int) -> int:
+    """_share() is Tekton's even share: whole bytes for memory and ephemeral-storage, else millis rounded down, read back rounded up.
+
+    Example: hugepages-2Mi 3Mi over 2 steps is 1572864; example.com/gpu 1 over 2 steps is 500m, counted as 1.
+    """
+    if resource == CPU or resource in WHOLE_VALUE_RESOURCES:
+        return amount // parts
+    return -(-(amount * 1000 // parts) // 1000)
+
+
 def _split(total: Amounts | None, parts: int) -> Amounts | None:
-    """Step 3: an even share, rounded down to a whole millicore or byte."""
-    return {r: v // parts for r, v in total.items()} if total else None
+    """Step 3: an even share of each resource (_share)."""
+    return {r: _share(r, v, parts) for r, v in total.items()} if total else None
 
 
 class _Container:
@@ -89,7 +107,7 @@ def contract_requests(
     default_request = _amounts((item or {}).get("defaultRequest")) or {}
     minimum = _amounts((item or {}).get("min")) or {}
     if item is not None:  # step 5: Tekton's transformer, steps only
-        share = {r: max(default_request.get(r, 0) // len(steps), minimum.get(r, 0)) for r in RESOURCES}
+        share = {r: max(default_request.get(r, 0) // len(steps), minimum.get(r, 0)) for r in TEKTON_SHARED_RESOURCES}
         share = {r: v for r, v in share.items() if v}
         for _, step in steps:
             if step.requests is None:
@@ -100,7 +118,7 @@ def contract_requests(
     for container in (*inits, *(s for _, s in steps), *sidecars):  # step 6: the API server
         requests = {**(container.limits or {}), **(container.requests or {})}
         requests = {**default_request, **requests}
-        result[container.name] = Amount(requests.get("cpu", 0), requests.get("memory", 0))
+        result[container.name] = Amount.of(requests)
     return result
 
 

@@ -5,7 +5,7 @@ pods, nodes, records and PipelineRuns, and after every event asks these
 functions what is broken. Each finding names its rule, so a failure reads
 
     contract monitor: node-overcommitted at 4.2s: node pool-x-0 holds 5000m CPU, 0Mi
-    (pods 1400m CPU, 0Mi + residuals 3600m CPU, 0Mi) of 4800m CPU, 8192Mi allocatable
+    (pods 1400m CPU, 0Mi + residuals 3600m CPU, 0Mi) of 4800m CPU, 8192Mi allocatable: too much cpu
 
 The rule names are the strings users grep for; docs/coverage.md maps each to
 the contract sentence it enforces.
@@ -115,20 +115,26 @@ def _total(pods: Iterable[Obj]) -> Amount:
 
 
 def residuals_on(world: World, node: str) -> Amount:
-    """residuals_on() is section 7's Σ residual(H, N) over the Reserved groups H on the node."""
+    """residuals_on() is section 7's Σ residual(H, N) over the Reserved groups H on the node, per resource.
+
+    residual[r] = max(0, peak[r] - what H's live pods on N request of r), for
+    every resource of the peak: a group's GPUs are held like its CPU.
+    """
     total = ZERO
     for record in world.records.values():
         for group, status in zip(record.groups, record.statuses):
             if status.state is State.RESERVED and status.node == node:
-                peak = Amount(group.peak_cpu_millis, group.peak_memory_bytes)
                 running = _total(_live_on(group_pods(world, record.namespace, record.pipeline_run, group.tasks), node))
-                total = total + (peak - running).floor_zero()
+                total = total + (group.peak - running).floor_zero()
     return total
 
 
 def overcommitted(world: World, *, with_reservations: bool, nodes: Iterable[str] | None = None) -> list[Finding]:
     """overcommitted() finds pool nodes (of `nodes`, default all) whose pods (+ residuals of Reserved groups) exceed allocatable.
 
+    Each counted resource is judged on its own (cpu, memory, ephemeral-storage,
+    hugepages-*, extended resources); a resource the node does not advertise
+    has allocatable 0, so one GPU on a node without GPUs is too much.
     Finished pods do not count, as in kube-scheduler; pods of every scheduler do.
     """
     findings = []
@@ -142,10 +148,15 @@ def overcommitted(world: World, *, with_reservations: bool, nodes: Iterable[str]
             findings.append(Finding(
                 NODE_OVERCOMMITTED,
                 f"node {name} holds {(pods + held).describe()} (pods {pods.describe()} + residuals {held.describe()}) "
-                f"of {allocatable.describe()} allocatable: too much {' and '.join(over)}",
+                f"of {allocatable.describe()} allocatable: too much {too_much(over, allocatable)}",
                 (f"node {name}", *sorted(pod_key(p) for p in _live_on(world.pods.values(), name))),
             ))
     return findings
+
+
+def too_much(resources: Iterable[str], allocatable: Amount) -> str:
+    """too_much() names the resources a node is over-committed on: "cpu and example.com/gpu (the node advertises none)"."""
+    return " and ".join(r + (" (the node advertises none)" if allocatable.get(r) == 0 else "") for r in resources)
 
 
 def _groups_by_run(world: World) -> Iterable[tuple[tuple[str, str], ExpectedGroup]]:

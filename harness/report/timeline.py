@@ -39,7 +39,8 @@ from typing import Any
 from kubernetes.utils.quantity import parse_quantity
 
 from harness.errors import HarnessError
-from harness.quantities import ZERO, Amount, pod_request
+from harness.quantities import ZERO, Amount, pod_request, units_of
+from harness.resource_names import amount_text, is_counted
 
 UNSCHEDULED_LANE = "unscheduled"
 """UNSCHEDULED_LANE is the lane of pods not (yet) bound to a node."""
@@ -105,10 +106,10 @@ class PodInterval:
 
     @property
     def label(self) -> str:
-        """label is what the picture writes on the bar: ``"run-1-build-pod 500m, 1Gi"``, or the name alone."""
+        """label is what the picture writes on the bar: ``"run-1-build-pod 500m, 1Gi"`` (``", example.com/gpu 1"`` after it for each other resource), or the name alone."""
         if self.request is None:
             return self.pod
-        return f"{self.pod} {self.request.cpu}m, {memory_text(self.request.memory)}"
+        return f"{self.pod} {self.request.cpu}m, {memory_text(self.request.memory)}{others_text(self.request.others)}"
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,8 @@ class ReservationBand:
 
     ``state`` is the state that ended it (``Released``, ``Pending``), or
     ``Reserved`` while open or when the record vanished. ``peak_cpu_millis``
-    is the group's peak CPU in millicores.
+    is the group's peak CPU in millicores; ``peak_others`` the peak's resources
+    other than cpu and memory, e.g. ``(("example.com/gpu", 1),)``.
     """
 
     record: str
@@ -127,11 +129,12 @@ class ReservationBand:
     end: float | None
     state: str
     peak_cpu_millis: int
+    peak_others: tuple[tuple[str, int], ...] = ()
 
     @property
     def label(self) -> str:
-        """label is what the picture writes on the band, e.g. ``"run-1/source peak=3800m"``."""
-        return f"{self.record}/{self.group} peak={self.peak_cpu_millis}m"
+        """label is what the picture writes on the band, e.g. ``"run-1/source peak=3800m"``, ``"run-1/source peak=3800m, example.com/gpu 1"``."""
+        return f"{self.record}/{self.group} peak={self.peak_cpu_millis}m{others_text(self.peak_others)}"
 
 
 @dataclass(frozen=True)
@@ -145,13 +148,33 @@ class NodeCapacity:
     node: str
     cpu_millis: int
     memory_bytes: int = 0
+    #: The node's other allocatable resources that are not 0, e.g. (("example.com/gpu", 2),).
+    others: tuple[tuple[str, int], ...] = ()
 
     @property
     def label(self) -> str:
-        """label is ``"4800m cpu, 8Gi"`` (memory left out when unknown)."""
+        """label is ``"4800m cpu, 8Gi"`` (memory left out when unknown), then the node's other resources: ``", ephemeral-storage 90Gi, example.com/gpu 2"``."""
         if not self.memory_bytes:
-            return f"{self.cpu_millis}m cpu"
-        return f"{self.cpu_millis}m cpu, {memory_text(self.memory_bytes)}"
+            return f"{self.cpu_millis}m cpu{others_text(self.others)}"
+        return f"{self.cpu_millis}m cpu, {memory_text(self.memory_bytes)}{others_text(self.others)}"
+
+
+def others_text(others: Sequence[tuple[str, int]]) -> str:
+    """others_text((("example.com/gpu", 1),)) == ", example.com/gpu 1"; '' for none, so a label without them reads as before."""
+    return "".join(f", {amount_text(name, amount)}" for name, amount in others)
+
+
+def peak_others_of(peak: Any) -> tuple[tuple[str, int], ...]:
+    """peak_others_of() reads a record's raw `peak` map into its resources other than cpu and memory; an unreadable entry is left out (the picture is for humans)."""
+    values: dict[str, int] = {}
+    for name, quantity in (peak.items() if isinstance(peak, Mapping) else ()):
+        if name in ("cpu", "memory") or not is_counted(str(name)):
+            continue
+        try:
+            values[str(name)] = units_of(str(name), quantity)
+        except HarnessError:
+            continue
+    return Amount.of(values).others
 
 
 def memory_text(amount: int) -> str:
@@ -223,6 +246,7 @@ class _OpenBand:
     node: str
     start: float
     peak_cpu_millis: int
+    peak_others: tuple[tuple[str, int], ...] = ()
 
 
 class TimelineRecorder:
@@ -337,14 +361,14 @@ class TimelineRecorder:
             if self._last_records is not None and now < self._last_records:
                 return False
             self._last_records = now
-            reserved: dict[tuple[str, str], tuple[str, int]] = {}
+            reserved: dict[tuple[str, str], tuple[str, int, tuple[tuple[str, int], ...]]] = {}
             ended: dict[tuple[str, str], str] = {}
             for record in records:
                 name = _get(record, "metadata", "name")
                 if not isinstance(name, str) or not name:
                     continue
                 peaks = {
-                    str(_get(g, "name")): cpu_millis(_get(g, "peak", "cpu"))
+                    str(_get(g, "name")): (cpu_millis(_get(g, "peak", "cpu")), peak_others_of(_get(g, "peak")))
                     for g in _get(record, "spec", "groups") or ()
                     if _get(g, "name")
                 }
@@ -354,23 +378,24 @@ class TimelineRecorder:
                         continue
                     key = (name, str(group_name))
                     if state == RESERVED and node:
-                        reserved[key] = (str(node), peaks.get(str(group_name), 0))
+                        peak, others = peaks.get(str(group_name), (0, ()))
+                        reserved[key] = (str(node), peak, others)
                     else:
                         ended[key] = str(state or "Pending")
             for key in list(self._open_bands):
                 if key not in reserved or reserved[key][0] != self._open_bands[key].node:
                     self._close_band(key, now, ended.get(key, RESERVED))
-            for key, (node, peak) in reserved.items():
+            for key, (node, peak, others) in reserved.items():
                 band = self._open_bands.get(key)
                 if band is None:
-                    self._open_bands[key] = _OpenBand(node=node, start=now, peak_cpu_millis=peak)
+                    self._open_bands[key] = _OpenBand(node=node, start=now, peak_cpu_millis=peak, peak_others=others)
                 else:
-                    band.peak_cpu_millis = peak
+                    band.peak_cpu_millis, band.peak_others = peak, others
             return True
 
     def _close_band(self, key: tuple[str, str], now: float, state: str) -> None:
         band = self._open_bands.pop(key)
-        self._bands.append(ReservationBand(key[0], key[1], band.node, band.start, now, state, band.peak_cpu_millis))
+        self._bands.append(ReservationBand(key[0], key[1], band.node, band.start, now, state, band.peak_cpu_millis, band.peak_others))
 
     def intervals(self) -> list[PodInterval]:
         """intervals is every pod interval so far, open ones with ``end`` None, ordered by start then pod."""
@@ -384,7 +409,7 @@ class TimelineRecorder:
         """bands is every reservation band so far, open ones with ``end`` None, ordered by start then name."""
         with self._lock:
             result = list(self._bands) + [
-                ReservationBand(record, group, b.node, b.start, None, RESERVED, b.peak_cpu_millis)
+                ReservationBand(record, group, b.node, b.start, None, RESERVED, b.peak_cpu_millis, b.peak_others)
                 for (record, group), b in self._open_bands.items()
             ]
         return sorted(result, key=lambda b: (b.start, b.record, b.group))

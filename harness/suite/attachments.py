@@ -81,7 +81,7 @@ def timeline_nodes(run: ScenarioRun) -> list[NodeCapacity]:
             allocatable = amount_of(present(run.kube.core.read_node(name).status).allocatable)
         except Exception:  # noqa: BLE001 - the picture is for humans; a missing node is drawn at the pool's size
             allocatable = Amount(run.node_cpu_millis(), run.node_memory_bytes())
-        nodes.append(NodeCapacity(name, allocatable.cpu, allocatable.memory))
+        nodes.append(NodeCapacity(name, allocatable.cpu, allocatable.memory, allocatable.others))
     return nodes
 
 

@@ -9,12 +9,14 @@ records (placement-only); the report says so.
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Mapping, TypeVar
 
 from harness.contract import record as contract
 from harness.errors import HarnessError
 from harness.kube import decoded, present
 from harness.quantities import cpu_millis as parse_cpu
+from harness.quantities import units_of
+from harness.resource_names import amount_text, sort_key
 from harness.suite.run import PIPELINE_RUN_LABEL, ScenarioRun
 from harness.waits import NotYet, WaitTimeout, hold_for, wait_for
 
@@ -332,8 +334,16 @@ def group_must_have(
     workspaces: set[str],
     peak_cpu_millis: int,
     peak_memory_bytes: int,
+    peak_other: Mapping[str, int | str] | None = None,
 ) -> None:
     """group_must_have() asserts the group's tasks, its workspaces and its peak (CPU in millicores, memory in bytes, exact).
+
+    `peak_other` is every other resource the peak must name, each exact: an
+    int in the resource's unit (bytes for ephemeral-storage and hugepages, a
+    count for extended resources) or a quantity string, e.g.
+    `peak_other={"example.com/gpu": 1, "ephemeral-storage": "6Gi"}`. The peak
+    must name no other resource: one the group's pods request and the record
+    leaves out fails, as does one they do not request.
 
     Every expected value is computed by hand from the fixture in the scenario
     itself (docs/contract.md sections 4 and 6), never by an implementation's code.
@@ -355,7 +365,29 @@ def group_must_have(
         wrong.append(f"reserves a peak of {group.peak_cpu_millis}m CPU, expected {peak_cpu_millis}m")
     if group.peak_memory_bytes != peak_memory_bytes:
         wrong.append(f"reserves a peak of {group.peak_memory_bytes} bytes of memory, expected {peak_memory_bytes}")
+    wrong += other_peak_differences(dict(group.peak_others), {r: units_of(r, v) for r, v in (peak_other or {}).items()})
     assert not wrong, f"group {group.name} " + "; it ".join(wrong)
+
+
+def other_peak_differences(found: Mapping[str, int], expected: Mapping[str, int]) -> list[str]:
+    """other_peak_differences() says how a peak's resources other than cpu and memory differ from those expected ([] if not at all).
+
+    Example: found {} and expected {"example.com/gpu": 1} is ["reserves no example.com/gpu, expected
+    example.com/gpu 1: a peak names every resource its group's pods request (docs/contract.md section 6)"].
+    """
+    wrong = []
+    for resource in sorted({*found, *expected} - {"cpu", "memory"}, key=sort_key):
+        have, want = found.get(resource, 0), expected.get(resource, 0)
+        if have == want:
+            continue
+        if not have:
+            wrong.append(f"reserves no {resource}, expected {amount_text(resource, want)}: "
+                         "a peak names every resource its group's pods request (docs/contract.md section 6)")
+        elif not want:
+            wrong.append(f"reserves a peak of {amount_text(resource, have)}, expected none: no pod of the group requests {resource}")
+        else:
+            wrong.append(f"reserves a peak of {amount_text(resource, have)}, expected {amount_text(resource, want)}")
+    return wrong
 
 
 #: The node a binding probe targets: it does not exist, so a probe that gets through binds to nothing.

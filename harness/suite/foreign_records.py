@@ -9,6 +9,9 @@ written once it had claimed a node for the run's group.
 
     record = foreign_record(run.pipeline_run('x-other'), scheduler='rescon-another-scheduler',
                             group='source', task='only', peak_cpu_millis=480, node='p-0', holders=(pod,))
+
+`peak_others` adds other resources to the peak, as quantity strings:
+`peak_others={'example.com/gpu': '1'}` makes the other scheduler hold a GPU too.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ Obj = dict[str, Any]
 
 def foreign_record(
     pipeline_run: Mapping[str, Any], *, scheduler: str, group: str, task: str, peak_cpu_millis: int, node: str,
-    holders: Sequence[Mapping[str, Any]],
+    holders: Sequence[Mapping[str, Any]], peak_others: Mapping[str, str] | None = None,
 ) -> Obj:
     """foreign_record() is a record of one group, Reserved on `node` with `holders`, as `scheduler` writes it: owned by its run, labelled active."""
     name, uid = pipeline_run["metadata"]["name"], pipeline_run["metadata"]["uid"]
@@ -38,7 +41,10 @@ def foreign_record(
         },
         "spec": {
             "pipelineRun": {"name": name, "uid": uid},
-            "groups": [{"name": group, "tasks": [task], "workspaces": [group], "peak": {"cpu": f"{peak_cpu_millis}m", "memory": "0"}}],
+            "groups": [{
+                "name": group, "tasks": [task], "workspaces": [group],
+                "peak": {"cpu": f"{peak_cpu_millis}m", "memory": "0", **(peak_others or {})},
+            }],
         },
         "status": {
             "reservedGroups": 1,

@@ -4,7 +4,10 @@ Templates see the scenario's namespace, the schedulerName under test, the
 pool's nodeSelector, its PVC names, the storage class of its spare volumes
 (for `volumeClaimTemplate` workspaces), and `cpu(f)` / `memory(f)`: a fraction of
 one pool node's allocatable, so one fixture holds on KWOK nodes made to measure
-and on kind workers as they are. Undefined names fail loudly (StrictUndefined).
+and on kind workers as they are. `sim_task_spec(...)` builds a simulated task and
+`compute_resources(cpu=..., memory=..., others={...})` a plain container's
+`resources` (GPUs and hugepages with their equal limits). Undefined names fail
+loudly (StrictUndefined).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any, Mapping
 import jinja2
 import yaml
 
+from harness.cluster.compute_resources import compute_resources
 from harness.cluster.paths import SUITE_ROOT
 from harness.cluster.simulation import sim_task_spec
 from harness.errors import HarnessError
@@ -76,6 +80,7 @@ def render_text(name: str, context: RenderContext, directory: Path = FIXTURES_DI
             cpu=context.cpu,
             memory=context.memory,
             sim_task_spec=sim_task_spec,
+            compute_resources=compute_resources,
             **dict(context.extra),
         )
     except jinja2.TemplateError as err:

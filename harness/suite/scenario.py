@@ -31,7 +31,7 @@ class PoolSpec:
     cpu: str = "4800m"
     memory: str = "8Gi"
     pods: int = 110
-    #: Nodes that differ from the rest (cordoned, tainted, labelled); none by default.
+    #: Nodes that differ from the rest (cordoned, tainted, labelled, given GPUs or other resources); none by default.
     #: The runner applies them once the pool exists, before the test, and undoes them afterwards.
     shapes: tuple[NodeShape, ...] = ()
 

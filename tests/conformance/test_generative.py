@@ -247,11 +247,8 @@ def _judge(run: ScenarioRun, drawn: DrawnRun) -> None:
     wrong = []
     for spec in record.groups:
         peak = peaks[frozenset(spec.tasks)]
-        if (spec.peak_cpu_millis, spec.peak_memory_bytes) != (peak.cpu, peak.memory):
-            wrong.append(
-                f"group {spec.name} {sorted(spec.tasks)} reserves {spec.peak_cpu_millis}m / {spec.peak_memory_bytes} bytes, "
-                f"expected {peak.cpu}m / {peak.memory} bytes"
-            )
+        if spec.peak != peak:
+            wrong.append(f"group {spec.name} {sorted(spec.tasks)} reserves {spec.peak.describe()}, expected {peak.describe()}")
         node = nodes[frozenset(spec.tasks)]
         if node is not None and record.status_of(spec.name).node != node:
             wrong.append(f"group {spec.name}'s pods ran on {node}, but its record names node {record.status_of(spec.name).node}")

@@ -29,6 +29,7 @@ pytestmark = pytest.mark.unit
 
 Obj = dict[str, Any]
 Mi = 2**20
+GPU = "example.com/gpu"
 
 
 def _spec(*steps: Obj, **fields: Any) -> Obj:
@@ -80,6 +81,33 @@ def test_cpu_and_memory_peaks_come_from_different_sets() -> None:
     # a -> b, c beside both: CPU a+c = 1000 + 100, memory b+c = 900Mi + 100Mi.
     run = _run([_entry("a", "1", "100Mi"), _entry("b", "100m", "900Mi", after=("a",)), _entry("c", "100m", "100Mi")])
     assert _peaks(run) == {frozenset({"a", "b", "c"}): Amount(1100, 1000 * Mi)}
+
+
+def _gpu_entry(name: str, cpu: str, gpus: int, *, after: tuple[str, ...] = ()) -> Obj:
+    """A task asking for GPUs as users write it: requests and equal limits (the API server requires limits for extended resources)."""
+    step = {"computeResources": {"requests": {"cpu": cpu, GPU: str(gpus)}, "limits": {GPU: str(gpus)}}} if gpus else _requests(cpu)
+    entry: Obj = {"name": name, "taskSpec": _spec(step), "workspaces": [{"name": "w", "workspace": "source"}]}
+    if after:
+        entry["runAfter"] = list(after)
+    return entry
+
+
+def test_each_resource_peaks_over_its_own_set_of_tasks() -> None:
+    """build (1 gpu, 500m) and lint (1000m) overlap, test (1 gpu, 2000m) follows both: peak 2000m and 1 gpu, never 2."""
+    run = _run([_gpu_entry("build", "500m", 1), _gpu_entry("lint", "1000m", 0), _gpu_entry("test", "2000m", 1, after=("build", "lint"))])
+    peak = _peaks(run)[frozenset({"build", "lint", "test"})]
+    assert peak == Amount.of({"cpu": 2000, GPU: 1})
+
+
+def test_overlapping_tasks_add_their_gpus_and_a_matrix_multiplies_them() -> None:
+    shards = {"params": [{"name": "shard", "value": ["a", "b", "c"]}]}
+    run = _run([_gpu_entry("train", "100m", 1, **{}), {**_gpu_entry("eval", "100m", 2), "matrix": shards}])
+    assert _peaks(run)[frozenset({"train", "eval"})].get(GPU) == 1 + 3 * 2
+
+
+def test_a_group_requesting_nothing_but_cpu_names_no_other_resource() -> None:
+    run = _run([_gpu_entry("build", "500m", 0)])
+    assert _peaks(run)[frozenset({"build"})].others == ()
 
 
 def test_an_order_through_a_task_outside_the_group_counts() -> None:
@@ -189,7 +217,9 @@ def _pipelines(draw: st.DrawFn) -> dict[str, PlannedTask]:
     for i in range(count):
         is_finally = i >= count - finals
         after = frozenset() if is_finally else frozenset(f"t{j}" for j in range(i) if draw(st.booleans()))
-        planned[f"t{i}"] = PlannedTask(f"t{i}", is_finally, after, draw(st.integers(1, 3)), Amount(draw(st.integers(0, 900)), draw(st.integers(0, 900))))
+        others = {GPU: draw(st.integers(0, 2)), "ephemeral-storage": draw(st.integers(0, 900))}
+        request = Amount.of({"cpu": draw(st.integers(0, 900)), "memory": draw(st.integers(0, 900)), **others})
+        planned[f"t{i}"] = PlannedTask(f"t{i}", is_finally, after, draw(st.integers(1, 3)), request)
     return planned
 
 
@@ -202,7 +232,9 @@ def test_the_peak_is_the_brute_force_over_every_subset(planned: dict[str, Planne
     for size in range(1, len(group) + 1):
         for subset in itertools.combinations(sorted(group), size):
             if all(can_overlap(a, b, planned, before) for a, b in itertools.combinations(subset, 2)):
-                total = Amount(sum(planned[t].total.cpu for t in subset), sum(planned[t].total.memory for t in subset))
+                total = Amount()
+                for task in subset:
+                    total = total + planned[task].total
                 best = best.max(total)
     assert group_peak(group, planned) == best
 

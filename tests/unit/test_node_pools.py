@@ -26,14 +26,17 @@ def pool_node(cpu: str = "4800m", memory: str = "8Gi", pods: int = 110) -> dict[
     return node_manifest("p-0", pool="p", cpu=cpu, memory=memory, pods=pods, labels={}, taints=())
 
 
-def test_allocatable_is_exactly_the_pool_size() -> None:
-    assert pool_node()["status"]["allocatable"] == {"cpu": "4800m", "memory": "8Gi", "pods": "110"}
+KUBELET_EXTRAS = {"hugepages-1Gi": "0", "hugepages-2Mi": "0"}
+
+
+def test_allocatable_is_exactly_the_pool_size_with_what_a_kubelet_adds() -> None:
+    assert pool_node()["status"]["allocatable"] == {"cpu": "4800m", "memory": "8Gi", "pods": "110", "ephemeral-storage": "90Gi", **KUBELET_EXTRAS}
 
 
 def test_capacity_is_allocatable_plus_what_the_system_keeps() -> None:
     status = pool_node()["status"]
-    assert status["capacity"] == {"cpu": "5000m", "memory": str(8 * 2**30 + 512 * MI), "pods": "110"}
-    assert amount_of(status["capacity"]) - amount_of(status["allocatable"]) == Amount(200, 512 * MI)
+    assert status["capacity"] == {"cpu": "5000m", "memory": str(8 * 2**30 + 512 * MI), "pods": "110", "ephemeral-storage": "100Gi", **KUBELET_EXTRAS}
+    assert amount_of(status["capacity"]) - amount_of(status["allocatable"]) == Amount.of({"cpu": 200, "memory": 512 * MI, "ephemeral-storage": 10 * 2**30})
 
 
 @pytest.mark.parametrize(("cpu", "memory"), [("4", "16Gi"), ("1.5", "1G"), ("4800m", "8589934592"), ("10m", "64Mi")])
@@ -57,7 +60,7 @@ def test_taints_and_labels_are_unchanged() -> None:
 
 def test_the_monitor_reads_allocatable() -> None:
     # node-overcommitted compares a node's load with node_allocatable(): 4800m, not 5000m.
-    assert node_allocatable(pool_node()) == Amount(4800, 8 * 2**30)
+    assert node_allocatable(pool_node()) == Amount.of({"cpu": 4800, "memory": 8 * 2**30, "ephemeral-storage": 90 * 2**30})
 
 
 def test_the_reference_reads_allocatable() -> None:

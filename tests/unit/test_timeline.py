@@ -342,3 +342,22 @@ def test_a_node_over_its_allocatable_is_drawn_red_in_its_strip(tmp_path: Path) -
     over = [fits[0], PodInterval("b", "node-a", 1.0, 5.0, "Running", Amount(900, Gi))]
     assert _over_pixels(render_timeline(fits, [], nodes, tmp_path / "fits.png", title="fits", until=6.0)) == 0
     assert _over_pixels(render_timeline(over, [], nodes, tmp_path / "over.png", title="over", until=6.0)) > 500
+
+
+def test_other_resources_show_on_bars_bands_and_lanes() -> None:
+    from harness.report.timeline import peak_others_of
+
+    gpu = "example.com/gpu"
+    assert PodInterval("p", "node-a", 0, 1, "Running", Amount.of({"cpu": 500, "memory": Gi, gpu: 1})).label == "p 500m, 1Gi, example.com/gpu 1"
+    assert ReservationBand("run-1", "source", "node-a", 0, None, "Reserved", 3800, ((gpu, 1),)).label == "run-1/source peak=3800m, example.com/gpu 1"
+    assert NodeCapacity("node-a", 4800, 8 * Gi, (("ephemeral-storage", 90 * Gi),)).label == "4800m cpu, 8Gi, ephemeral-storage 90Gi"
+    assert peak_others_of({"cpu": "1", "memory": "1Gi", gpu: "2", "hugepages-2Mi": "lots", "pods": "3"}) == ((gpu, 2),)
+
+
+def test_a_band_carries_the_records_other_resources() -> None:
+    recorder = TimelineRecorder(origin=0.0)
+    obj = {"metadata": {"name": "run-1"},
+           "spec": {"groups": [{"name": "source", "peak": {"cpu": "1", "memory": "1Gi", "example.com/gpu": "1"}}]},
+           "status": {"groups": [{"name": "source", "state": "Reserved", "node": "node-a"}]}}
+    recorder.observe_records(1.0, [obj])
+    assert recorder.bands()[0].label == "run-1/source peak=1000m, example.com/gpu 1"
