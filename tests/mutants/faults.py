@@ -88,7 +88,8 @@ def largest_task_peak(graph: PipelineGraph, tasks: Iterable[str]) -> Resources:
     The fault: two parallel 1500m tasks get a 1500m peak instead of 3000m.
     """
     requests = [graph.nodes[name].concurrent_request for name in sorted(set(tasks))]
-    return Resources(cpu=max((r.cpu for r in requests), default=0), memory=max((r.memory for r in requests), default=0))
+    names = {name for r in requests for name in r.names()}
+    return Resources.of({name: max((r.get(name) for r in requests), default=0) for name in names})
 
 
 def apply_max_peak() -> None:
@@ -430,7 +431,7 @@ def doubled_memory(peak: Resources) -> Resources:
     The fault: a group whose tasks need at most 2560Mi at once reserves 5Gi,
     holding back room nothing will use (a group requesting no memory stays at 0).
     """
-    return Resources(cpu=peak.cpu, memory=2 * peak.memory)
+    return peak._replace(memory=2 * peak.memory)
 
 
 def apply_inflated_memory_peak() -> None:
@@ -904,10 +905,8 @@ def fit_counting_own_residual(node: NodeView, reservations: Sequence[ActiveReser
         if other.uid != pod.uid:
             used = used + other.request
     reserved = foreign_reserved(node, reservations, excluding=None)
-    for resource, requested, allocatable, by_pods, by_all in (
-        ("cpu", pod.request.cpu, node.allocatable.cpu, used.cpu, reserved.cpu),
-        ("memory", pod.request.memory, node.allocatable.memory, used.memory, reserved.memory),
-    ):
+    for resource, requested in pod.request.items():
+        allocatable, by_pods, by_all = node.allocatable.get(resource), used.get(resource), reserved.get(resource)
         available = allocatable - by_pods - by_all
         if requested > 0 and requested > available:
             failures.append(InsufficientResource(resource, requested, available, allocatable, by_pods, by_all))
@@ -1045,10 +1044,8 @@ def peak_with_finally_concurrent(graph: PipelineGraph, tasks: Iterable[str]) -> 
         return graph.reaches(a, b) and graph.nodes[a].is_finally == graph.nodes[b].is_finally
 
     requests = {name: graph.nodes[name].concurrent_request for name in names}
-    return Resources(
-        cpu=max_weight_antichain({n: r.cpu for n, r in requests.items()}, before),
-        memory=max_weight_antichain({n: r.memory for n, r in requests.items()}, before),
-    )
+    resources = {resource for r in requests.values() for resource in r.names()}
+    return Resources.of({resource: max_weight_antichain({n: r.get(resource) for n, r in requests.items()}, before) for resource in resources})
 
 
 def apply_finally_overlaps_dag() -> None:
@@ -2959,7 +2956,7 @@ def fit_capping_the_peak_at_the_node(node: NodeView, reservations: Sequence[Acti
     from reference_scheduler.core.headroom import GroupDemand, fit
 
     if demand is not None and demand.node is None:
-        capped = Resources(cpu=min(demand.peak.cpu, node.allocatable.cpu), memory=min(demand.peak.memory, node.allocatable.memory))
+        capped = Resources.of({name: min(amount, node.allocatable.get(name)) for name, amount in demand.peak.items()})
         demand = GroupDemand(demand.key, capped)
     return fit(node, reservations, pod, demand)
 

@@ -186,7 +186,14 @@ class TestFitCases:
 # --- properties ------------------------------------------------------------
 
 GROUPS = (A, B, C)
-amounts = st.builds(Resources, cpu=st.integers(0, 8000), memory=st.integers(0, 16 * GIB))
+# Amounts of cpu and memory and, sometimes, of other resources: the laws hold for each resource alike.
+OTHER_RESOURCES = ("ephemeral-storage", "example.com/gpu", "hugepages-2Mi")
+amounts = st.builds(
+    lambda cpu, memory, other: Resources.of({"cpu": cpu, "memory": memory, **other}),
+    st.integers(0, 8000),
+    st.integers(0, 16 * GIB),
+    st.dictionaries(st.sampled_from(OTHER_RESOURCES), st.integers(0, 8), max_size=2),
+)
 pods = st.lists(
     st.builds(PodUsage, uid=st.uuids().map(str), request=amounts, group=st.sampled_from((*GROUPS, None))),
     max_size=8,
@@ -274,11 +281,7 @@ def test_fit_agrees_with_available_for_an_unassigned_group(
     failures = fit(node, reservations, PodUsage("new", request, group), GroupDemand(group, peak))
     need = peak.max(request)
     available = available_for(node, reservations, group)
-    expected = {
-        name
-        for name, wanted, free in (("cpu", need.cpu, available.cpu), ("memory", need.memory, available.memory))
-        if wanted > 0 and wanted > free
-    }
+    expected = {name for name, wanted in need.items() if wanted > 0 and wanted > available.get(name)}
     assert {f.resource for f in failures if isinstance(f, (InsufficientResource, GroupPeakExceedsNode))} == expected
     for failure in failures:
         if isinstance(failure, InsufficientResource):
