@@ -3391,5 +3391,100 @@ MUTANTS["timeout_from_creation"] = Mutant(
     "8.timeout_start",
 )
 
+# --- peak_ignores_extended_resources, fit_ignores_ephemeral_storage, fit_ignores_hugepages ---
+
+
+def peak_without_extended_resources(group_peak: Callable[[PipelineGraph, Iterable[str]], Resources]) -> Callable[[PipelineGraph, Iterable[str]], Resources]:
+    """peak_without_extended_resources(group_peak): the same peaks, less every extended resource (nvidia.com/gpu, example.com/gpu).
+
+    The fault: a group whose build needs 1 CPU and whose later test needs 1 CPU
+    and one example.com/gpu reserves 1 CPU and no GPU, so its claim holds no
+    GPU: another run can take the node's only GPU before the test starts, and
+    the test's pod waits (docs/contract.md section 6: the peak covers every
+    resource the group's tasks request). cpu, memory, ephemeral-storage and
+    hugepages stay exact; the claiming pod's own GPU is still checked.
+    """
+    from reference_scheduler.core.resource_names import is_extended_resource_name
+
+    @functools.wraps(group_peak)
+    def peak(graph: PipelineGraph, tasks: Iterable[str]) -> Resources:
+        return group_peak(graph, tasks).dropping(is_extended_resource_name)
+
+    return peak
+
+
+def apply_peak_ignores_extended_resources() -> None:
+    from reference_scheduler.core import partition
+
+    partition.group_peak = peak_without_extended_resources(partition.group_peak)
+
+
+def fit_ignoring(fit: Callable[..., list[Any]], ignored: Callable[[str], bool]) -> Callable[..., list[Any]]:
+    """fit_ignoring(fit, ignored): fit()'s verdicts without the failures of the resources ignored(name) picks.
+
+    The fault, for ephemeral-storage or hugepages: a node short of it still
+    takes the pod (or the group's claim), and the kubelet then refuses the pod
+    (OutOfephemeral-storage, OutOfhugepages-2Mi) or evicts it
+    (docs/contract.md section 7: fit covers every resource kube-scheduler's
+    NodeResourcesFit checks). Other resources are judged as the reference does.
+    """
+
+    @functools.wraps(fit)
+    def judged(node: NodeView, reservations: Sequence[ActiveReservation], pod: Any, demand: Any) -> list[Any]:
+        return [f for f in fit(node, reservations, pod, demand) if not ignored(getattr(f, "resource", ""))]
+
+    return judged
+
+
+def is_ephemeral_storage(name: str) -> bool:
+    return name == "ephemeral-storage"
+
+
+def apply_fit_ignores_ephemeral_storage() -> None:
+    from reference_scheduler.runtime import cycle
+
+    cycle.fit = fit_ignoring(cycle.fit, is_ephemeral_storage)
+
+
+def apply_fit_ignores_hugepages() -> None:
+    from reference_scheduler.core.resource_names import is_hugepages_resource_name
+    from reference_scheduler.runtime import cycle
+
+    cycle.fit = fit_ignoring(cycle.fit, is_hugepages_resource_name)
+
+
+#: What the three resource mutants wait for: their scenarios come on another branch.
+SCENARIO_NOT_WRITTEN = "scenario not written yet"
+RULES["6.every_resource"] = (
+    "section 6: the peak covers every resource the group's tasks request, extended resources (nvidia.com/gpu) included"
+)
+RULES["7.every_resource"] = (
+    "section 7: fit checks every resource NodeResourcesFit checks, ephemeral-storage and hugepages-<size> included"
+)
+MUTANTS["peak_ignores_extended_resources"] = Mutant(
+    "peak_ignores_extended_resources",
+    "a group's peak, and so its claim, leaves out extended resources: a later task's GPU is not held",
+    "extended_resources_in_group",
+    apply_peak_ignores_extended_resources,
+    "6.every_resource",
+    pending=SCENARIO_NOT_WRITTEN,
+)
+MUTANTS["fit_ignores_ephemeral_storage"] = Mutant(
+    "fit_ignores_ephemeral_storage",
+    "node fit ignores ephemeral-storage: a node without room for it still takes the pod or the claim",
+    "ephemeral_storage_decides",
+    apply_fit_ignores_ephemeral_storage,
+    "7.every_resource",
+    pending=SCENARIO_NOT_WRITTEN,
+)
+MUTANTS["fit_ignores_hugepages"] = Mutant(
+    "fit_ignores_hugepages",
+    "node fit ignores hugepages-<size>: a node without room for them still takes the pod or the claim",
+    "ephemeral_storage_decides",
+    apply_fit_ignores_hugepages,
+    "7.every_resource",
+    pending=SCENARIO_NOT_WRITTEN,
+)
+
 from .held_out import HELD_OUT  # noqa: E402  (the held-out batch registers after the catalogue it extends)
 MUTANTS.update(HELD_OUT)
