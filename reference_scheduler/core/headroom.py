@@ -261,16 +261,16 @@ def fit(
     reserved = foreign_reserved(node, reservations, excluding=group)
     need = required_for(pod.request, demand)
 
-    rows = [
+    rows: tuple[tuple[str, int, int, int, int], ...] = (
         ("cpu", need.cpu, node.allocatable.cpu, used.cpu, reserved.cpu),
         ("memory", need.memory, node.allocatable.memory, used.memory, reserved.memory),
-    ]
+    )
     if need.other:
         # Only what the pod (or peak) requests can fail; a resource the node does not advertise has allocatable 0.
-        rows += [
+        rows += tuple(
             (resource, need.get(resource), node.allocatable.get(resource), used.get(resource), reserved.get(resource))
             for resource in in_report_order(name for name, _ in need.other)
-        ]
+        )
     for resource, requested, allocatable, by_pods, by_others in rows:
         available = allocatable - by_pods - by_others
         if group is not None and demand is not None and demand.node is None and requested > allocatable:

