@@ -35,6 +35,7 @@ from reference_scheduler.core.reasons import (
     InsufficientResource,
     TooManyPods,
 )
+from reference_scheduler.core.resource_names import EPHEMERAL_STORAGE
 from reference_scheduler.core.resources import ZERO, Resources, total
 
 
@@ -99,6 +100,18 @@ class GroupDemand:
     key: GroupKey
     peak: Resources
     node: str | None = None
+
+
+def in_report_order(names: Iterable[str]) -> list[str]:
+    """in_report_order sorts resource names as kube-scheduler's fitsRequest checks them: ephemeral-storage, then scalars by name.
+
+    (kube-scheduler walks its scalar resources in map order; by name is the stable choice.) cpu and
+    memory come before all of them and are not passed here.
+
+    Example: in_report_order(["nvidia.com/gpu", "hugepages-2Mi", "ephemeral-storage"])
+    == ["ephemeral-storage", "hugepages-2Mi", "nvidia.com/gpu"].
+    """
+    return sorted(names, key=lambda name: (name != EPHEMERAL_STORAGE, name))
 
 
 FitFailure: TypeAlias = InsufficientResource | TooManyPods | GroupReservedOnAnotherNode | GroupPeakExceedsNode
@@ -213,11 +226,17 @@ def fit(
       pods (its group's included) - other groups' residuals. Its group's own
       residual is not subtracted: that is the room held for this very pod.
 
+    Every resource is checked on its own: cpu, memory, then, in
+    kube-scheduler's order, ephemeral-storage, hugepages-<size> and extended
+    resources (``in_report_order``); a resource the node does not advertise has
+    allocatable 0, so a pod requesting it fails there ("Insufficient nvidia.com/gpu").
+
     The pod-count limit is checked as kube-scheduler's Fit does: the node's
     pods plus this one must not exceed ``max_pods``. A pod already listed on
     the node (same uid) is not counted against itself. A resource the pod
     requests none of always fits, even on an over-committed node, again as
-    kube-scheduler does.
+    kube-scheduler does; a pod requesting nothing at all fits any node with
+    room for one more pod.
 
     Example (seed): B's first pod (500m, group peak 2000m, unassigned) on the
     seed node gets ``[InsufficientResource("cpu", requested=2000, available=1000,
@@ -242,10 +261,17 @@ def fit(
     reserved = foreign_reserved(node, reservations, excluding=group)
     need = required_for(pod.request, demand)
 
-    for resource, requested, allocatable, by_pods, by_others in (
+    rows: tuple[tuple[str, int, int, int, int], ...] = (
         ("cpu", need.cpu, node.allocatable.cpu, used.cpu, reserved.cpu),
         ("memory", need.memory, node.allocatable.memory, used.memory, reserved.memory),
-    ):
+    )
+    if need.other:
+        # Only what the pod (or peak) requests can fail; a resource the node does not advertise has allocatable 0.
+        rows += tuple(
+            (resource, need.get(resource), node.allocatable.get(resource), used.get(resource), reserved.get(resource))
+            for resource in in_report_order(name for name, _ in need.other)
+        )
+    for resource, requested, allocatable, by_pods, by_others in rows:
         available = allocatable - by_pods - by_others
         if group is not None and demand is not None and demand.node is None and requested > allocatable:
             # No claim can ever hold this peak here: say so, not "full for now" (a group no node can hold).

@@ -6,7 +6,7 @@ NodeName, NodeUnschedulable, TaintToleration, NodeAffinity (nodeSelector and
 required node affinity) and the pod-count half of NodeResourcesFit. They read
 the dicts the API returns, so the runtime can feed informer objects directly.
 
-CPU and memory are not checked here: that is ``headroom.fit``, which also
+Resources (cpu, memory, ephemeral-storage, hugepages, extended resources) are not checked here: that is ``headroom.fit``, which also
 applies the pod-count limit through ``NodeView.max_pods``; ``too_many_pods``
 is the same limit for callers that only hold the raw node.
 
@@ -295,16 +295,18 @@ def node_affinity_mismatch(pod: Json, node: Json) -> NodeAffinityMismatch | None
 
 
 def node_allocatable(node: Json) -> Resources:
-    """node_allocatable reads ``status.allocatable`` CPU and memory: the room a node offers its pods.
+    """node_allocatable reads ``status.allocatable``, every counted resource: the room a node offers its pods.
 
     Never ``status.capacity``: a kubelet reports capacity before it keeps back
     system-reserved, kube-reserved and the eviction threshold, and what is left,
     allocatable, is all kube-scheduler's NodeResourcesFit lets pods use.
-    Absent or unparsable means no room, so such a node admits no pod that asks
-    for CPU or memory.
+    A resource absent has 0 room, as kube-scheduler reads a node that does not
+    advertise it, so such a node admits no pod that asks for it. An
+    unparsable allocatable (no API server stores one) means no room at all.
 
     Example: a node with capacity ``cpu: 5000m`` and allocatable ``cpu: 4800m,
-    memory: 8Gi`` gives ``Resources(cpu=4800, memory=8589934592)``.
+    memory: 8Gi, nvidia.com/gpu: 2`` gives
+    ``Resources(cpu=4800, memory=8589934592, other=(("nvidia.com/gpu", 2),))``.
     """
     allocatable = value_at(node, "status", "allocatable")
     try:

@@ -77,14 +77,16 @@ def max_weight_antichain(weights: Mapping[str, int], before: Callable[[str, str]
 
 
 def group_peak(graph: PipelineGraph, tasks: Iterable[str]) -> Resources:
-    """group_peak is, for cpu and memory separately, the most the given tasks of graph can request at once.
+    """group_peak is, for each resource separately, the most the given tasks of graph can request at once.
 
     Each task counts with its concurrent request (pod request × matrix fan-out).
-    The cpu and memory maxima may come from different sets of tasks: the
-    reservation must cover both.
+    Every resource any of the tasks requests gets its own maximum (cpu,
+    memory, ephemeral-storage, hugepages-<size>, extended resources such as
+    nvidia.com/gpu), and the maxima may come from different sets of tasks:
+    the reservation must cover each.
 
-    Example: in clone → {build (3 CPU, 1Gi), test (3 CPU, 2Gi)} → push, the group
-    {clone, build, test, push} peaks at Resources(cpu=6000, memory=3Gi).
+    Example: in clone → {build (3 CPU, 1Gi), test (3 CPU, 2Gi, 1 nvidia.com/gpu)} → push, the group
+    {clone, build, test, push} peaks at cpu 6000m, memory 3Gi and 1 nvidia.com/gpu.
     """
     names = sorted(set(tasks))
     for name in names:
@@ -93,7 +95,14 @@ def group_peak(graph: PipelineGraph, tasks: Iterable[str]) -> Resources:
     requests = {name: graph.nodes[name].concurrent_request for name in names}
     cpu = max_weight_antichain_of_graph({n: r.cpu for n, r in requests.items()}, graph)
     memory = max_weight_antichain_of_graph({n: r.memory for n, r in requests.items()}, graph)
-    return Resources(cpu=cpu, memory=memory)
+    others = sorted({resource for r in requests.values() for resource, _ in r.other})
+    return Resources.of(
+        {
+            "cpu": cpu,
+            "memory": memory,
+            **{resource: max_weight_antichain_of_graph({n: r.get(resource) for n, r in requests.items()}, graph) for resource in others},
+        }
+    )
 
 
 def max_weight_antichain_of_graph(weights: Mapping[str, int], graph: PipelineGraph) -> int:

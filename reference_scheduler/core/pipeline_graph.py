@@ -92,7 +92,7 @@ class TaskNode:
         lists those tasks so a caller can refuse or over-reserve.
         """
         count = 1 if self.fan_out is None else self.fan_out
-        return Resources(self.request.cpu * count, self.request.memory * count)
+        return self.request if count == 1 else self.request.scaled(count)
 
 
 class PipelineGraph:

@@ -1,7 +1,9 @@
-"""pod_requests: the CPU and memory a pod asks the scheduler for, as Kubernetes computes it.
+"""pod_requests: the resources a pod asks the scheduler for, as Kubernetes computes it.
 
 The rules are those of kube-scheduler's NodeResourcesFit (``PodRequests`` in
-``k8s.io/component-helpers/resource``), applied per resource (cpu, memory):
+``k8s.io/component-helpers/resource``), applied to each counted resource on its
+own (cpu, memory, ephemeral-storage, hugepages-<size>, extended resources such
+as nvidia.com/gpu; ``resource_names.counted``):
 
 1. Regular containers run together, so their requests add up.
 2. Init containers run one after another, so only the largest counts, and the
@@ -10,21 +12,26 @@ The rules are those of kube-scheduler's NodeResourcesFit (``PodRequests`` in
    keeps running once started: it adds to the regular containers and to every
    init container that starts after it.
 4. A pod-level request (``spec.resources.requests``) replaces the aggregate for
-   the resources it names.
+   the resources it names, among those pod-level resources support (v1.37:
+   cpu, memory and hugepages-<size>; ``IsSupportedPodLevelResource``).
 5. ``spec.overhead`` (set by the RuntimeClass admission plugin) is added last.
 
 We may see a spec before the API server has defaulted it (a pod we predict, or a
 pod template), so the API server's defaulting is applied here too, and it is a
 no-op on a pod read back from the API:
 
-* a container with a limit but no request for a resource gets request = limit;
-* a pod-level limit with no pod-level request for a resource becomes the pod
+* a container with a limit but no request for a resource gets request = limit
+  (for an extended resource the API requires request = limit anyway);
+* a pod-level cpu or memory limit with no pod-level request becomes the pod
   request when no container requests that resource (otherwise the pod-level
-  request defaults to the containers' aggregate, which changes nothing).
+  request defaults to the containers' aggregate, which changes nothing); a
+  pod-level hugepages limit always does, hugepages being never overcommitted
+  (``defaultPodRequests``).
 
 Example: containers of 1 CPU and 500m, a sidecar of 200m and an init container
 of 2 CPU give max(1 + 0.5 + 0.2, 2 + 0) = 2 CPU, while an init container placed
-after the sidecar would count as 2.2 CPU.
+after the sidecar would count as 2.2 CPU. A container requesting
+``nvidia.com/gpu: 1`` beside one requesting 2 gives 3 GPUs, the same sum.
 """
 
 from __future__ import annotations
@@ -32,19 +39,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reference_scheduler.core.resources import ZERO, InvalidQuantity, Resources, cpu_millis, memory_bytes
+from reference_scheduler.core.resource_names import counted, is_hugepages_resource_name, is_pod_level_resource
+from reference_scheduler.core.resources import ZERO, InvalidQuantity, Resources, amount_of
 
 __all__ = ["container_request", "pod_effective_request"]
-
-_RESOURCES = ("cpu", "memory")
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def _amount(resource: str, value: object) -> int:
-    return cpu_millis(value) if resource == "cpu" else memory_bytes(value)
 
 
 def _defaulted_requests(resources: Mapping[str, Any]) -> dict[str, Any]:
@@ -57,30 +59,29 @@ def _defaulted_requests(resources: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def container_request(container: Mapping[str, Any], *, kind: str = "container") -> tuple[Resources, frozenset[str]]:
-    """container_request returns a container's defaulted cpu/memory request and which of the two it sets.
+    """container_request returns a container's defaulted request of every counted resource and which it sets.
 
     Why the second value: a pod-level limit only becomes the pod request for a
     resource that no container requests, and an explicit "0" still counts as set.
 
-    Example: {'name': 'build', 'resources': {'limits': {'cpu': '2'}}}
-    gives (Resources(cpu=2000, memory=0), frozenset({'cpu'})).
+    Example: {'name': 'build', 'resources': {'limits': {'cpu': '2', 'nvidia.com/gpu': '1'}}}
+    gives (Resources(cpu=2000, memory=0, other=(('nvidia.com/gpu', 1),)), frozenset({'cpu', 'nvidia.com/gpu'})).
     """
-    name = container.get("name", "<unnamed>")
     resources = _mapping(container.get("resources"))
-    explicit = _mapping(resources.get("requests"))
     requests = _defaulted_requests(resources)
-    amounts = {"cpu": 0, "memory": 0}
-    present = set()
-    for resource in _RESOURCES:
-        if requests.get(resource) is None:
+    if not requests:
+        return ZERO, frozenset()
+    amounts = {}
+    for resource, value in requests.items():
+        if not counted(resource):
             continue
         try:
-            amounts[resource] = _amount(resource, requests[resource])
+            amounts[resource] = amount_of(resource, value)
         except InvalidQuantity as err:
-            field = "request" if resource in explicit else "limit"
+            name = container.get("name", "<unnamed>")
+            field = "request" if resource in _mapping(resources.get("requests")) else "limit"
             raise InvalidQuantity(f"{kind} {name!r} {resource} {field}: {err}") from err
-        present.add(resource)
-    return Resources(cpu=amounts["cpu"], memory=amounts["memory"]), frozenset(present)
+    return Resources.of(amounts), frozenset(amounts)
 
 
 def _containers(pod_spec: Mapping[str, Any], key: str) -> Sequence[Mapping[str, Any]]:
@@ -93,11 +94,11 @@ def _containers(pod_spec: Mapping[str, Any], key: str) -> Sequence[Mapping[str, 
 def _pod_level_amounts(pod_spec: Mapping[str, Any], field: str) -> dict[str, int]:
     values = _mapping(_mapping(pod_spec.get("resources")).get(field))
     result = {}
-    for resource in _RESOURCES:
-        if values.get(resource) is None:
+    for resource, value in values.items():
+        if value is None or not is_pod_level_resource(resource):
             continue
         try:
-            result[resource] = _amount(resource, values[resource])
+            result[resource] = amount_of(resource, value)
         except InvalidQuantity as err:
             raise InvalidQuantity(f"pod-level {resource} {field[:-1]}: {err}") from err
     return result
@@ -139,23 +140,26 @@ def pod_effective_request(pod_spec: Mapping[str, Any]) -> Resources:
 
     pod_requests = _pod_level_amounts(pod_spec, "requests")
     pod_limits = _pod_level_amounts(pod_spec, "limits")
-    amounts = {"cpu": total.cpu, "memory": total.memory}
-    for resource in _RESOURCES:
-        if resource in pod_requests:
-            amounts[resource] = pod_requests[resource]
-        elif resource in pod_limits and resource not in present:
-            amounts[resource] = pod_limits[resource]
-
     overhead = _mapping(pod_spec.get("overhead"))
-    for resource in _RESOURCES:
-        if overhead.get(resource) is None:
+    if not pod_requests and not pod_limits and not overhead:
+        return total
+
+    amounts = dict(total.items())
+    for resource, amount in pod_requests.items():
+        amounts[resource] = amount
+    for resource, amount in pod_limits.items():
+        if resource not in pod_requests and (resource not in present or is_hugepages_resource_name(resource)):
+            amounts[resource] = amount
+
+    for resource, value in overhead.items():
+        if value is None or not counted(resource):
             continue
         try:
-            amounts[resource] += _amount(resource, overhead[resource])
+            amounts[resource] = amounts.get(resource, 0) + amount_of(resource, value)
         except InvalidQuantity as err:
             raise InvalidQuantity(f"pod overhead {resource}: {err}") from err
 
-    return Resources(cpu=amounts["cpu"], memory=amounts["memory"])
+    return Resources.of(amounts)
 
 
 def pod_admitted_request(pod: Mapping[str, Any]) -> Resources:

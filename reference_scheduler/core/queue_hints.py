@@ -116,7 +116,8 @@ class PodSnapshot:
 
 
 def _lowered(old: Resources, new: Resources) -> bool:
-    return new.cpu < old.cpu or new.memory < old.memory
+    """Some resource, any of them (a GPU too), went down."""
+    return not old.fits_in(new)
 
 
 def pod_deleted(deleted: PodSnapshot) -> QueueingHint:
@@ -212,7 +213,8 @@ def node_updated(pod: Json, old: Json, new: Json, *, reserved_node: str | None =
     SKIP when the updated node still fails the pod's node checks (or is not
     the group's reserved node). Otherwise QUEUE when the old node failed them
     (uncordoned, a taint removed, labels now matching) or when allocatable
-    CPU, memory or pods grew; an unreadable allocatable is QUEUE too.
+    pods or any resource grew (cpu, memory, a GPU newly advertised); an
+    unreadable allocatable is QUEUE too.
 
     Example: ``spec.unschedulable`` going from true to false is QUEUE for a
     pod that does not tolerate the cordon; a heartbeat that changes only
@@ -227,11 +229,7 @@ def node_updated(pod: Json, old: Json, new: Json, *, reserved_node: str | None =
         new_resources, new_pods = _allocatable(new)
     except InvalidQuantity:
         return QUEUE
-    grew = (
-        new_resources.cpu > old_resources.cpu
-        or new_resources.memory > old_resources.memory
-        or new_pods > old_pods
-    )
+    grew = not new_resources.fits_in(old_resources) or new_pods > old_pods
     return QUEUE if grew else SKIP
 
 

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Mapping, Sequence, TypeAlias
 
 from reference_scheduler.core.keys import GroupKey
+from reference_scheduler.core.resource_names import is_byte_resource
 
 
 class ReasonCode(StrEnum):
@@ -164,15 +165,17 @@ def format_amount(resource: str, amount: int) -> str:
     """format_amount renders an integer amount the way an operator reads it in a manifest.
 
     CPU is always millicores, so numbers in one message compare at a glance;
-    memory uses the largest binary unit that divides it exactly, else bytes.
+    bytes (memory, ephemeral-storage, hugepages) use the largest binary unit
+    that divides them exactly, else bytes; extended resources are counts.
 
     Example: ``format_amount("cpu", 2000) == "2000m"``,
     ``format_amount("memory", 268435456) == "256Mi"``,
-    ``format_amount("memory", 1000) == "1000"``, ``format_amount("cpu", -200) == "-200m"``.
+    ``format_amount("memory", 1000) == "1000"``, ``format_amount("cpu", -200) == "-200m"``,
+    ``format_amount("hugepages-2Mi", 4194304) == "4Mi"``, ``format_amount("nvidia.com/gpu", 2) == "2"``.
     """
     if resource == "cpu":
         return f"{amount}m"
-    if resource == "memory" and amount != 0:
+    if amount != 0 and is_byte_resource(resource):
         for suffix, size in _MEMORY_UNITS:
             if amount % size == 0:
                 return f"{amount // size}{suffix}"

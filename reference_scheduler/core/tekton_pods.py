@@ -66,7 +66,7 @@ from typing import Any
 
 from reference_scheduler.core.container_defaults import apply_container_defaults
 from reference_scheduler.core.pod_requests import pod_effective_request
-from reference_scheduler.core.resources import InvalidQuantity, Resources, cpu_millis, memory_bytes
+from reference_scheduler.core.resources import InvalidQuantity, Resources, amount_of, milli_units
 
 __all__ = ["predict_task_pod_request", "predict_task_pod_spec"]
 
@@ -75,7 +75,11 @@ SIDECAR_PREFIX = "sidecar-"
 RESULTS_SIDECAR_NAME = "tekton-log-results"
 TEKTON_INIT_CONTAINERS = ("prepare", "place-scripts", "working-dir-initializer")
 
-_RESOURCES = ("cpu", "memory")
+# The resources Tekton's LimitRange transformer shares out over steps (computeresources.resourceNames);
+# the API server's LimitRanger then defaults every resource the LimitRange names.
+_LIMIT_RANGE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+# The resources Tekton divides in whole units; it divides every other in milli-units (tasklevel).
+_WHOLE_UNIT_SHARES = ("memory", "ephemeral-storage")
 _MAX_NAME = 63
 _ARTIFACTS_PATH_VARIABLE = "$(step.artifacts.path)"
 
@@ -123,7 +127,20 @@ def _merge(template: Requirements, override: Requirements) -> Requirements:
 
 def _amount(resource: str, value: object, where: str) -> int:
     try:
-        return cpu_millis(value) if resource == "cpu" else memory_bytes(value)
+        return amount_of(resource, value)
+    except InvalidQuantity as err:
+        raise InvalidQuantity(f"{where} {resource}: {err}") from err
+
+
+def _share(resource: str, value: object, parts: int, where: str) -> str:
+    """_share is Tekton's per-step share of a task-level amount: whole bytes for memory and ephemeral-storage, milli-units otherwise, rounded down.
+
+    Example: _share('nvidia.com/gpu', '2', 3, ...) == '666m' (which the API server would refuse: extended resources are whole).
+    """
+    if resource in _WHOLE_UNIT_SHARES:
+        return str(_amount(resource, value, where) // parts)
+    try:
+        return f"{milli_units(value, resource) // parts}m"
     except InvalidQuantity as err:
         raise InvalidQuantity(f"{where} {resource}: {err}") from err
 
@@ -133,21 +150,14 @@ def _quantity(resource: str, amount: int) -> str:
 
 
 def _divided(amounts: ResourceMap | None, parts: int, where: str) -> ResourceMap | None:
-    """_divided splits cpu and memory amounts evenly over parts, rounding down like Tekton.
+    """_divided splits every resource's amount evenly over parts, rounding down like Tekton (computeAverageRequests).
 
-    Other resources (GPUs, ephemeral storage) are kept as they are: they do not
-    enter the prediction, only whether a request map exists does.
-    Example: _divided({'cpu': '1', 'memory': '1Gi'}, 3, ...) == {'cpu': '333m', 'memory': '357913941'}.
+    Example: _divided({'cpu': '1', 'memory': '1Gi', 'example.com/gpu': '2'}, 2, ...)
+    == {'cpu': '500m', 'memory': '536870912', 'example.com/gpu': '1000m'}.
     """
     if not amounts or parts <= 0:
         return None
-    result: ResourceMap = {}
-    for name, value in amounts.items():
-        if name in _RESOURCES:
-            result[name] = _quantity(name, _amount(name, value, where) // parts)
-        else:
-            result[name] = value
-    return result
+    return {name: _share(name, value, parts, where) for name, value in amounts.items()}
 
 
 def _apply_task_level(steps: list[Requirements], task_level: Requirements) -> None:
@@ -204,7 +214,7 @@ def _default_step_request(items: list[dict[str, ResourceMap]], steps: int) -> Re
     """
     result: dict[str, int] = {}
     for item in items:
-        for resource in _RESOURCES:
+        for resource in _LIMIT_RANGE_RESOURCES:
             default_request = item["defaultRequest"].get(resource)
             minimum = item["min"].get(resource)
             share = _amount(resource, default_request, "LimitRange defaultRequest") // max(steps, 1) if default_request is not None else 0
@@ -322,7 +332,7 @@ def predict_task_pod_spec(
                 if default_step_request:
                     resources["requests"] = dict(default_step_request)
                 continue
-            for resource in _RESOURCES:
+            for resource in _LIMIT_RANGE_RESOURCES:
                 where = f"step {container['name']!r} request"
                 if default_step_request and resource in default_step_request and _is_zero(requests.get(resource), resource, where):
                     requests[resource] = default_step_request[resource]

@@ -88,7 +88,8 @@ def largest_task_peak(graph: PipelineGraph, tasks: Iterable[str]) -> Resources:
     The fault: two parallel 1500m tasks get a 1500m peak instead of 3000m.
     """
     requests = [graph.nodes[name].concurrent_request for name in sorted(set(tasks))]
-    return Resources(cpu=max((r.cpu for r in requests), default=0), memory=max((r.memory for r in requests), default=0))
+    names = {name for r in requests for name in r.names()}
+    return Resources.of({name: max((r.get(name) for r in requests), default=0) for name in names})
 
 
 def apply_max_peak() -> None:
@@ -430,7 +431,7 @@ def doubled_memory(peak: Resources) -> Resources:
     The fault: a group whose tasks need at most 2560Mi at once reserves 5Gi,
     holding back room nothing will use (a group requesting no memory stays at 0).
     """
-    return Resources(cpu=peak.cpu, memory=2 * peak.memory)
+    return peak._replace(memory=2 * peak.memory)
 
 
 def apply_inflated_memory_peak() -> None:
@@ -904,10 +905,8 @@ def fit_counting_own_residual(node: NodeView, reservations: Sequence[ActiveReser
         if other.uid != pod.uid:
             used = used + other.request
     reserved = foreign_reserved(node, reservations, excluding=None)
-    for resource, requested, allocatable, by_pods, by_all in (
-        ("cpu", pod.request.cpu, node.allocatable.cpu, used.cpu, reserved.cpu),
-        ("memory", pod.request.memory, node.allocatable.memory, used.memory, reserved.memory),
-    ):
+    for resource, requested in pod.request.items():
+        allocatable, by_pods, by_all = node.allocatable.get(resource), used.get(resource), reserved.get(resource)
         available = allocatable - by_pods - by_all
         if requested > 0 and requested > available:
             failures.append(InsufficientResource(resource, requested, available, allocatable, by_pods, by_all))
@@ -1045,10 +1044,8 @@ def peak_with_finally_concurrent(graph: PipelineGraph, tasks: Iterable[str]) -> 
         return graph.reaches(a, b) and graph.nodes[a].is_finally == graph.nodes[b].is_finally
 
     requests = {name: graph.nodes[name].concurrent_request for name in names}
-    return Resources(
-        cpu=max_weight_antichain({n: r.cpu for n, r in requests.items()}, before),
-        memory=max_weight_antichain({n: r.memory for n, r in requests.items()}, before),
-    )
+    resources = {resource for r in requests.values() for resource in r.names()}
+    return Resources.of({resource: max_weight_antichain({n: r.get(resource) for n, r in requests.items()}, before) for resource in resources})
 
 
 def apply_finally_overlaps_dag() -> None:
@@ -3035,7 +3032,7 @@ def fit_capping_the_peak_at_the_node(node: NodeView, reservations: Sequence[Acti
     from reference_scheduler.core.headroom import GroupDemand, fit
 
     if demand is not None and demand.node is None:
-        capped = Resources(cpu=min(demand.peak.cpu, node.allocatable.cpu), memory=min(demand.peak.memory, node.allocatable.memory))
+        capped = Resources.of({name: min(amount, node.allocatable.get(name)) for name, amount in demand.peak.items()})
         demand = GroupDemand(demand.key, capped)
     return fit(node, reservations, pod, demand)
 
@@ -3468,6 +3465,101 @@ MUTANTS["timeout_from_creation"] = Mutant(
     "pending_start_timeout",
     apply_timeout_from_creation,
     "8.timeout_start",
+)
+
+# --- peak_ignores_extended_resources, fit_ignores_ephemeral_storage, fit_ignores_hugepages ---
+
+
+def peak_without_extended_resources(group_peak: Callable[[PipelineGraph, Iterable[str]], Resources]) -> Callable[[PipelineGraph, Iterable[str]], Resources]:
+    """peak_without_extended_resources(group_peak): the same peaks, less every extended resource (nvidia.com/gpu, example.com/gpu).
+
+    The fault: a group whose build needs 1 CPU and whose later test needs 1 CPU
+    and one example.com/gpu reserves 1 CPU and no GPU, so its claim holds no
+    GPU: another run can take the node's only GPU before the test starts, and
+    the test's pod waits (docs/contract.md section 6: the peak covers every
+    resource the group's tasks request). cpu, memory, ephemeral-storage and
+    hugepages stay exact; the claiming pod's own GPU is still checked.
+    """
+    from reference_scheduler.core.resource_names import is_extended_resource_name
+
+    @functools.wraps(group_peak)
+    def peak(graph: PipelineGraph, tasks: Iterable[str]) -> Resources:
+        return group_peak(graph, tasks).dropping(is_extended_resource_name)
+
+    return peak
+
+
+def apply_peak_ignores_extended_resources() -> None:
+    from reference_scheduler.core import partition
+
+    partition.group_peak = peak_without_extended_resources(partition.group_peak)
+
+
+def fit_ignoring(fit: Callable[..., list[Any]], ignored: Callable[[str], bool]) -> Callable[..., list[Any]]:
+    """fit_ignoring(fit, ignored): fit()'s verdicts without the failures of the resources ignored(name) picks.
+
+    The fault, for ephemeral-storage or hugepages: a node short of it still
+    takes the pod (or the group's claim), and the kubelet then refuses the pod
+    (OutOfephemeral-storage, OutOfhugepages-2Mi) or evicts it
+    (docs/contract.md section 7: fit covers every resource kube-scheduler's
+    NodeResourcesFit checks). Other resources are judged as the reference does.
+    """
+
+    @functools.wraps(fit)
+    def judged(node: NodeView, reservations: Sequence[ActiveReservation], pod: Any, demand: Any) -> list[Any]:
+        return [f for f in fit(node, reservations, pod, demand) if not ignored(getattr(f, "resource", ""))]
+
+    return judged
+
+
+def is_ephemeral_storage(name: str) -> bool:
+    return name == "ephemeral-storage"
+
+
+def apply_fit_ignores_ephemeral_storage() -> None:
+    from reference_scheduler.runtime import cycle
+
+    cycle.fit = fit_ignoring(cycle.fit, is_ephemeral_storage)
+
+
+def apply_fit_ignores_hugepages() -> None:
+    from reference_scheduler.core.resource_names import is_hugepages_resource_name
+    from reference_scheduler.runtime import cycle
+
+    cycle.fit = fit_ignoring(cycle.fit, is_hugepages_resource_name)
+
+
+#: What the three resource mutants wait for: their scenarios come on another branch.
+SCENARIO_NOT_WRITTEN = "scenario not written yet"
+RULES["6.every_resource"] = (
+    "section 6: the peak covers every resource the group's tasks request, extended resources (nvidia.com/gpu) included"
+)
+RULES["7.every_resource"] = (
+    "section 7: fit checks every resource NodeResourcesFit checks, ephemeral-storage and hugepages-<size> included"
+)
+MUTANTS["peak_ignores_extended_resources"] = Mutant(
+    "peak_ignores_extended_resources",
+    "a group's peak, and so its claim, leaves out extended resources: a later task's GPU is not held",
+    "extended_resources_in_group",
+    apply_peak_ignores_extended_resources,
+    "6.every_resource",
+    pending=SCENARIO_NOT_WRITTEN,
+)
+MUTANTS["fit_ignores_ephemeral_storage"] = Mutant(
+    "fit_ignores_ephemeral_storage",
+    "node fit ignores ephemeral-storage: a node without room for it still takes the pod or the claim",
+    "ephemeral_storage_decides",
+    apply_fit_ignores_ephemeral_storage,
+    "7.every_resource",
+    pending=SCENARIO_NOT_WRITTEN,
+)
+MUTANTS["fit_ignores_hugepages"] = Mutant(
+    "fit_ignores_hugepages",
+    "node fit ignores hugepages-<size>: a node without room for them still takes the pod or the claim",
+    "ephemeral_storage_decides",
+    apply_fit_ignores_hugepages,
+    "7.every_resource",
+    pending=SCENARIO_NOT_WRITTEN,
 )
 
 from .held_out import HELD_OUT  # noqa: E402  (the held-out batch registers after the catalogue it extends)

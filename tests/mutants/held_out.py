@@ -43,7 +43,7 @@ from reference_scheduler.core.node_checks import node_allocatable, node_selector
 from reference_scheduler.core.pipeline_graph import PipelineGraph, matrix_fan_out
 from reference_scheduler.core.pod_requests import pod_effective_request
 from reference_scheduler.core.release import ReleaseDecision, parse_go_duration
-from reference_scheduler.core.resources import ZERO, InvalidQuantity, Resources, total
+from reference_scheduler.core.resources import ZERO, InvalidQuantity, Resources, milli_units, total
 from reference_scheduler.core.volume_binding import is_bound, pod_claim_names, selected_node
 from reference_scheduler.core.volume_provisioning import BOUND, ProvisionCheck, ProvisionState, provisioning_check
 from reference_scheduler.runtime.informer import Informer, key_of
@@ -248,11 +248,10 @@ def divided_rounding_up(amounts: dict[str, Any] | None, parts: int, where: str) 
         return None
     result: dict[str, Any] = {}
     for name, value in amounts.items():
-        if name in ("cpu", "memory"):
-            amount = tekton_pods._amount(name, value, where)
-            result[name] = tekton_pods._quantity(name, -(-amount // parts))
+        if name in tekton_pods._WHOLE_UNIT_SHARES:
+            result[name] = str(-(-tekton_pods._amount(name, value, where) // parts))
         else:
-            result[name] = value
+            result[name] = f"{-(-milli_units(value, name) // parts)}m"
     return result
 
 

@@ -278,8 +278,7 @@ class TestCRD:
 
     def test_patterns_are_the_python_patterns(self) -> None:
         group = openapi_schema()["properties"]["spec"]["properties"]["groups"]["items"]["properties"]
-        assert group["peak"]["properties"]["cpu"]["pattern"] == QUANTITY_PATTERN
-        assert group["peak"]["properties"]["memory"]["pattern"] == QUANTITY_PATTERN
+        assert group["peak"]["additionalProperties"]["pattern"] == QUANTITY_PATTERN
         assert group["name"]["pattern"] == DNS_LABEL_PATTERN
         assert group["tasks"]["items"]["pattern"] == DNS_LABEL_PATTERN
 
@@ -377,6 +376,10 @@ GOOD: list[tuple[str, Mutation]] = [
     ("quantity with exponent", _set("spec.groups[source].peak.memory", "2684354560e0")),
     ("quantity with fraction", _set("spec.groups[source].peak.cpu", "1.5")),
     ("zero peak", _set("spec.groups[reports].peak.cpu", "0")),
+    (
+        "peak with other resources",
+        lambda o: spec_group(o, "source")["peak"].update({"nvidia.com/gpu": "1", "ephemeral-storage": "10Gi", "hugepages-2Mi": "4Mi"}),
+    ),
     ("one-task group", _set("spec.groups[reports].tasks", ["scan"])),
     (
         "pending group with empty node",
@@ -440,6 +443,14 @@ BAD: list[tuple[str, Mutation, str, bool]] = [
     ("exponent and suffix", _set("spec.groups[source].peak.cpu", "1e3m"), "spec.groups[source].peak.cpu", True),
     ("quantity as a number", _set("spec.groups[source].peak.cpu", 2), "spec.groups[source].peak.cpu", True),
     ("no peak memory", _set("spec.groups[source].peak.memory", DELETE), "spec.groups[source].peak.memory", True),
+    # Schema only: the model (harness/contract/record.py) reads cpu and memory of a peak.
+    ("extended peak not a quantity", lambda o: spec_group(o, "source")["peak"].update({"nvidia.com/gpu": "one"}), "", True),
+    (
+        "more peak resources than maxProperties",
+        lambda o: spec_group(o, "source")["peak"].update({f"example.com/r{i}": "1" for i in range(15)}),
+        "",
+        True,
+    ),
     ("no tasks", _set("spec.groups[source].tasks", []), "spec.groups[source].tasks", True),
     ("task twice", _set("spec.groups[source].tasks", ["clone", "clone"]), "spec.groups[source].tasks", True),
     ("task not a DNS label", _set("spec.groups[source].tasks", ["Clone"]), "spec.groups[source].tasks[0]", True),
@@ -532,6 +543,9 @@ CEL_CASES: list[tuple[str, Mutation, str]] = [
     ("spec is immutable", lambda o: None, ""),
     ("tasks and workspaces are immutable", lambda o: None, ""),
     ("peak is immutable as an amount", lambda o: None, ""),
+    # Single-object, but not yet a check of the model (harness/contract/record.py): until it is, "" here
+    # too; the rule's cases ran against the API server's own CEL validator, see docs/contract.md section 3.
+    ("a peak's resource names are", lambda o: None, ""),
     ("reservedGroups must equal", _set("status.reservedGroups", 0), "status.reservedGroups"),
     ("a Reserved group needs node", _set("status.groups[reports].node", DELETE), "status.groups[reports].node"),
     (

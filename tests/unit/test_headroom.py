@@ -14,6 +14,7 @@ from reference_scheduler.core.headroom import (
     available_for,
     fit,
     foreign_reserved,
+    in_report_order,
     required_for,
     residual,
 )
@@ -186,7 +187,14 @@ class TestFitCases:
 # --- properties ------------------------------------------------------------
 
 GROUPS = (A, B, C)
-amounts = st.builds(Resources, cpu=st.integers(0, 8000), memory=st.integers(0, 16 * GIB))
+# Amounts of cpu and memory and, sometimes, of other resources: the laws hold for each resource alike.
+OTHER_RESOURCES = ("ephemeral-storage", "example.com/gpu", "hugepages-2Mi")
+amounts = st.builds(
+    lambda cpu, memory, other: Resources.of({"cpu": cpu, "memory": memory, **other}),
+    st.integers(0, 8000),
+    st.integers(0, 16 * GIB),
+    st.dictionaries(st.sampled_from(OTHER_RESOURCES), st.integers(0, 8), max_size=2),
+)
 pods = st.lists(
     st.builds(PodUsage, uid=st.uuids().map(str), request=amounts, group=st.sampled_from((*GROUPS, None))),
     max_size=8,
@@ -274,11 +282,7 @@ def test_fit_agrees_with_available_for_an_unassigned_group(
     failures = fit(node, reservations, PodUsage("new", request, group), GroupDemand(group, peak))
     need = peak.max(request)
     available = available_for(node, reservations, group)
-    expected = {
-        name
-        for name, wanted, free in (("cpu", need.cpu, available.cpu), ("memory", need.memory, available.memory))
-        if wanted > 0 and wanted > free
-    }
+    expected = {name for name, wanted in need.items() if wanted > 0 and wanted > available.get(name)}
     assert {f.resource for f in failures if isinstance(f, (InsufficientResource, GroupPeakExceedsNode))} == expected
     for failure in failures:
         if isinstance(failure, InsufficientResource):
@@ -304,3 +308,66 @@ def test_a_placed_groups_pod_and_a_plain_pod_are_never_told_the_peak_exceeds_the
     placed = fit(empty, (), PodUsage("test-1", cpu(5000), B), GroupDemand(B, cpu(9000), node="n1"))
     plain = fit(empty, (), PodUsage("big", cpu(5000), None), None)
     assert [type(f) for f in placed + plain] == [InsufficientResource, InsufficientResource]
+
+
+# --- every resource ---------------------------------------------------------------
+
+GPU = "example.com/gpu"
+
+
+def test_a_resource_the_node_does_not_advertise_is_insufficient_with_allocatable_zero() -> None:
+    node = NodeView("n1", Resources(cpu=4800, memory=8 * GIB), 110, ())
+    pod = PodUsage("p", Resources.of({"cpu": 100, GPU: 1}), None)
+    (failure,) = fit(node, (), pod, None)
+    assert isinstance(failure, InsufficientResource)
+    assert failure.summary() == "Insufficient example.com/gpu"
+    assert (failure.requested, failure.available, failure.allocatable) == (1, 0, 0)
+
+
+def test_failures_come_in_kube_schedulers_order() -> None:
+    node = NodeView("n1", Resources.of({"cpu": 100, "memory": 100, "ephemeral-storage": 1, "hugepages-2Mi": 1, GPU: 1}), 0, ())
+    pod = PodUsage("p", Resources.of({"cpu": 200, "memory": 200, "nvidia.com/gpu": 1, GPU: 2, "hugepages-2Mi": 2, "ephemeral-storage": 2}), None)
+    assert [f.summary() for f in fit(node, (), pod, None)] == [
+        "Too many pods",
+        "Insufficient cpu",
+        "Insufficient memory",
+        "Insufficient ephemeral-storage",
+        "Insufficient example.com/gpu",
+        "Insufficient hugepages-2Mi",
+        "Insufficient nvidia.com/gpu",
+    ]
+
+
+def test_a_pod_requesting_nothing_fits_a_full_node_with_room_for_one_more_pod() -> None:
+    node = NodeView("n1", Resources(cpu=100), 2, (PodUsage("a", Resources.of({"cpu": 500, GPU: 4}), None),))
+    assert fit(node, (), PodUsage("p", ZERO, None), None) == []
+
+
+def test_another_groups_gpu_residual_is_held_for_it() -> None:
+    """A Reserved with a 1-GPU peak and no GPU pod yet: the node's only GPU is held; A's own GPU pod still fits."""
+    node = NodeView("n1", Resources.of({"cpu": 4000, "memory": 8 * GIB, GPU: 1}), 110, (PodUsage("a-build", cpu(1000), A),))
+    held = (ActiveReservation(A, "n1", Resources.of({"cpu": 1000, GPU: 1})),)
+    (failure,) = fit(node, held, PodUsage("b", Resources.of({"cpu": 100, GPU: 1}), None), None)
+    assert isinstance(failure, InsufficientResource)
+    assert failure.message() == (
+        "Insufficient example.com/gpu: requires 1, available 0 (allocatable 1, pods 0, reserved by other groups 1)"
+    )
+    assert fit(node, held, PodUsage("a-test", Resources.of({"cpu": 1000, GPU: 1}), A), GroupDemand(A, held[0].peak, "n1")) == []
+
+
+def test_a_gpu_peak_larger_than_the_node_says_no_claim_can_hold_it() -> None:
+    node = NodeView("n1", Resources.of({"cpu": 4000, "memory": 8 * GIB, GPU: 1}), 110, ())
+    (failure,) = fit(node, (), PodUsage("b", cpu(100), B), GroupDemand(B, Resources.of({"cpu": 100, GPU: 2})))
+    assert isinstance(failure, GroupPeakExceedsNode)
+    assert (failure.resource, failure.peak, failure.allocatable) == (GPU, 2, 1)
+
+
+def test_ephemeral_storage_residuals_are_per_resource_like_cpu() -> None:
+    node = NodeView("n1", Resources.of({"cpu": 4000, "ephemeral-storage": 10 * GIB}), 110, (PodUsage("a-1", Resources.of({"ephemeral-storage": 2 * GIB}), A),))
+    held = (ActiveReservation(A, "n1", Resources.of({"ephemeral-storage": 6 * GIB})),)
+    assert residual(node, held[0]) == Resources.of({"ephemeral-storage": 4 * GIB})
+    assert available_for(node, held, B) == Resources.of({"cpu": 4000, "ephemeral-storage": 4 * GIB})
+
+
+def test_in_report_order() -> None:
+    assert in_report_order(["nvidia.com/gpu", "hugepages-2Mi", "ephemeral-storage"]) == ["ephemeral-storage", "hugepages-2Mi", "nvidia.com/gpu"]

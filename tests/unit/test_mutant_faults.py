@@ -469,3 +469,96 @@ def test_affinity_state_without_affinity_terms_passes_a_node_without_the_wanted_
     )
     assert state is not None and inter_pod_affinity_failure(state, bare) is not None
     assert inter_pod_affinity_failure(faults.affinity_state_without(state, "affinity_terms"), bare) is None
+
+
+# --- the resource mutants: peak_ignores_extended_resources, fit_ignores_ephemeral_storage, fit_ignores_hugepages ---
+
+GI = 1024**3
+GPU = "example.com/gpu"
+
+
+def resource_task(name: str, amounts: dict[str, int], *deps: str) -> TaskNode:
+    return TaskNode(name, frozenset({"source"}), frozenset(deps), False, 0, Resources.of(amounts), 1)
+
+
+class TestPeakIgnoresExtendedResources:
+    # extended_resources_in_group by hand: build (1 CPU, 1Gi of ephemeral-storage) then test (1 CPU and one GPU).
+    GRAPH = PipelineGraph(
+        [resource_task("build", {"cpu": 1000, "ephemeral-storage": GI}), resource_task("test", {"cpu": 1000, GPU: 1}, "build")]
+    )
+
+    def test_the_gpu_leaves_the_peak_and_nothing_else_does(self) -> None:
+        reference = group_peak(self.GRAPH, ["build", "test"])
+        assert reference == Resources.of({"cpu": 1000, "ephemeral-storage": GI, GPU: 1})
+        mutant = faults.peak_without_extended_resources(group_peak)(self.GRAPH, ["build", "test"])
+        assert mutant == Resources.of({"cpu": 1000, "ephemeral-storage": GI})
+
+    def test_the_record_and_so_the_claim_hold_no_gpu(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from reference_scheduler.core import partition
+
+        monkeypatch.setattr(partition, "group_peak", partition.group_peak)  # restored after the test
+        faults.apply_peak_ignores_extended_resources()
+        (group,) = partition.partition_into_groups(self.GRAPH)
+        assert group.peak.to_quantities() == {"cpu": "1000m", "memory": "0", "ephemeral-storage": str(GI)}
+
+    def test_another_runs_gpu_pod_then_takes_the_node_s_only_gpu(self) -> None:
+        # The node advertises one GPU; the group is Reserved there and runs build (no GPU yet).
+        node = NodeView("n1", Resources.of({"cpu": 4000, "memory": 8 * GI, GPU: 1}), 110, (PodUsage("a-build", Resources(cpu=1000), A),))
+        other = PodUsage("b-1", Resources.of({"cpu": 100, GPU: 1}), None)
+        held = (ActiveReservation(A, "n1", group_peak(self.GRAPH, ["build", "test"])),)
+        assert [f.resource for f in fit(node, held, other, None)] == [GPU]  # type: ignore[union-attr]
+        lost = (ActiveReservation(A, "n1", faults.peak_without_extended_resources(group_peak)(self.GRAPH, ["build", "test"])),)
+        assert fit(node, lost, other, None) == []
+
+
+class TestFitIgnoresEphemeralStorageAndHugepages:
+    NODE = NodeView(
+        "n1",
+        Resources.of({"cpu": 4000, "memory": 8 * GI, "ephemeral-storage": 10 * GI, "hugepages-2Mi": 64 * 1024**2}),
+        110,
+        (PodUsage("a-1", Resources.of({"cpu": 100, "ephemeral-storage": 8 * GI, "hugepages-2Mi": 48 * 1024**2}), None),),
+    )
+    # Short of both: 2Gi of ephemeral-storage and 16Mi of hugepages-2Mi are left.
+    POD = PodUsage("b-1", Resources.of({"cpu": 100, "ephemeral-storage": 4 * GI, "hugepages-2Mi": 32 * 1024**2}), None)
+
+    def test_the_reference_reports_both_in_kube_schedulers_order(self) -> None:
+        failures = fit(self.NODE, (), self.POD, None)
+        assert [f.summary() for f in failures] == ["Insufficient ephemeral-storage", "Insufficient hugepages-2Mi"]
+
+    def test_each_mutant_drops_its_own_resource_only(self) -> None:
+        from reference_scheduler.core.resource_names import is_hugepages_resource_name
+
+        ignoring_storage = faults.fit_ignoring(fit, faults.is_ephemeral_storage)
+        ignoring_hugepages = faults.fit_ignoring(fit, is_hugepages_resource_name)
+        assert [f.resource for f in ignoring_storage(self.NODE, (), self.POD, None)] == ["hugepages-2Mi"]  # type: ignore[attr-defined]
+        assert [f.resource for f in ignoring_hugepages(self.NODE, (), self.POD, None)] == ["ephemeral-storage"]  # type: ignore[attr-defined]
+
+    def test_a_pod_short_of_storage_alone_fits_under_the_mutant(self) -> None:
+        pod = PodUsage("b-1", Resources.of({"cpu": 100, "ephemeral-storage": 4 * GI}), None)
+        assert [f.resource for f in fit(self.NODE, (), pod, None)] == ["ephemeral-storage"]  # type: ignore[union-attr]
+        assert faults.fit_ignoring(fit, faults.is_ephemeral_storage)(self.NODE, (), pod, None) == []
+
+    def test_cpu_and_the_pod_count_are_still_judged(self) -> None:
+        full = NodeView("n1", self.NODE.allocatable, 1, self.NODE.pods)
+        pod = PodUsage("b-1", Resources.of({"cpu": 5000, "ephemeral-storage": 4 * GI}), None)
+        failures = faults.fit_ignoring(fit, faults.is_ephemeral_storage)(full, (), pod, None)
+        assert [f.summary() for f in failures] == ["Too many pods", "Insufficient cpu"]
+
+    def test_the_patches_replace_the_cycle_s_fit(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from reference_scheduler.runtime import cycle
+
+        monkeypatch.setattr(cycle, "fit", fit)
+        faults.apply_fit_ignores_ephemeral_storage()
+        assert [f.resource for f in cycle.fit(self.NODE, (), self.POD, None)] == ["hugepages-2Mi"]  # type: ignore[attr-defined]
+        monkeypatch.setattr(cycle, "fit", fit)
+        faults.apply_fit_ignores_hugepages()
+        assert [f.resource for f in cycle.fit(self.NODE, (), self.POD, None)] == ["ephemeral-storage"]  # type: ignore[attr-defined]
+
+
+def test_the_resource_mutants_wait_for_their_scenarios() -> None:
+    for name, scenario in (
+        ("peak_ignores_extended_resources", "extended_resources_in_group"),
+        ("fit_ignores_ephemeral_storage", "ephemeral_storage_decides"),
+        ("fit_ignores_hugepages", "ephemeral_storage_decides"),
+    ):
+        assert (MUTANTS[name].caught_by, MUTANTS[name].pending) == (scenario, faults.SCENARIO_NOT_WRITTEN)

@@ -306,3 +306,17 @@ def test_tolerate_garbage_without_crashing() -> None:
     weird_pod = {"spec": {"tolerations": "nope", "nodeSelector": ["x"], "affinity": {"nodeAffinity": 3}}}
     weird_node = {"metadata": None, "spec": {"taints": [None, 7]}}
     assert node_check_failures(weird_pod, weird_node) == []
+
+
+def test_node_allocatable_reads_every_counted_resource_and_not_pods() -> None:
+    from reference_scheduler.core.node_checks import node_allocatable
+    from reference_scheduler.core.resources import Resources
+
+    node = {
+        "status": {
+            "capacity": {"cpu": "5", "nvidia.com/gpu": "4"},
+            "allocatable": {"cpu": "4800m", "memory": "8Gi", "pods": "110", "ephemeral-storage": "100Gi", "hugepages-2Mi": "0", "nvidia.com/gpu": "2"},
+        }
+    }
+    assert node_allocatable(node) == Resources.of({"cpu": 4800, "memory": 8 * 1024**3, "ephemeral-storage": 100 * 1024**3, "nvidia.com/gpu": 2})
+    assert node_allocatable(node).get("example.com/gpu") == 0

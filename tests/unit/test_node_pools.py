@@ -64,7 +64,7 @@ def test_the_monitor_reads_allocatable() -> None:
 
 
 def test_the_reference_reads_allocatable() -> None:
-    assert node_checks.node_allocatable(pool_node()) == Resources(cpu=4800, memory=8 * 2**30)
+    assert node_checks.node_allocatable(pool_node()) == Resources.of({"cpu": 4800, "memory": 8 * 2**30, "ephemeral-storage": 90 * 2**30})
     assert node_checks.allocatable_pods(pool_node(pods=3)) == 3
 
 
@@ -75,7 +75,7 @@ def test_the_reference_finds_no_room_on_a_node_without_allocatable() -> None:
 
 def test_the_mutant_reads_capacity() -> None:
     # On allocatable_not_capacity's node: beside A's 200m pod and 3600m residual, 1200m instead of 1000m.
-    assert faults.capacity_as_allocatable(pool_node()) == Resources(cpu=5000, memory=8 * 2**30 + 512 * MI)
+    assert faults.capacity_as_allocatable(pool_node()) == Resources.of({"cpu": 5000, "memory": 8 * 2**30 + 512 * MI, "ephemeral-storage": 100 * 2**30})
     assert faults.capacity_as_allocatable(pool_node()).cpu - 200 - 3600 == 1200
 
 

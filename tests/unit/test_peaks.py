@@ -17,8 +17,11 @@ pytestmark = pytest.mark.unit
 GI = 1024**3
 
 
-def node(name: str, cpu: int, *deps: str, memory: int = 0, fan_out: int | None = 1, is_finally: bool = False) -> TaskNode:
-    return TaskNode(name, frozenset(), frozenset(deps), is_finally, 0, Resources(cpu, memory), fan_out)
+def node(
+    name: str, cpu: int, *deps: str, memory: int = 0, other: dict[str, int] | None = None, fan_out: int | None = 1, is_finally: bool = False
+) -> TaskNode:
+    request = Resources.of({"cpu": cpu, "memory": memory, **(other or {})})
+    return TaskNode(name, frozenset(), frozenset(deps), is_finally, 0, request, fan_out)
 
 
 def graph(*nodes: TaskNode) -> PipelineGraph:
@@ -105,6 +108,39 @@ def test_wide_group_is_fast() -> None:
     assert group_peak(g, [n.name for n in nodes]) == Resources(60 * 250)
 
 
+GPU = "example.com/gpu"
+OTHER_RESOURCES = ("ephemeral-storage", GPU, "hugepages-2Mi", "nvidia.com/gpu")
+
+
+def test_every_resource_peaks_on_its_own() -> None:
+    """clone → {build (3 CPU, 1Gi), test (1 CPU, 2 GPUs)} → push (1 GPU): cpu from {build, test}, GPUs from {test}."""
+    g = graph(
+        node("clone", 500, memory=GI),
+        node("build", 3000, "clone", memory=GI),
+        node("test", 1000, "clone", other={GPU: 2, "ephemeral-storage": 5 * GI}),
+        node("push", 100, "build", "test", other={GPU: 1, "hugepages-2Mi": 4 * 1024**2}),
+    )
+    peak = group_peak(g, ["clone", "build", "test", "push"])
+    assert peak == Resources.of({"cpu": 4000, "memory": GI, GPU: 2, "ephemeral-storage": 5 * GI, "hugepages-2Mi": 4 * 1024**2})
+    assert peak.to_quantities() == {
+        "cpu": "4000m",
+        "memory": str(GI),
+        GPU: "2",
+        "ephemeral-storage": str(5 * GI),
+        "hugepages-2Mi": str(4 * 1024**2),
+    }
+
+
+def test_a_matrixed_gpu_task_counts_each_combination() -> None:
+    g = graph(node("train", 1000, other={GPU: 1}, fan_out=3), node("eval", 500, "train", other={GPU: 2}))
+    assert group_peak(g, ["train", "eval"]) == Resources.of({"cpu": 3000, GPU: 3})
+
+
+def test_a_group_without_gpus_has_none_in_its_peak() -> None:
+    g = graph(node("a", 1000), node("b", 1000, "a", other={GPU: 1}))
+    assert group_peak(g, ["a"]).other == ()
+
+
 @st.composite
 def weighted_dags(draw: st.DrawFn) -> tuple[PipelineGraph, list[str]]:
     size = draw(st.integers(1, 9))
@@ -114,7 +150,8 @@ def weighted_dags(draw: st.DrawFn) -> tuple[PipelineGraph, list[str]]:
         deps = [names[j] for j in range(i) if draw(st.integers(0, 3)) == 0]
         cpu = draw(st.integers(0, 5000))
         memory = draw(st.integers(0, 8 * GI))
-        nodes.append(node(name, cpu, *deps, memory=memory, fan_out=draw(st.sampled_from([1, 1, 1, 2, 3]))))
+        other = draw(st.dictionaries(st.sampled_from(OTHER_RESOURCES), st.integers(0, 4), max_size=3))
+        nodes.append(node(name, cpu, *deps, memory=memory, other=other, fan_out=draw(st.sampled_from([1, 1, 1, 2, 3]))))
     group = draw(st.lists(st.sampled_from(names), unique=True))
     return PipelineGraph(nodes), group
 

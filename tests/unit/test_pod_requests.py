@@ -127,11 +127,70 @@ CASES: list[tuple[str, dict[str, Any], Resources]] = [
         Resources(2000, 1024),
     ),
     (
-        "other-resources-are-ignored",
-        {"containers": [c("a", {"cpu": "1", "nvidia.com/gpu": "1", "ephemeral-storage": "1Gi"})]},
+        "every-counted-resource-is-summed",
+        {"containers": [c("a", {"cpu": "1", "nvidia.com/gpu": "1", "ephemeral-storage": "1Gi"}), c("b", {"nvidia.com/gpu": "2"})]},
+        Resources.of({"cpu": 1000, "nvidia.com/gpu": 3, "ephemeral-storage": GI}),
+    ),
+    (
+        "pods-and-uncounted-names-are-not-resources",
+        {"containers": [c("a", {"cpu": "1", "pods": "1", "requests.example.com/gpu": "1", "storage": "1Gi"})]},
+        Resources(1000, 0),
+    ),
+    (
+        "extended-limit-alone-is-the-request",
+        {"containers": [c("a", limits={"example.com/gpu": "2"})]},
+        Resources.of({"example.com/gpu": 2}),
+    ),
+    (
+        "largest-init-container-per-resource",
+        {
+            "containers": [c("a", {"cpu": "1", "example.com/gpu": "1"})],
+            "initContainers": [c("i", {"cpu": "500m", "example.com/gpu": "2", "hugepages-2Mi": "4Mi"})],
+        },
+        Resources.of({"cpu": 1000, "example.com/gpu": 2, "hugepages-2Mi": 4 * 1024**2}),
+    ),
+    (
+        "sidecar-gpu-adds-to-containers-and-later-init-containers",
+        {
+            "containers": [c("a", {"example.com/gpu": "1"})],
+            "initContainers": [c("s", {"example.com/gpu": "1"}, restartPolicy="Always"), c("i", {"example.com/gpu": "2"})],
+        },
+        Resources.of({"example.com/gpu": 3}),
+    ),
+    (
+        "pod-level-hugepages-replace-the-aggregate",
+        {"containers": [c("a", {"hugepages-2Mi": "4Mi"})], "resources": {"requests": {"hugepages-2Mi": "8Mi"}}},
+        Resources.of({"hugepages-2Mi": 8 * 1024**2}),
+    ),
+    (
+        "pod-level-hugepages-limit-is-the-request-even-beside-containers",
+        {"containers": [c("a", {"hugepages-2Mi": "4Mi"})], "resources": {"limits": {"hugepages-2Mi": "8Mi"}}},
+        Resources.of({"hugepages-2Mi": 8 * 1024**2}),
+    ),
+    (
+        "pod-level-ephemeral-storage-and-gpu-are-not-pod-level-resources",
+        {
+            "containers": [c("a", {"ephemeral-storage": "1Gi", "example.com/gpu": "1"})],
+            "resources": {"requests": {"ephemeral-storage": "5Gi", "example.com/gpu": "4"}},
+        },
+        Resources.of({"ephemeral-storage": GI, "example.com/gpu": 1}),
+    ),
+    (
+        "overhead-adds-every-resource",
+        {"containers": [c("a", {"cpu": "1"})], "overhead": {"cpu": "250m", "ephemeral-storage": "1Gi"}},
+        Resources.of({"cpu": 1250, "ephemeral-storage": GI}),
+    ),
+    (
+        "a-zero-extended-request-is-nothing",
+        {"containers": [c("a", {"cpu": "1", "example.com/gpu": "0"})]},
         Resources(1000, 0),
     ),
 ]
+
+
+def test_a_bad_extended_quantity_names_container_resource_and_field() -> None:
+    with pytest.raises(InvalidQuantity, match=r"^container 'a' example.com/gpu limit: invalid example.com/gpu quantity 'two'"):
+        pod_effective_request({"containers": [c("a", limits={"example.com/gpu": "two"})]})
 
 
 @pytest.mark.parametrize(("spec", "expected"), [(s, e) for _, s, e in CASES], ids=[n for n, _, _ in CASES])

@@ -329,3 +329,19 @@ def storage_class(name: str = "standard", *, mode: str = "WaitForFirstConsumer",
 )
 def test_storage_class_changed(old: dict[str, Any] | None, new: dict[str, Any] | None, hint: QueueingHint) -> None:
     assert storage_class_changed({"standard"}, old, new) is hint
+
+
+def test_a_node_newly_advertising_a_gpu_is_queue_and_one_losing_it_skip() -> None:
+    old = node()
+    new = node()
+    new["status"]["allocatable"]["nvidia.com/gpu"] = "1"
+    pod = {"metadata": {"name": "p"}, "spec": {}}
+    assert node_updated(pod, old, new) is QueueingHint.QUEUE
+    assert node_updated(pod, new, old) is QueueingHint.SKIP
+
+
+def test_a_reservation_giving_back_its_gpu_is_queue() -> None:
+    key = GroupKey("ci", "run-a", "g0")
+    with_gpu = ActiveReservation(key, "n1", Resources.of({"cpu": 100, "nvidia.com/gpu": 1}))
+    without = ActiveReservation(key, "n1", Resources(cpu=100))
+    assert reservation_changed(with_gpu, without, pod_group=None) is QueueingHint.QUEUE

@@ -304,3 +304,13 @@ def test_a_fit_error_counts_the_new_reasons_like_any_other() -> None:
         "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) didn't have free ports for the requested pod ports, "
         "1 node(s) didn't match pod anti-affinity rules, 1 node(s) didn't match pod topology spread constraints (missing required label)."
     )
+
+
+@pytest.mark.parametrize(
+    ("resource", "amount", "shown"),
+    [("ephemeral-storage", 10 * 1024**3, "10Gi"), ("hugepages-2Mi", 4 * 1024**2, "4Mi"), ("nvidia.com/gpu", 2, "2"), ("example.com/gpu", 1024, "1024")],
+)
+def test_bytes_read_in_binary_units_and_devices_as_counts(resource: str, amount: int, shown: str) -> None:
+    from reference_scheduler.core.reasons import format_amount
+
+    assert format_amount(resource, amount) == shown

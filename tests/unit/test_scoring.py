@@ -87,7 +87,7 @@ def test_strategy_from_its_name() -> None:
     assert Strategy("LeastAllocated") is Strategy.LEAST_ALLOCATED
 
 
-amounts = st.builds(Resources, cpu=st.integers(0, 16000), memory=st.integers(0, 64 * GIB))
+amounts = st.builds(Resources, cpu=st.integers(0, 16000), memory=st.integers(0, 64 * GIB), other=st.just(()))
 
 
 @given(

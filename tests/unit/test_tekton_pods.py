@@ -187,7 +187,56 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any], Resources]] = [
         {"limit_range": limit_range(defaultRequest={"cpu": "200m"}), "sidecar_logs_results": True},
         Resources(1200, 0),
     ),
+    # Every resource, not only cpu and memory.
+    (
+        "step-template-gpu-limit-reaches-every-step",
+        {"stepTemplate": {"computeResources": {"limits": {"nvidia.com/gpu": "1"}}}, "steps": [step("a", {"cpu": "1"}), step("b")]},
+        {},
+        Resources.of({"cpu": 1000, "nvidia.com/gpu": 2}),
+    ),
+    (
+        "step-overrides-one-resource-of-the-template",
+        {
+            "stepTemplate": {"computeResources": {"requests": {"ephemeral-storage": "1Gi", "example.com/gpu": "1"}}},
+            "steps": [step("a", {"example.com/gpu": "2"})],
+        },
+        {},
+        Resources.of({"ephemeral-storage": GI, "example.com/gpu": 2}),
+    ),
+    (
+        "step-specs-carry-hugepages",
+        {"steps": [step("a", {"cpu": "1"})]},
+        {"task_run_spec": {"stepSpecs": [{"name": "a", "computeResources": {"requests": {"hugepages-2Mi": "8Mi"}, "limits": {"hugepages-2Mi": "8Mi"}}}]}},
+        Resources.of({"cpu": 1000, "hugepages-2Mi": 8 * MI}),
+    ),
+    (
+        "task-level-gpu-is-shared-in-milli-units",
+        {"steps": [step("a"), step("b")]},
+        {"task_run_spec": {"computeResources": {"requests": {"example.com/gpu": "2", "ephemeral-storage": "3"}}}},
+        Resources.of({"example.com/gpu": 2, "ephemeral-storage": 2}),
+    ),
+    (
+        "limit-range-ephemeral-storage-default-is-split-over-steps",
+        {"steps": [step("a"), step("b"), step("c"), step("d", {"cpu": "1"})]},
+        {"limit_range": limit_range(defaultRequest={"ephemeral-storage": "4Gi"})},
+        Resources.of({"cpu": 1000, "ephemeral-storage": 4 * GI}),
+    ),
+    (
+        "limit-range-gpu-default-is-the-api-servers-per-container",
+        {"steps": [step("a"), step("b")]},
+        {"limit_range": limit_range(default={"example.com/gpu": "1"})},
+        Resources.of({"example.com/gpu": 2}),
+    ),
 ]
+
+
+def test_task_level_shares_of_every_resource() -> None:
+    spec = predict_task_pod_spec(
+        {"steps": [step("a"), step("b"), step("c")]},
+        task_run_spec={"computeResources": {"requests": {"cpu": "1", "memory": "1Gi", "ephemeral-storage": "1Gi", "example.com/gpu": "2"}}},
+    )
+    requests = spec["containers"][0]["resources"]["requests"]
+    assert requests == {"cpu": "333m", "memory": str(GI // 3), "ephemeral-storage": str(GI // 3), "example.com/gpu": "666m"}
 
 
 @pytest.mark.parametrize(
