@@ -25,6 +25,7 @@ from harness.errors import HarnessError
 from harness.kube import Kube, decoded, json_object
 from harness.monitor.release_reads import CHILD_RUN_APIS
 from harness.monitor.watcher import ContractMonitor
+from harness.quantities import node_allocatable
 from harness.suite import manifests
 from harness.suite.features import Feature
 from harness.suite.replicas import Replicas
@@ -433,6 +434,14 @@ class ScenarioRun:
 
     def node_memory_bytes(self) -> int:
         return self.context.node_memory_bytes
+
+    def least_allocatable(self, resource: str) -> int:
+        """least_allocatable('ephemeral-storage') is the least any pool node advertises of it, in its unit (0 if one has none).
+
+        For a resource the pool's size does not set (a kubelet reports its disk), so
+        a scenario sizes its requests from what the nodes really have.
+        """
+        return min(node_allocatable(decoded(self.kube.core.read_node(node, _preload_content=False))).get(resource) for node in self.node_names)
 
 
 def _attempt(pod: Obj) -> tuple[int, str]:

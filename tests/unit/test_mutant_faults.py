@@ -554,11 +554,3 @@ class TestFitIgnoresEphemeralStorageAndHugepages:
         faults.apply_fit_ignores_hugepages()
         assert [f.resource for f in cycle.fit(self.NODE, (), self.POD, None)] == ["ephemeral-storage"]  # type: ignore[attr-defined]
 
-
-def test_the_resource_mutants_wait_for_their_scenarios() -> None:
-    for name, scenario in (
-        ("peak_ignores_extended_resources", "extended_resources_in_group"),
-        ("fit_ignores_ephemeral_storage", "ephemeral_storage_decides"),
-        ("fit_ignores_hugepages", "ephemeral_storage_decides"),
-    ):
-        assert (MUTANTS[name].caught_by, MUTANTS[name].pending) == (scenario, faults.SCENARIO_NOT_WRITTEN)
