@@ -775,6 +775,17 @@ def matrixed_pods_must_bind_one_by_one(run: ScenarioRun, pipeline_run: str, task
         ended.add(pod["metadata"]["name"])
 
 
+def claim_must_open_on(run: ScenarioRun, pipeline_run: str, task: str, *, node: str, why: str) -> contract.Record | None:
+    """claim_must_open_on() waits for `task`'s pod to hold its group and asserts the claim opened on `node`; returns the record.
+
+    `why` says why only `node` will do, for the failure message:
+    claim_must_open_on(run, "g", "build", node=n1, why=f"only {n1} has host port 5000 free").
+    """
+    _, at, record = task_must_hold_its_group(run, pipeline_run, task)
+    assert at == node, f"{pipeline_run}/{task} opened its group's claim on {at}: {why}"
+    return record
+
+
 def group_must_end_on_its_node(run: ScenarioRun, pipeline_run: str, *, held: Obj, next_task: str, node: str, others: tuple[Obj, ...] = ()) -> Obj:
     """group_must_end_on_its_node() releases the held task, asserts the group's next task lands on `node`, and lets every run finish.
 

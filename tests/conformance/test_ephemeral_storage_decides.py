@@ -17,12 +17,11 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
+    claim_must_open_on,
     group_must_be,
+    group_must_end_on_its_node,
     group_must_have,
-    pipelinerun_must_succeed,
     pod_must_be_running,
-    task_must_hold_its_group,
-    task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
@@ -65,17 +64,10 @@ def test_ephemeral_storage_decides(run: ScenarioRun) -> None:
         pod_must_be_running(run, name)
 
     run.apply("ephemeral_storage_decides", disk=disk)
-    _, node, record = task_must_hold_its_group(run, RUN, "clone")
-    assert node == middle, (
-        f"the group's clone pod opened its claim on {node}, where a filler holds 70% of the {DISK}: the group's peak of "
-        f"40% fits only {middle}"
-    )
+    record = claim_must_open_on(run, RUN, "clone", node=middle, why=f"a filler holds 70% of the {DISK} there: the peak of 40% fits only {middle}")
     group_must_have(
         run, record, "clone", tasks={"clone", "build"}, workspaces={"source"},
         peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0, peak_other={DISK: int(disk * 0.4)},
     )
-    run.release_pod(run.task_pods(RUN, "clone")[0]["metadata"]["name"])
-    build = task_pod_must_be_bound(run, RUN, "build")
-    assert build["spec"]["nodeName"] == middle, f"the group's build pod landed on {build['spec']['nodeName']}, not on its group's node {middle}"
-    pipelinerun_must_succeed(run, RUN)
+    group_must_end_on_its_node(run, RUN, held=run.task_pods(RUN, "clone")[0], next_task="build", node=middle)
     group_must_be(run, RUN, "build", state=State.RELEASED, node=middle)

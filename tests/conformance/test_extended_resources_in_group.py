@@ -20,14 +20,13 @@ from __future__ import annotations
 from harness.cluster.node_pools import NodeShape
 from harness.contract.record import State
 from harness.suite.checks import (
+    claim_must_open_on,
     group_must_be,
+    group_must_end_on_its_node,
     group_must_have,
-    pipelinerun_must_succeed,
     pod_must_be_bound,
     pod_must_be_running,
     pod_must_stay_pending,
-    task_must_hold_its_group,
-    task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
@@ -73,10 +72,8 @@ def test_extended_resources_in_group(run: ScenarioRun) -> None:
         pod_must_be_running(run, name)
 
     run.apply("extended_resources_in_group")
-    _, node, record = task_must_hold_its_group(run, RUN, "prepare")
-    assert node == gpu_node, (
-        f"the group's prepare pod opened its claim on {node}, which has no {GPU}: the group's peak holds one "
-        f"(train asks for it), and only {gpu_node} has one"
+    record = claim_must_open_on(
+        run, RUN, "prepare", node=gpu_node, why=f"that node has no {GPU}, and the peak holds one for train: only {gpu_node} has one"
     )
     group_must_have(
         run, record, "prepare", tasks={"prepare", "train"}, workspaces={"source"},
@@ -86,10 +83,7 @@ def test_extended_resources_in_group(run: ScenarioRun) -> None:
     run.apply("extended_resources_in_group-job", name=JOB)
     pod_must_stay_pending(run, JOB, why=f"the only {GPU} in the pool, on {gpu_node}, is held for the group's train task")
 
-    run.release_pod(run.task_pods(RUN, "prepare")[0]["metadata"]["name"])
-    train = task_pod_must_be_bound(run, RUN, "train")
-    assert train["spec"]["nodeName"] == gpu_node, f"the group's train pod landed on {train['spec']['nodeName']}, not on its group's node {gpu_node}"
-    pipelinerun_must_succeed(run, RUN)
+    group_must_end_on_its_node(run, RUN, held=run.task_pods(RUN, "prepare")[0], next_task="train", node=gpu_node)
     group_must_be(run, RUN, "train", state=State.RELEASED, node=gpu_node)
     job = pod_must_be_bound(run, JOB)
     assert job["spec"]["nodeName"] == gpu_node, f"the GPU job landed on {job['spec']['nodeName']}, which has no {GPU}"

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
+    claim_must_open_on,
     group_must_be,
+    group_must_end_on_its_node,
     group_must_have,
-    pipelinerun_must_succeed,
     pod_must_be_running,
-    task_must_hold_its_group,
-    task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
@@ -33,7 +32,7 @@ SCENARIO = Scenario(
         "so g's claim and both its pods go to the one node between them where the port is free"
     ),
     features=(Feature.COLOCATION,),
-    fixtures=("host_port_conflict-holder", "filler", "host_port_conflict"),
+    fixtures=("filler", "host_port_conflict"),
     pool=PoolSpec(count=3),
     volumes=("source",),
 )
@@ -49,34 +48,27 @@ SCENARIO = Scenario(
 # so least-allocated and name order pick node 0, most-allocated node 2. Only the port check leaves node 1.
 #
 # Peak: build (600m) then test (1000m step + 200m sidecar = 1200m), one after the other: max(600, 1200) = 1200m.
-PEAK_CPU = 1200
+RUN = "host-port-conflict"
+#: The registry mirror a DaemonSet runs on some nodes, binding host port 5000 there.
+MIRROR = {"app": "registry-mirror"}
 
 
 def test_host_port_conflict(run: ScenarioRun) -> None:
     nodes = run.node_names
     free = nodes[1]
-    run.apply("host_port_conflict-holder", name="host-port-conflict-mirror-0", node=nodes[0], share=200 / 4800)
-    run.apply("host_port_conflict-holder", name="host-port-conflict-mirror-2", node=nodes[2], share=200 / 4800)
+    for index in (0, 2):
+        run.apply("filler", name=f"host-port-conflict-mirror-{index}", node=nodes[index], share=200 / 4800, labels=MIRROR, host_port=5000)
     run.apply("filler", name="host-port-conflict-filler-1", node=free, share=1200 / 4800)
     run.apply("filler", name="host-port-conflict-filler-2", node=nodes[2], share=3000 / 4800)
     for name in ("host-port-conflict-mirror-0", "host-port-conflict-mirror-2", "host-port-conflict-filler-1", "host-port-conflict-filler-2"):
         pod_must_be_running(run, name)
 
     run.apply("host_port_conflict")
-    _, node, record = task_must_hold_its_group(run, "host-port-conflict", "build")
-    assert node == free, (
-        f"g's build pod opened its claim on {node}, where a registry mirror already binds host port 5000: "
-        f"only {free} has the port free"
-    )
+    record = claim_must_open_on(run, RUN, "build", node=free, why=f"a registry mirror binds host port 5000 there; only {free} has it free")
     group_must_have(
         run, record, "build", tasks={"build", "test"}, workspaces={"source"},
-        peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
+        # test's step and sidecar, each a fraction of the node's CPU rounded down as the fixture's cpu() rounds it.
+        peak_cpu_millis=int(run.node_cpu_millis() * 1000 / 4800) + int(run.node_cpu_millis() * 200 / 4800), peak_memory_bytes=0,
     )
-    build = run.task_pods("host-port-conflict", "build")[0]
-    run.release_pod(build["metadata"]["name"])
-    test = task_pod_must_be_bound(run, "host-port-conflict", "test")
-    assert test["spec"]["nodeName"] == free, (
-        f"g's test pod landed on {test['spec']['nodeName']}, not on its group's node {free}, the one where host port 5000 is free"
-    )
-    pipelinerun_must_succeed(run, "host-port-conflict")
-    group_must_be(run, "host-port-conflict", "test", state=State.RELEASED, node=free)
+    group_must_end_on_its_node(run, RUN, held=run.task_pods(RUN, "build")[0], next_task="test", node=free)
+    group_must_be(run, RUN, "test", state=State.RELEASED, node=free)

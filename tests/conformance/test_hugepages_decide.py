@@ -17,12 +17,11 @@ from __future__ import annotations
 from harness.cluster.node_pools import NodeShape
 from harness.contract.record import State
 from harness.suite.checks import (
+    claim_must_open_on,
     group_must_be,
+    group_must_end_on_its_node,
     group_must_have,
-    pipelinerun_must_succeed,
     pod_must_be_running,
-    task_must_hold_its_group,
-    task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
@@ -68,17 +67,12 @@ def test_hugepages_decide(run: ScenarioRun) -> None:
         pod_must_be_running(run, name)
 
     run.apply("hugepages_decide")
-    _, node, record = task_must_hold_its_group(run, RUN, "warm")
-    assert node == paged, (
-        f"the group's warm pod opened its claim on {node}, which has no {PAGES} set aside: the group's peak holds 512Mi "
-        f"of them (bench asks for them), and only {paged} has them"
+    record = claim_must_open_on(
+        run, RUN, "warm", node=paged, why=f"that node has no {PAGES} set aside, and the peak holds 512Mi of them for bench: only {paged} has them"
     )
     group_must_have(
         run, record, "warm", tasks={"warm", "bench"}, workspaces={"source"},
         peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=256 * MI, peak_other={PAGES: 512 * MI},
     )
-    run.release_pod(run.task_pods(RUN, "warm")[0]["metadata"]["name"])
-    bench = task_pod_must_be_bound(run, RUN, "bench")
-    assert bench["spec"]["nodeName"] == paged, f"the group's bench pod landed on {bench['spec']['nodeName']}, not on its group's node {paged}"
-    pipelinerun_must_succeed(run, RUN)
+    group_must_end_on_its_node(run, RUN, held=run.task_pods(RUN, "warm")[0], next_task="bench", node=paged)
     group_must_be(run, RUN, "bench", state=State.RELEASED, node=paged)

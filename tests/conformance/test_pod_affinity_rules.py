@@ -19,13 +19,12 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.suite.checks import (
+    claim_must_open_on,
     group_must_be,
+    group_must_end_on_its_node,
     group_must_have,
-    pipelinerun_must_succeed,
     pod_must_be_running,
     pod_must_stay_pending,
-    task_must_hold_its_group,
-    task_pod_must_be_bound,
 )
 from harness.cluster.node_pools import NodeShape
 from harness.suite.features import Feature
@@ -43,7 +42,6 @@ SCENARIO = Scenario(
     ),
     features=(Feature.COLOCATION,),
     fixtures=(
-        "pod_affinity_rules-pinned",
         "filler",
         "pod_affinity_rules-tests",
         "pod_affinity_rules-heavy",
@@ -76,24 +74,24 @@ TESTS_PEAK_CPU = 600
 HEAVY_PEAK_CPU = 1200
 TESTS = "pod-affinity-rules-tests"
 HEAVY = "pod-affinity-rules-heavy"
+#: Heavy work of other kinds already on the outer nodes: no affinity terms of their own.
+HEAVY_CLASS = {"ci.example.com/class": "heavy"}
 
 
 def test_pod_affinity_rules(run: ScenarioRun) -> None:
     nodes = run.node_names
     middle = nodes[1]
-    run.apply("pod_affinity_rules-pinned", name="pod-affinity-rules-other-x", node=nodes[0], share=200 / 4800, label="ci.example.com/class=heavy")
-    run.apply("pod_affinity_rules-pinned", name="pod-affinity-rules-cache", node=middle, share=200 / 4800, label="app=build-cache")
-    run.apply("pod_affinity_rules-pinned", name="pod-affinity-rules-other-y", node=nodes[2], share=200 / 4800, label="ci.example.com/class=heavy")
+    run.apply("filler", name="pod-affinity-rules-other-x", node=nodes[0], share=200 / 4800, labels=HEAVY_CLASS)
+    run.apply("filler", name="pod-affinity-rules-cache", node=middle, share=200 / 4800, labels={"app": "build-cache"})
+    run.apply("filler", name="pod-affinity-rules-other-y", node=nodes[2], share=200 / 4800, labels=HEAVY_CLASS)
     run.apply("filler", name="pod-affinity-rules-filler-1", node=middle, share=1000 / 4800)
     run.apply("filler", name="pod-affinity-rules-filler-2", node=nodes[2], share=3000 / 4800)
     for name in ("pod-affinity-rules-other-x", "pod-affinity-rules-cache", "pod-affinity-rules-other-y", "pod-affinity-rules-filler-1", "pod-affinity-rules-filler-2"):
         pod_must_be_running(run, name)
 
     run.apply("pod_affinity_rules-tests")
-    _, node, record = task_must_hold_its_group(run, TESTS, "unit")
-    assert node == middle, (
-        f"tests' unit pod opened its claim on {node}, where no pod labelled app=build-cache runs: "
-        f"its required pod affinity leaves only {middle}"
+    record = claim_must_open_on(
+        run, TESTS, "unit", node=middle, why=f"no pod labelled app=build-cache runs there: its required pod affinity leaves only {middle}"
     )
     group_must_have(
         run, record, "unit", tasks={"unit", "e2e"}, workspaces={"source"},
@@ -101,10 +99,9 @@ def test_pod_affinity_rules(run: ScenarioRun) -> None:
     )
 
     run.apply("pod_affinity_rules-heavy")
-    _, node, record = task_must_hold_its_group(run, HEAVY, "compile")
-    assert node == middle, (
-        f"heavy's compile pod opened its claim on {node}, beside a pod labelled ci.example.com/class=heavy: "
-        f"its required pod anti-affinity leaves only {middle}"
+    record = claim_must_open_on(
+        run, HEAVY, "compile", node=middle,
+        why=f"a pod labelled ci.example.com/class=heavy runs there: its required pod anti-affinity leaves only {middle}",
     )
     group_must_have(
         run, record, "compile", tasks={"compile", "package"}, workspaces={"source"},
@@ -120,11 +117,5 @@ def test_pod_affinity_rules(run: ScenarioRun) -> None:
     run.delete(plain)
 
     for pipeline_run, held, following in ((TESTS, "unit", "e2e"), (HEAVY, "compile", "package")):
-        run.release_pod(run.task_pods(pipeline_run, held)[0]["metadata"]["name"])
-        pod = task_pod_must_be_bound(run, pipeline_run, following)
-        assert pod["spec"]["nodeName"] == middle, (
-            f"{pipeline_run}'s {following} pod landed on {pod['spec']['nodeName']}, not on its group's node {middle}"
-        )
-    for pipeline_run, last in ((TESTS, "e2e"), (HEAVY, "package")):
-        pipelinerun_must_succeed(run, pipeline_run)
-        group_must_be(run, pipeline_run, last, state=State.RELEASED, node=middle)
+        group_must_end_on_its_node(run, pipeline_run, held=run.task_pods(pipeline_run, held)[0], next_task=following, node=middle)
+        group_must_be(run, pipeline_run, following, state=State.RELEASED, node=middle)

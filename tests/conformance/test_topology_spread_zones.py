@@ -16,12 +16,11 @@ from __future__ import annotations
 from harness.cluster.node_pools import NodeShape
 from harness.contract.record import State
 from harness.suite.checks import (
+    claim_must_open_on,
     group_must_be,
+    group_must_end_on_its_node,
     group_must_have,
-    pipelinerun_must_succeed,
     pod_must_be_running,
-    task_must_hold_its_group,
-    task_pod_must_be_bound,
 )
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
@@ -37,7 +36,7 @@ SCENARIO = Scenario(
         "claims zone b's node, the middle one by name and load, and both its pods run there"
     ),
     features=(Feature.COLOCATION,),
-    fixtures=("topology_spread_zones-team", "filler", "topology_spread_zones"),
+    fixtures=("filler", "topology_spread_zones"),
     pool=PoolSpec(
         count=3,
         shapes=(NodeShape(0, labels=((ZONE, "a"),)), NodeShape(1, labels=((ZONE, "b"),)), NodeShape(2, labels=((ZONE, "a"),))),
@@ -63,24 +62,19 @@ PEAK_CPU = 1200
 def test_topology_spread_zones(run: ScenarioRun) -> None:
     nodes = run.node_names
     zone_b = nodes[1]
-    run.apply("topology_spread_zones-team", name="topology-spread-zones-team", node=nodes[0], share=200 / 4800)
+    run.apply("filler", name="topology-spread-zones-team", node=nodes[0], share=200 / 4800, labels={"ci.example.com/team": "payments"})
     run.apply("filler", name="topology-spread-zones-filler-1", node=zone_b, share=1200 / 4800)
     run.apply("filler", name="topology-spread-zones-filler-2", node=nodes[2], share=3000 / 4800)
     for name in ("topology-spread-zones-team", "topology-spread-zones-filler-1", "topology-spread-zones-filler-2"):
         pod_must_be_running(run, name)
 
     run.apply("topology_spread_zones")
-    _, node, record = task_must_hold_its_group(run, RUN, "build")
-    assert node == zone_b, (
-        f"the run's build pod opened its claim on {node}, in zone a, where the team already has more pods than in "
-        f"zone b: maxSkew 1 leaves only {zone_b}"
+    record = claim_must_open_on(
+        run, RUN, "build", node=zone_b, why=f"the team already has more pods in zone a than in zone b: maxSkew 1 leaves only {zone_b}"
     )
     group_must_have(
         run, record, "build", tasks={"build", "test"}, workspaces={"source"},
         peak_cpu_millis=run.node_cpu_millis() * PEAK_CPU // 4800, peak_memory_bytes=0,
     )
-    run.release_pod(run.task_pods(RUN, "build")[0]["metadata"]["name"])
-    test = task_pod_must_be_bound(run, RUN, "test")
-    assert test["spec"]["nodeName"] == zone_b, f"the run's test pod landed on {test['spec']['nodeName']}, not on its group's node {zone_b}"
-    pipelinerun_must_succeed(run, RUN)
+    group_must_end_on_its_node(run, RUN, held=run.task_pods(RUN, "build")[0], next_task="test", node=zone_b)
     group_must_be(run, RUN, "test", state=State.RELEASED, node=zone_b)
