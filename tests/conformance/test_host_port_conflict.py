@@ -28,8 +28,8 @@ from harness.suite.scenario import PoolSpec, Scenario
 SCENARIO = Scenario(
     name="host_port_conflict",
     description=(
-        "registry mirrors bind host port 5000 on an empty and on a full node; g's tasks have a sidecar on host port 5000, "
-        "so g's claim and both its pods go to the one node between them where the port is free"
+        "registry mirrors bind host port 5000 on an empty and on a full node; g's first task serves a registry sidecar on "
+        "host port 5000, so g's claim and both its pods go to the one node between them where the port is free"
     ),
     features=(Feature.COLOCATION,),
     fixtures=("filler", "host_port_conflict"),
