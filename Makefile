@@ -8,8 +8,11 @@ REPORTS  ?= reports
 PYTEST_ARGS ?=
 # Scenarios run this many at a time on the local cluster, each on its own pool with its own scheduler
 # (harness/suite/workers.py); 0 runs them one by one in one process. Most of a scenario is waiting (a pod held
-# Pending, a task held Running): at five this 2-core machine was 71 % busy, and six took 210-212 s against 240-244 s.
-E2E_WORKERS ?= 6
+# Pending, a task held Running): at five this 2-core machine was 71 % busy. With 82 scenarios, eight took 223.5 and
+# 224.9 s of pytest against six's 237.3 s.
+E2E_WORKERS ?= 8
+# `make soak` runs at the count its 10 of 10 was measured at (docs/soak.md).
+SOAK_WORKERS ?= 6
 # The Generative scenario's budget: PipelineRuns drawn (new seed each session, printed with a replay command) in `make e2e`;
 # `make soak` draws SOAK_GENERATIVE_RUNS a run. 0 leaves it out.
 GENERATIVE_RUNS ?= 4
@@ -121,7 +124,7 @@ scenario-seconds: venv
 # The whole suite against the reference N times back to back: flakes per scenario in docs/soak.md.
 N ?= 10
 soak: venv tools
-	$(PY) -m tests.soak --runs $(N) --workers $(E2E_WORKERS) -- $(call generative,$(SOAK_GENERATIVE_RUNS))
+	$(PY) -m tests.soak --runs $(N) --workers $(SOAK_WORKERS) -- $(call generative,$(SOAK_GENERATIVE_RUNS))
 
 # Never in CI: it measures, on the shared local cluster, and rewrites docs/benchmarks.md.
 bench: venv tools
