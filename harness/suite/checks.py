@@ -144,28 +144,25 @@ def task_pod_must_be_replaced(run: ScenarioRun, pipeline_run: str, task: str, *,
 def task_pod_must_stay_pending(run: ScenarioRun, pipeline_run: str, task: str, *, duration: str = "pod_stays_pending") -> Obj:
     """task_pod_must_stay_pending() asserts the pod is not bound over the whole `duration` window (a named timeout)."""
     task_pod_must_exist(run, pipeline_run, task)
+    return _must_stay_unbound(run, lambda: run.task_pods(pipeline_run, task)[0], what=f"{pipeline_run}/{task}", duration=duration)
+
+
+def _must_stay_unbound(run: ScenarioRun, read: Callable[[], Obj], *, what: str, duration: str, why: str = "") -> Obj:
+    """_must_stay_unbound() holds, for `duration`, that the pod `read()` returns is not bound; it returns the pod as it is then."""
 
     def unbound() -> None:
         run.scheduler.check_alive()
-        pod = run.task_pods(pipeline_run, task)[0]
+        pod = read()
         if (pod.get("spec") or {}).get("nodeName"):
-            raise NotYet(f"{pipeline_run}/{task} was bound: {_describe(pod)}")
+            raise NotYet(f"{what} was bound{', though ' + why if why else ''}: {_describe(pod)}")
 
-    _hold_for(run, unbound, what=f"{pipeline_run}/{task} staying unbound", duration=duration, timeouts=run.timeouts)
-    return run.task_pods(pipeline_run, task)[0]
+    _hold_for(run, unbound, what=f"{what} staying unbound", duration=duration, timeouts=run.timeouts)
+    return read()
 
 
 def pod_must_stay_pending(run: ScenarioRun, pod_name: str, *, why: str, duration: str = "pod_stays_pending") -> Obj:
     """pod_must_stay_pending() asserts a plain pod is not bound over the whole `duration` window; `why` says why it must wait."""
-
-    def unbound() -> None:
-        run.scheduler.check_alive()
-        pod = run.pod(pod_name)
-        if (pod.get("spec") or {}).get("nodeName"):
-            raise NotYet(f"pod {pod_name} was bound, though {why}: {_describe(pod)}")
-
-    _hold_for(run, unbound, what=f"{pod_name} staying unbound", duration=duration, timeouts=run.timeouts)
-    return run.pod(pod_name)
+    return _must_stay_unbound(run, lambda: run.pod(pod_name), what=f"pod {pod_name}", duration=duration, why=why)
 
 
 def pod_must_be_unschedulable(run: ScenarioRun, pod_name: str, *, why: str) -> Obj:
@@ -403,23 +400,15 @@ def binding_must_be_denied(run: ScenarioRun) -> None:
     """
     import kubernetes
 
-    def probe_pod(name: str) -> None:
-        run.kube.core.create_namespaced_pod(
-            run.namespace,
-            kubernetes.client.V1Pod.model_validate({
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": {"name": name, "labels": {"rescon.dev/probe": "binding"}},
-                "spec": {"schedulerName": "rescon-nobody", "containers": [{"name": "c", "image": "busybox:1.37"}]},
-            }),
-        )
+    def create_probe(name: str) -> None:
+        run.kube.core.create_namespaced_pod(run.namespace, probe_pod(name, kind="binding"))
 
     attempt = [0]
 
     def poll() -> None:
         name = run.named(f"binding-probe-{attempt[0]}")
         attempt[0] += 1
-        probe_pod(name)
+        create_probe(name)
         body = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"apiVersion": "v1", "kind": "Node", "name": PROBE_NODE}}
         try:
             run.kube.core.create_namespaced_pod_binding(name, run.namespace, kubernetes.client.V1Binding.model_validate(body), _preload_content=False)
@@ -432,7 +421,7 @@ def binding_must_be_denied(run: ScenarioRun) -> None:
     try:
         wait_checked(run, poll, what="the binding fault to take effect", timeout="fault_active", timeouts=run.timeouts)
     finally:
-        run.kube.core.delete_collection_namespaced_pod(run.namespace, label_selector="rescon.dev/probe=binding", grace_period_seconds=0)
+        run.kube.core.delete_collection_namespaced_pod(run.namespace, label_selector=f"{PROBE_LABEL}=binding", grace_period_seconds=0)
 
 
 def taskrun_must_be_done(run: ScenarioRun, pipeline_run: str, task: str) -> Obj:
@@ -638,22 +627,31 @@ def task_pod_must_not_exist(run: ScenarioRun, pipeline_run: str, task: str, *, a
     )
 
 
-#: The label of the plain pods that probe whether this namespace admits new pods.
-CREATION_PROBE_LABEL = "rescon.dev/probe"
+#: The label of the plain pods that probe what this namespace's admission does, its value the probe's kind.
+PROBE_LABEL = "rescon.dev/probe"
+
+
+def probe_pod(name: str, *, kind: str, labels: dict[str, str] | None = None, spec: dict[str, Any] | None = None) -> Any:
+    """probe_pod('p-1', kind='creation') is a plain pod no scheduler takes, labelled PROBE_LABEL=kind, with `labels` and `spec` added.
+
+    Admission probes create it (or dry-run it) to see what the API server's admission does to a new pod.
+    """
+    import kubernetes
+
+    return kubernetes.client.V1Pod.model_validate({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {PROBE_LABEL: kind, **(labels or {})}},
+        "spec": {"schedulerName": "rescon-nobody", "containers": [{"name": "c", "image": "busybox:1.37"}], **(spec or {})},
+    })
 
 
 def _probe_pod_creation(run: ScenarioRun, name: str) -> str | None:
     """Creates and deletes a probe pod; returns None when it was admitted, else the API's refusal."""
     import kubernetes
 
-    body: Any = {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "labels": {CREATION_PROBE_LABEL: "creation"}},
-        "spec": {"schedulerName": "rescon-nobody", "containers": [{"name": "c", "image": "busybox:1.37"}]},
-    }
     try:
-        run.kube.core.create_namespaced_pod(run.namespace, body)
+        run.kube.core.create_namespaced_pod(run.namespace, probe_pod(name, kind="creation"))
     except kubernetes.client.ApiException as err:
         if err.status == 403:
             return str(err.body or err.reason)
@@ -1021,7 +1019,6 @@ def pod_must_wait_for_plan(run: ScenarioRun, pod_name: str, *, pipeline_run: str
 
 
 #: The label of the plain pods that probe whether an admission plugin applies an object the scenario made.
-PROBE_LABEL = "rescon.dev/probe"
 
 
 def _admission_must_apply(run: ScenarioRun, *, kind: str, spec: Obj, read_cpu: Callable[[Any], Any], cpu: int, what: str) -> None:
@@ -1039,14 +1036,8 @@ def _admission_must_apply(run: ScenarioRun, *, kind: str, spec: Obj, read_cpu: C
     def poll() -> None:
         attempt[0] += 1
         name = run.named(f"probe-{attempt[0]}")
-        body: Any = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": name, "labels": {PROBE_LABEL: kind}},
-            "spec": {"schedulerName": "rescon-nobody", "containers": [{"name": "c", "image": "busybox:1.37"}], **spec},
-        }
         try:
-            pod = run.kube.core.create_namespaced_pod(run.namespace, body)
+            pod = run.kube.core.create_namespaced_pod(run.namespace, probe_pod(name, kind=kind, spec=spec))
         except kubernetes.client.ApiException as err:
             if err.status != 403:
                 raise
@@ -1074,12 +1065,7 @@ def scheduling_gate_must_be_in_force(run: ScenarioRun, *, labels: dict[str, str]
 
     def poll() -> None:
         attempt[0] += 1
-        body: Any = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {"name": run.named(f"gate-probe-{attempt[0]}"), "labels": {PROBE_LABEL: "scheduling-gate", **labels}},
-            "spec": {"schedulerName": "rescon-nobody", "containers": [{"name": "c", "image": "busybox:1.37"}]},
-        }
+        body = probe_pod(run.named(f"gate-probe-{attempt[0]}"), kind="scheduling-gate", labels=labels)
         pod = decoded(run.kube.core.create_namespaced_pod(run.namespace, body, dry_run="All", _preload_content=False))
         gates = [g.get("name") for g in (pod.get("spec") or {}).get("schedulingGates") or []]
         if gate not in gates:
@@ -1106,11 +1092,11 @@ def gated_task_pod_must_stay_untried(run: ScenarioRun, pipeline_run: str, task: 
         now = run.task_pods(pipeline_run, task)[0]
         if (now.get("spec") or {}).get("nodeName"):
             raise NotYet(f"{pipeline_run}/{task} was bound while gated: {_describe(now)}")
-        if not run.checks_records or run.record(pipeline_run) is None:
+        if not run.checks_records:
             return
         try:
             _, group, status = group_status_now(run, pipeline_run, task)
-        except NotYet:
+        except NotYet:  # no record or no group yet: nothing claimed
             return
         if status.state != contract.State.PENDING or status.claim_generation:
             raise NotYet(

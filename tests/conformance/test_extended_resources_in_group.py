@@ -21,11 +21,11 @@ from harness.cluster.node_pools import NodeShape
 from harness.contract.record import State
 from harness.suite.checks import (
     claim_must_open_on,
+    fillers_must_run,
     group_must_be,
     group_must_end_on_its_node,
     group_must_have,
     pod_must_be_bound,
-    pod_must_be_running,
     pod_must_stay_pending,
 )
 from harness.suite.features import Feature
@@ -66,10 +66,7 @@ PEAK_CPU = 1200
 def test_extended_resources_in_group(run: ScenarioRun) -> None:
     nodes = run.node_names
     gpu_node = nodes[1]
-    run.apply("filler", name="extended-resources-in-group-filler-1", node=gpu_node, share=1200 / 4800)
-    run.apply("filler", name="extended-resources-in-group-filler-2", node=nodes[2], share=3000 / 4800)
-    for name in ("extended-resources-in-group-filler-1", "extended-resources-in-group-filler-2"):
-        pod_must_be_running(run, name)
+    fillers_must_run(run, {gpu_node: 1200 / 4800, nodes[2]: 3000 / 4800})
 
     run.apply("extended_resources_in_group")
     record = claim_must_open_on(

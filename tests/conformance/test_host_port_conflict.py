@@ -16,6 +16,7 @@ from __future__ import annotations
 from harness.contract.record import State
 from harness.suite.checks import (
     claim_must_open_on,
+    fillers_must_run,
     group_must_be,
     group_must_end_on_its_node,
     group_must_have,
@@ -58,10 +59,9 @@ def test_host_port_conflict(run: ScenarioRun) -> None:
     free = nodes[1]
     for index in (0, 2):
         run.apply("filler", name=f"host-port-conflict-mirror-{index}", node=nodes[index], share=200 / 4800, labels=MIRROR, host_port=5000)
-    run.apply("filler", name="host-port-conflict-filler-1", node=free, share=1200 / 4800)
-    run.apply("filler", name="host-port-conflict-filler-2", node=nodes[2], share=3000 / 4800)
-    for name in ("host-port-conflict-mirror-0", "host-port-conflict-mirror-2", "host-port-conflict-filler-1", "host-port-conflict-filler-2"):
-        pod_must_be_running(run, name)
+    fillers_must_run(run, {free: 1200 / 4800, nodes[2]: 3000 / 4800})
+    for index in (0, 2):
+        pod_must_be_running(run, f"host-port-conflict-mirror-{index}")
 
     run.apply("host_port_conflict")
     record = claim_must_open_on(run, RUN, "build", node=free, why=f"a registry mirror binds host port 5000 there; only {free} has it free")

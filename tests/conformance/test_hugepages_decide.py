@@ -18,10 +18,10 @@ from harness.cluster.node_pools import NodeShape
 from harness.contract.record import State
 from harness.suite.checks import (
     claim_must_open_on,
+    fillers_must_run,
     group_must_be,
     group_must_end_on_its_node,
     group_must_have,
-    pod_must_be_running,
 )
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
@@ -61,10 +61,7 @@ PEAK_CPU = 1200
 def test_hugepages_decide(run: ScenarioRun) -> None:
     nodes = run.node_names
     paged = nodes[1]
-    run.apply("filler", name="hugepages-decide-filler-1", node=paged, share=1200 / 4800)
-    run.apply("filler", name="hugepages-decide-filler-2", node=nodes[2], share=3000 / 4800)
-    for name in ("hugepages-decide-filler-1", "hugepages-decide-filler-2"):
-        pod_must_be_running(run, name)
+    fillers_must_run(run, {paged: 1200 / 4800, nodes[2]: 3000 / 4800})
 
     run.apply("hugepages_decide")
     record = claim_must_open_on(

@@ -20,6 +20,7 @@ from __future__ import annotations
 from harness.contract.record import State
 from harness.suite.checks import (
     claim_must_open_on,
+    fillers_must_run,
     group_must_be,
     group_must_end_on_its_node,
     group_must_have,
@@ -84,9 +85,8 @@ def test_pod_affinity_rules(run: ScenarioRun) -> None:
     run.apply("filler", name="pod-affinity-rules-other-x", node=nodes[0], share=200 / 4800, labels=HEAVY_CLASS)
     run.apply("filler", name="pod-affinity-rules-cache", node=middle, share=200 / 4800, labels={"app": "build-cache"})
     run.apply("filler", name="pod-affinity-rules-other-y", node=nodes[2], share=200 / 4800, labels=HEAVY_CLASS)
-    run.apply("filler", name="pod-affinity-rules-filler-1", node=middle, share=1000 / 4800)
-    run.apply("filler", name="pod-affinity-rules-filler-2", node=nodes[2], share=3000 / 4800)
-    for name in ("pod-affinity-rules-other-x", "pod-affinity-rules-cache", "pod-affinity-rules-other-y", "pod-affinity-rules-filler-1", "pod-affinity-rules-filler-2"):
+    fillers_must_run(run, {middle: 1000 / 4800, nodes[2]: 3000 / 4800})
+    for name in ("pod-affinity-rules-other-x", "pod-affinity-rules-cache", "pod-affinity-rules-other-y"):
         pod_must_be_running(run, name)
 
     run.apply("pod_affinity_rules-tests")

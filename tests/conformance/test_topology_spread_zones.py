@@ -17,6 +17,7 @@ from harness.cluster.node_pools import NodeShape
 from harness.contract.record import State
 from harness.suite.checks import (
     claim_must_open_on,
+    fillers_must_run,
     group_must_be,
     group_must_end_on_its_node,
     group_must_have,
@@ -63,10 +64,8 @@ def test_topology_spread_zones(run: ScenarioRun) -> None:
     nodes = run.node_names
     zone_b = nodes[1]
     run.apply("filler", name="topology-spread-zones-team", node=nodes[0], share=200 / 4800, labels={"ci.example.com/team": "payments"})
-    run.apply("filler", name="topology-spread-zones-filler-1", node=zone_b, share=1200 / 4800)
-    run.apply("filler", name="topology-spread-zones-filler-2", node=nodes[2], share=3000 / 4800)
-    for name in ("topology-spread-zones-team", "topology-spread-zones-filler-1", "topology-spread-zones-filler-2"):
-        pod_must_be_running(run, name)
+    fillers_must_run(run, {zone_b: 1200 / 4800, nodes[2]: 3000 / 4800})
+    pod_must_be_running(run, "topology-spread-zones-team")
 
     run.apply("topology_spread_zones")
     record = claim_must_open_on(
