@@ -162,35 +162,98 @@ def _container_request(container: Mapping[str, Any]) -> Amount:
     return amount_of({**limits, **(requests or {})} if limits else requests)
 
 
-def pod_request(pod: Mapping[str, Any]) -> Amount:
-    """pod_request() is a pod's effective request, as kube-scheduler counts it, for every counted resource.
+def _containers_total(spec: Mapping[str, Any], request_of: Callable[[str, Mapping[str, Any]], Amount]) -> Amount:
+    """_containers_total() is the containers' aggregate, each container weighed by request_of(kind, container).
 
-    Regular containers and native sidecars (init containers with
-    restartPolicy Always) add up; a plain init container needs the sidecars
-    started before it plus itself, and the pod needs the most of that and the
-    long-running sum (per resource); a pod-level request overrides, for the
-    resources it names that pod-level requests support (cpu, memory,
-    hugepages-*); `spec.overhead` adds.
+    Regular containers and native sidecars (init containers with restartPolicy
+    Always) add up; a plain init container needs the sidecars started before
+    it plus itself; the pod needs the most of that and the long-running sum.
     """
-    spec = pod.get("spec") or {}
-    pod_level = (spec.get("resources") or {}).get("requests") or {}
-    overhead = amount_of(spec.get("overhead"))
-    running = _sum(_container_request(c) for c in spec.get("containers") or [])
+    running = _sum(request_of("containers", c) for c in spec.get("containers") or [])
     sidecars = ZERO
     init_peak = ZERO
     for init in spec.get("initContainers") or []:
-        request = _container_request(init)
+        request = request_of("initContainers", init)
         if init.get("restartPolicy") == "Always":
             sidecars = sidecars + request
             init_peak = init_peak.max(sidecars)
         else:
             init_peak = init_peak.max(sidecars + request)
-    containers = (running + sidecars).max(init_peak)
-    # A pod-level request replaces the containers' total only for the resources it names.
+    return (running + sidecars).max(init_peak)
+
+
+def _spec_weight(kind: str, container: Mapping[str, Any]) -> Amount:
+    return _container_request(container)
+
+
+def _resize_infeasible(status: Mapping[str, Any]) -> bool:
+    return any(c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible" for c in status.get("conditions") or [])
+
+
+def _status_weights(spec: Mapping[str, Any], status: Mapping[str, Any]) -> tuple[Amount, Amount]:
+    """_status_weights() is (allocated, actuated): the kubelet's pod-level values when it wrote both, else per container.
+
+    Per container (containerAllocatedRequests, containerActuatedRequests): the
+    allocation, else the spec; what runs, else the allocation, else the spec.
+    While a resize is Infeasible a container with no status value weighs nothing.
+    """
+    pod_allocated = status.get("allocatedResources")
+    pod_actuated = (status.get("resources") or {}).get("requests")
+    if pod_allocated and pod_actuated:
+        return amount_of(pod_allocated), amount_of(pod_actuated)
+    infeasible = _resize_infeasible(status)
+    by_kind = {
+        "containers": {s.get("name"): s for s in status.get("containerStatuses") or []},
+        "initContainers": {s.get("name"): s for s in status.get("initContainerStatuses") or []},
+    }
+
+    def allocated(kind: str, container: Mapping[str, Any]) -> Amount:
+        value = (by_kind[kind].get(container.get("name")) or {}).get("allocatedResources")
+        if value:
+            return amount_of(value)
+        return ZERO if infeasible else _container_request(container)
+
+    def actuated(kind: str, container: Mapping[str, Any]) -> Amount:
+        value = ((by_kind[kind].get(container.get("name")) or {}).get("resources") or {}).get("requests")
+        return amount_of(value) if value else allocated(kind, container)
+
+    return _containers_total(spec, allocated), _containers_total(spec, actuated)
+
+
+def pod_request(pod: Mapping[str, Any]) -> Amount:
+    """pod_request() is what a pod weighs, as kube-scheduler v1.37 and the kubelet count it, for every counted resource.
+
+    From the spec (PodRequests): the containers' aggregate (_containers_total);
+    a pod-level request replaces it for the resources it names that pod-level
+    requests support (cpu, memory, hugepages-*); `spec.overhead` adds.
+
+    A pod read back with a status weighs, per resource, the most of the spec's
+    aggregate, what the kubelet allocated and what it actuated (PodRequests
+    with UseStatusResources; _status_weights), the spec's left out while a
+    resize is Infeasible; a pod-level request likewise takes the most of itself
+    and the pod-level status values. The kubelet's pod-level values already hold
+    the overhead, which is then added again: v1.37 counts a running pod's
+    overhead twice (kubernetes/kubernetes#139627), and a scheduler must count
+    the same or the kubelet refuses the pods it binds beside it. E.g. a running
+    pod of 38m with an overhead of 593m, status 631m allocated and actuated,
+    weighs 1224m.
+    """
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    infeasible = _resize_infeasible(status)
+    containers = ZERO if infeasible else _containers_total(spec, _spec_weight)
+    if status:
+        allocated, actuated = _status_weights(spec, status)
+        containers = containers.max(allocated).max(actuated)
+    pod_level = (spec.get("resources") or {}).get("requests") or {}
     named = {r: units_of(r, v) for r, v in pod_level.items() if is_pod_level(r)}
+    if named and "resources" in status:
+        from_status = amount_of((status.get("resources") or {}).get("requests")).max(amount_of(status.get("allocatedResources")))
+        named = {r: max(0 if infeasible else v, from_status.get(r)) for r, v in named.items()}
     if named:
+        # A pod-level request replaces the containers' total only for the resources it names.
         containers = Amount.of({**containers.as_dict(), **named})
-    return containers + overhead
+    return containers + amount_of(spec.get("overhead"))
 
 
 def _sum(amounts: Iterable[Amount]) -> Amount:

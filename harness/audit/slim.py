@@ -14,7 +14,9 @@ steps name (one synthetic step), which is all expected_groups reads of it.
     slim_pod(pod) keeps metadata.{name,namespace,uid,resourceVersion,labels: tekton's two},
     spec.{nodeName,schedulerName,containers,initContainers: name, restartPolicy, requests/limits of counted resources, resources, overhead,
           volumes: name and persistentVolumeClaim.claimName or ephemeral, of those that are claims},
-    status.phase
+    status.{phase, allocatedResources, resources.requests, conditions: PodResizePending's type and reason,
+            containerStatuses, initContainerStatuses: name, allocatedResources, resources.requests}
+    (what harness.quantities.pod_request reads of a bound pod's weight)
 """
 
 from __future__ import annotations
@@ -73,7 +75,35 @@ def slim_pod(pod: Mapping[str, Any]) -> Obj:
     claims = [_claim_volume(v) for v in spec.get("volumes") or [] if isinstance(v, Mapping)]
     if any(claims):
         slim_spec["volumes"] = [v for v in claims if v]
-    return {"metadata": slim_meta, "spec": slim_spec, "status": _pick(pod.get("status"), "phase")}
+    return {"metadata": slim_meta, "spec": slim_spec, "status": _slim_status(pod.get("status") or {})}
+
+
+def _slim_status(status: Mapping[str, Any]) -> Obj:
+    """_slim_status() keeps the phase and what the kubelet says a bound pod holds (pod_request reads it)."""
+    slim = _pick(status, "phase")
+    allocated = _counted(status.get("allocatedResources"))
+    if allocated:
+        slim["allocatedResources"] = allocated
+    if status.get("resources") is not None:
+        slim["resources"] = _resources({"requests": (status.get("resources") or {}).get("requests")})
+    resize = [_pick(c, "type", "reason") for c in status.get("conditions") or [] if c.get("type") == "PodResizePending"]
+    if resize:
+        slim["conditions"] = resize
+    for part in ("containerStatuses", "initContainerStatuses"):
+        if status.get(part):
+            slim[part] = [_container_status(s) for s in status[part]]
+    return slim
+
+
+def _container_status(status: Mapping[str, Any]) -> Obj:
+    slim = _pick(status, "name")
+    allocated = _counted(status.get("allocatedResources"))
+    if allocated:
+        slim["allocatedResources"] = allocated
+    resources = _resources({"requests": (status.get("resources") or {}).get("requests")})
+    if resources:
+        slim["resources"] = resources
+    return slim
 
 
 def _claim_volume(volume: Mapping[str, Any]) -> Obj:

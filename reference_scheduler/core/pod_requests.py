@@ -161,29 +161,3 @@ def pod_effective_request(pod_spec: Mapping[str, Any]) -> Resources:
 
     return Resources.of(amounts)
 
-
-def pod_admitted_request(pod: Mapping[str, Any]) -> Resources:
-    """pod_admitted_request is the pod's request as the kubelet holds it: the most of the spec's and what it allocated.
-
-    Why: after an in-place resize lowers a pod's spec, the kubelet keeps admitting
-    new pods against the allocation it made (`status.containerStatuses[].allocatedResources`)
-    until it actuates the resize, and it may never actuate it for a container that has
-    already terminated. Counting only the lowered spec would bind a pod the kubelet
-    then rejects (OutOfcpu). A status without allocatedResources (KWOK) changes nothing.
-
-    Example: spec 'a' lowered to 10m, allocatedResources of 'a' still {'cpu': '300m'}: 300m.
-    """
-    spec = _mapping(pod.get("spec"))
-    from_spec = pod_effective_request(spec)
-    allocated = {
-        status.get("name"): status.get("allocatedResources")
-        for status in _containers(_mapping(pod.get("status")), "containerStatuses")
-        if status.get("allocatedResources")
-    }
-    if not allocated:
-        return from_spec
-    containers = [
-        {**container, "resources": {"requests": allocated[container.get("name")]}} if container.get("name") in allocated else container
-        for container in _containers(spec, "containers")
-    ]
-    return from_spec.max(pod_effective_request({**spec, "containers": containers}))

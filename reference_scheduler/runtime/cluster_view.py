@@ -32,7 +32,7 @@ from reference_scheduler.core.keys import GroupKey
 from reference_scheduler.core.node_checks import allocatable_pods, node_allocatable
 from reference_scheduler.core.node_ports import HostPort
 from reference_scheduler.core.placed_pods import PlacedPods, node_index
-from reference_scheduler.core.pod_requests import pod_admitted_request
+from reference_scheduler.core.bound_pod_requests import bound_pod_request
 from reference_scheduler.core.resources import InvalidQuantity, Resources
 from reference_scheduler.runtime.informer import Informer, key_of
 from reference_scheduler.runtime.intended_records import IntendedRecords
@@ -271,11 +271,11 @@ class ClusterView:
         meta = pod.get("metadata") or {}
         version = meta.get("resourceVersion") or ""
         if not version:
-            return pod_admitted_request(pod)  # no version to tell two states apart
+            return bound_pod_request(pod)  # no version to tell two states apart
         key = (meta.get("uid") or "", version)
         cached = self._request_cache.get(key)
         if cached is None:
-            cached = pod_admitted_request(pod)
+            cached = bound_pod_request(pod)
             if len(self._request_cache) > 50_000:
                 self._request_cache.clear()
             self._request_cache[key] = cached

@@ -294,15 +294,3 @@ def test_bounded_by_largest_container_and_sum_of_all(spec: dict[str, Any]) -> No
         total += request
     assert result.fits_in(total)
 
-
-def test_admitted_request_keeps_what_the_kubelet_still_holds_after_a_resize() -> None:
-    from reference_scheduler.core.pod_requests import pod_admitted_request
-
-    spec = {"containers": [{"name": "step", "resources": {"requests": {"cpu": "10m"}}}, {"name": "side", "resources": {"requests": {"cpu": "100m"}}}]}
-    lowered_not_actuated = {"spec": spec, "status": {"containerStatuses": [
-        {"name": "step", "allocatedResources": {"cpu": "300m"}}, {"name": "side", "allocatedResources": {"cpu": "100m"}},
-    ]}}
-    assert pod_admitted_request(lowered_not_actuated) == Resources(cpu=400, memory=0)
-    actuated = {"spec": spec, "status": {"containerStatuses": [{"name": "step", "allocatedResources": {"cpu": "10m"}}]}}
-    assert pod_admitted_request(actuated) == Resources(cpu=110, memory=0)
-    assert pod_admitted_request({"spec": spec}) == pod_effective_request(spec)  # no allocatedResources (KWOK): the spec
