@@ -236,8 +236,8 @@ def pipelinerun_must_succeed(run: ScenarioRun, name: str) -> Obj:
     return pipelinerun_must_end_with(run, name, status="True")
 
 
-def pipelinerun_must_end_with(run: ScenarioRun, name: str, *, status: str, reason: str | None = None) -> Obj:
-    """pipelinerun_must_end_with(run, 'slow', status='False', reason='PipelineRunTimeout') waits for the end, then asserts how it ended."""
+def pipelinerun_must_finish(run: ScenarioRun, name: str) -> Obj:
+    """pipelinerun_must_finish() waits for the PipelineRun's end, however it ended, and returns it."""
 
     def poll() -> Obj:
         obj = run.pipeline_run(name)
@@ -247,7 +247,12 @@ def pipelinerun_must_end_with(run: ScenarioRun, name: str, *, status: str, reaso
             raise NotYet(f"PipelineRun {name} is {reason}")
         return obj
 
-    obj = wait_checked(run, poll, what=f"PipelineRun {name} to finish", timeout="pipelinerun_done", timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"PipelineRun {name} to finish", timeout="pipelinerun_done", timeouts=run.timeouts)
+
+
+def pipelinerun_must_end_with(run: ScenarioRun, name: str, *, status: str, reason: str | None = None) -> Obj:
+    """pipelinerun_must_end_with(run, 'slow', status='False', reason='PipelineRunTimeout') waits for the end, then asserts how it ended."""
+    obj = pipelinerun_must_finish(run, name)
     condition = next(c for c in obj["status"]["conditions"] if c.get("type") == "Succeeded")
     ended = (condition.get("status"), condition.get("reason"))
     assert ended[0] == status and (reason is None or ended[1] == reason), (
@@ -1130,4 +1135,42 @@ def runtime_class_must_be_in_force(run: ScenarioRun, runtime_class: str, *, cpu:
     _admission_must_apply(
         run, kind="runtime-class", spec={"runtimeClassName": runtime_class}, read_cpu=overhead, cpu=cpu,
         what="the RuntimeClass to give pods their overhead",
+    )
+
+
+#: How the kubelet words a pod it refused at admission (pkg/kubelet, rejectPod): "Pod was rejected: Node didn't have enough resource: cpu, ...".
+KUBELET_REFUSAL = "Pod was rejected: "
+
+
+def next_task_must_wait_while_the_last_counts(run: ScenarioRun, pipeline_run: str, *, lingering: str, next_task: str) -> Obj:
+    """next_task_must_wait_while_the_last_counts(): `lingering`'s TaskRun is done but its pod still runs (a sidecar stopping), and `next_task`'s pod, which has no room beside it, must stay unbound for pod_stays_pending.
+
+    The hold needs the lingering pod to count throughout: if it finishes first,
+    the fixture's sim.rescon.dev/linger-for is too short, a setup error, not a verdict.
+    """
+    taskrun_must_be_done(run, pipeline_run, lingering)
+    task_pod_must_exist(run, pipeline_run, next_task)
+
+    def next_pod() -> Obj:
+        last = run.task_pods(pipeline_run, lingering)[0]
+        if (last.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            raise HarnessError(
+                f"{last['metadata']['name']} finished while {pipeline_run}/{next_task} was held: its sidecar's "
+                "sim.rescon.dev/linger-for must outlast pod_stays_pending (fix the fixture)"
+            )
+        return run.task_pods(pipeline_run, next_task)[0]
+
+    why = f"{lingering}'s pod still runs there (its TaskRun is done, its sidecar is stopping) and there is no room beside it"
+    return _must_stay_unbound(run, next_pod, what=f"{pipeline_run}/{next_task}", duration="pod_stays_pending", why=why)
+
+
+def no_task_pod_must_be_refused_by_a_kubelet(run: ScenarioRun, pipeline_run: str) -> None:
+    """no_task_pod_must_be_refused_by_a_kubelet(): no pod of the run was failed at kubelet admission (OutOfcpu and the like), i.e. bound where its node had no room for it."""
+    listing = decoded(run.kube.core.list_namespaced_pod(run.namespace, label_selector=f"{PIPELINE_RUN_LABEL}={pipeline_run}", _preload_content=False))
+    refused = [
+        pod for pod in listing.get("items") or []
+        if (pod.get("status") or {}).get("phase") == "Failed" and ((pod.get("status") or {}).get("message") or "").startswith(KUBELET_REFUSAL)
+    ]
+    assert not refused, f"the kubelet refused {len(refused)} of {pipeline_run}'s pods, bound beside pods it still counted: " + "; ".join(
+        f"{pod['metadata']['name']} on {pod['spec'].get('nodeName')} ({pod['status'].get('reason')}: {pod['status'].get('message')})" for pod in refused
     )

@@ -38,10 +38,6 @@ SCENARIO = Scenario(
     features=(Feature.PEAK_RESERVATION,),
     fixtures=("runtime_class_overhead-class", "runtime_class_overhead-a", "runtime_class_overhead-filler", "runtime_class_overhead-b"),
     volumes=("a-source", "b-source"),
-    # On kind the kubelet refuses A's big pod now and then (3 of 9 runs on 2026-12-03, with or without Resize):
-    # "requested: 1186, used: 1224, capacity: 2000", 0.4 s after A's small pod ended, which it still counts;
-    # the rest of the 1224m is the kubelet's own bookkeeping, not yet explained (docs/coverage.md).
-    local_only="on kind the kubelet now and then refuses A's big pod (OutOfcpu: it still counts the small pod that just ended, and more): docs/coverage.md",
 )
 
 

@@ -3557,5 +3557,66 @@ MUTANTS["fit_ignores_hugepages"] = Mutant(
     "7.every_resource",
 )
 
+# --- group_pods_skip_fit, finished_steps_free_room ------------------------------------
+
+
+def apply_group_pods_skip_fit() -> None:
+    """The fault: a pod of a Reserved group goes to the claim's node without a fit check there, the reservation taken to hold its room
+    (the group's tasks run one after another, so the peak is one task's): the next task's pod is bound beside the last one still running."""
+    from reference_scheduler.core.reasons import InsufficientResource
+    from reference_scheduler.runtime import cycle
+
+    original = cycle.fit
+
+    @functools.wraps(original)
+    def fit(node: Any, reservations: Any, pod: Any, demand: Any) -> list[Any]:
+        failures = original(node, reservations, pod, demand)
+        if demand is not None and demand.node == node.name:
+            return [failure for failure in failures if not isinstance(failure, InsufficientResource)]
+        return failures
+
+    cycle.fit = fit
+
+
+def steps_ended(pod: Mapping[str, Any]) -> bool:
+    """steps_ended: every step container (Tekton's `step-*`) has terminated, i.e. the pod's TaskRun is done, whatever else still runs."""
+    statuses = [s for s in (pod.get("status") or {}).get("containerStatuses") or [] if str(s.get("name", "")).startswith("step-")]
+    return bool(statuses) and all((s.get("state") or {}).get("terminated") for s in statuses)
+
+
+def apply_finished_steps_free_room() -> None:
+    from reference_scheduler.runtime.cluster_view import ClusterView
+
+    original_index = ClusterView._index
+
+    def index(self: ClusterView, pod: Obj) -> None:
+        if steps_ended(pod):
+            # The node's count forgets it, as a scheduler that takes a done TaskRun for a finished pod would.
+            original_index(self, {**pod, "status": {**(pod.get("status") or {}), "phase": "Succeeded"}})
+        else:
+            original_index(self, pod)
+
+    ClusterView._index = index  # type: ignore[method-assign]
+
+
+RULES["7.hand_off"] = (
+    "section 7, Handing room from task to task: a group's next pod joins its claim's node only where it fits beside every pod "
+    "that still counts there, the group's own included; a pod whose TaskRun is done counts until its phase is Succeeded or Failed"
+)
+MUTANTS["group_pods_skip_fit"] = Mutant(
+    "group_pods_skip_fit",
+    "a pod of a Reserved group is bound on the claim's node without a fit check: the group's reservation is taken to hold its room",
+    "exact_fit_handoff",
+    apply_group_pods_skip_fit,
+    "7.hand_off",
+)
+MUTANTS["finished_steps_free_room"] = Mutant(
+    "finished_steps_free_room",
+    "a bound task pod whose steps have all ended (its TaskRun done) no longer counts, though its sidecars still run",
+    "exact_fit_handoff",
+    apply_finished_steps_free_room,
+    "7.hand_off",
+)
+
 from .held_out import HELD_OUT  # noqa: E402  (the held-out batch registers after the catalogue it extends)
 MUTANTS.update(HELD_OUT)
