@@ -236,7 +236,7 @@ def pipelinerun_must_succeed(run: ScenarioRun, name: str) -> Obj:
     return pipelinerun_must_end_with(run, name, status="True")
 
 
-def pipelinerun_must_finish(run: ScenarioRun, name: str) -> Obj:
+def pipelinerun_must_finish(run: ScenarioRun, name: str, *, timeout: str = "pipelinerun_done") -> Obj:
     """pipelinerun_must_finish() waits for the PipelineRun's end, however it ended, and returns it."""
 
     def poll() -> Obj:
@@ -247,7 +247,7 @@ def pipelinerun_must_finish(run: ScenarioRun, name: str) -> Obj:
             raise NotYet(f"PipelineRun {name} is {reason}")
         return obj
 
-    return wait_checked(run, poll, what=f"PipelineRun {name} to finish", timeout="pipelinerun_done", timeouts=run.timeouts)
+    return wait_checked(run, poll, what=f"PipelineRun {name} to finish", timeout=timeout, timeouts=run.timeouts)
 
 
 def pipelinerun_must_end_with(run: ScenarioRun, name: str, *, status: str, reason: str | None = None) -> Obj:

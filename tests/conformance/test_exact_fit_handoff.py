@@ -67,6 +67,6 @@ def test_exact_fit_handoff(run: ScenarioRun) -> None:
 
     next_task_must_wait_while_the_last_counts(run, RUN, lingering="t01", next_task="t02")
 
-    pipelinerun_must_finish(run, RUN)
+    pipelinerun_must_finish(run, RUN, timeout="task_chain_done")
     no_task_pod_must_be_refused_by_a_kubelet(run, RUN)
     pipelinerun_must_succeed(run, RUN)
