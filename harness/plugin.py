@@ -371,12 +371,12 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
     except BaseException as err:
         monitor = getattr(run, "monitor", None)
         broken = monitor.describe_violations() if monitor is not None else None
-        if broken is not None and broken not in str(err):
+        if monitor is not None and broken is not None and broken not in str(err):
             from harness.monitor.watcher import ContractBroken
 
             # The body's notes (a generative draw's seed and replay command) stay with the message.
             notes = "".join(f"\n{note}" for note in getattr(err, "__notes__", ()))
-            raise ContractBroken(f"{broken}; then the scenario failed: {err}{notes}") from err
+            raise ContractBroken(f"{broken}; then the scenario failed: {err}{notes}", monitor.describe_arithmetic()) from err
         raise
     monitor = getattr(run, "monitor", None)
     if monitor is not None:
@@ -396,14 +396,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     key = outcome_key(item, scenario)
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         message = _failure_message(report) if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
-        detail = getattr(call.excinfo.value, "detail", "") if report.failed and call.excinfo is not None else ""
+        error = call.excinfo.value if report.failed and call.excinfo is not None else None
+        detail = getattr(error, "detail", "")
+        title, lines = getattr(error, "detail_title", DETAIL_SECTION), getattr(error, "detail_lines", DETAIL_LINES)
         longrepr = report.longrepr
         if detail and isinstance(longrepr, ExceptionRepr):
             # A section of the failure itself: the terminal prints it under the traceback, JUnit's
-            # <error>/<failure> text and Allure's trace include it; the report's message carries its last lines.
-            longrepr.addsection(DETAIL_SECTION, detail)
-        if detail:
-            message = f"{message}\n{DETAIL_SECTION}:\n" + "\n".join(detail.splitlines()[-DETAIL_LINES:])
+            # <error>/<failure> text and Allure's trace include it; the report's message carries its lines too.
+            longrepr.addsection(title, detail)
+        message = message_with_detail(message, title, detail, lines=lines)
         verdict = verdict_of(report, call)
         outcome_of_run = Outcome(scenario, verdict, report.duration, message, key)
         if report.failed:
@@ -488,6 +489,17 @@ def verdict_of(report: pytest.TestReport, call: pytest.CallInfo[None]) -> str:
     if isinstance(error, HarnessError) and not isinstance(error, (WaitTimeout, Broken, SchedulerDied)):
         return "error"
     return "failed"
+
+
+def message_with_detail(message: str, title: str, detail: str, *, lines: int | None) -> str:
+    """message_with_detail() is a failure's message with its detail under its title: the last `lines` of it, every line for None.
+
+    Example: message_with_detail("died", "(log)", "a\nb\nc", lines=2) == "died\n(log):\nb\nc"; no detail leaves the message as it is.
+    """
+    if not detail:
+        return message
+    kept = detail.splitlines() if lines is None else detail.splitlines()[-lines:]
+    return f"{message}\n{title}:\n" + "\n".join(kept)
 
 
 def _failure_message(report: pytest.TestReport) -> str:

@@ -169,7 +169,7 @@ def _containers_total(spec: Mapping[str, Any], request_of: Callable[[str, Mappin
     Always) add up; a plain init container needs the sidecars started before
     it plus itself; the pod needs the most of that and the long-running sum.
     """
-    running = _sum(request_of("containers", c) for c in spec.get("containers") or [])
+    running = sum_of(request_of("containers", c) for c in spec.get("containers") or [])
     sidecars = ZERO
     init_peak = ZERO
     for init in spec.get("initContainers") or []:
@@ -256,7 +256,8 @@ def pod_request(pod: Mapping[str, Any]) -> Amount:
     return containers + amount_of(spec.get("overhead"))
 
 
-def _sum(amounts: Iterable[Amount]) -> Amount:
+def sum_of(amounts: Iterable[Amount]) -> Amount:
+    """sum_of([Amount(200), Amount(1000)]) == Amount(1200): the amounts added, per resource; ZERO for none."""
     total = ZERO
     for amount in amounts:
         total = total + amount

@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Iterable
 
 from harness.monitor.invariants import Finding
+from harness.monitor.room import NodeRoom
 
 
 class Change(enum.StrEnum):
@@ -46,6 +47,8 @@ class AuditLine:
     change: Change
     message: str
     objects: tuple[str, ...] = ()
+    #: The node's arithmetic of a room rule as it was judged for this line; None for other rules and for a cleared one.
+    room: NodeRoom | None = None
 
 
 def violation_key(finding: Finding) -> tuple[str, str]:
@@ -73,10 +76,10 @@ class ViolationTracker:
         for key, finding in current.items():
             before = self.active.get(key)
             if before is None:
-                lines.append(AuditLine(at, finding.rule, Change.STARTED, finding.message, finding.objects))
+                lines.append(AuditLine(at, finding.rule, Change.STARTED, finding.message, finding.objects, finding.room))
                 self.counts[finding.rule] = self.counts.get(finding.rule, 0) + 1
             elif set(before.objects) != set(finding.objects):
-                lines.append(AuditLine(at, finding.rule, Change.CHANGED, finding.message, finding.objects))
+                lines.append(AuditLine(at, finding.rule, Change.CHANGED, finding.message, finding.objects, finding.room))
         for key, finding in self.active.items():
             if key not in current:
                 lines.append(AuditLine(at, finding.rule, Change.CLEARED, f"no longer found: {finding.message}", finding.objects))
@@ -87,7 +90,7 @@ class ViolationTracker:
         """happened() is one line per transition finding (each is an event of its own)."""
         lines = []
         for finding in findings:
-            lines.append(AuditLine(at, finding.rule, Change.HAPPENED, finding.message, finding.objects))
+            lines.append(AuditLine(at, finding.rule, Change.HAPPENED, finding.message, finding.objects, finding.room))
             self.counts[finding.rule] = self.counts.get(finding.rule, 0) + 1
         return lines
 

@@ -1,16 +1,23 @@
 """output: an audit line as text or as one JSON object, and the summary written at exit.
 
     2026-12-03T11:40:02.125Z node-overcommitted started: node n holds ... [node n, pod ns/a, pod ns/b]
-    {"time": "2026-12-03T11:40:02.125Z", "rule": "node-overcommitted", "change": "started", "message": "...", "objects": [...]}
+        room on node n (docs/contract.md section 7, Headroom): over on cpu
+        cpu: 4801m counted > 4800m allocatable, 1m over
+          ...
+    {"time": "2026-12-03T11:40:02.125Z", "rule": "node-overcommitted", "change": "started", "message": "...", "objects": [...],
+     "arithmetic": {"node": "n", "over": ["cpu"], ...}}
 """
 
 from __future__ import annotations
 
 import json
+import textwrap
 from datetime import UTC, datetime
-from typing import Mapping
+from typing import Any, Mapping
 
 from harness.audit.dedup import AuditLine
+from harness.monitor.room import room_data
+from harness.monitor.room_text import room_table
 
 FORMATS = ("text", "json")
 
@@ -20,16 +27,23 @@ def timestamp(at: datetime) -> str:
     return at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
 
 
+#: How far the arithmetic's block is indented under its line in text output.
+BLOCK_INDENT = "    "
+
+
 def as_text(line: AuditLine) -> str:
+    """as_text() is the line, and under it, indented, the node's arithmetic when the rule is about room."""
     objects = f" [{', '.join(line.objects)}]" if line.objects else ""
-    return f"{timestamp(line.at)} {line.rule} {line.change.value}: {line.message}{objects}"
+    text = f"{timestamp(line.at)} {line.rule} {line.change.value}: {line.message}{objects}"
+    return text if line.room is None else text + "\n" + textwrap.indent(room_table(line.room), BLOCK_INDENT)
 
 
 def as_json(line: AuditLine) -> str:
-    return json.dumps(
-        {"time": timestamp(line.at), "rule": line.rule, "change": line.change.value, "message": line.message, "objects": list(line.objects)},
-        sort_keys=False,
-    )
+    """as_json() is the line as one JSON object; a rule about room adds `arithmetic`, the node's terms as data (room_data)."""
+    data: dict[str, Any] = {"time": timestamp(line.at), "rule": line.rule, "change": line.change.value, "message": line.message, "objects": list(line.objects)}
+    if line.room is not None:
+        data["arithmetic"] = room_data(line.room)
+    return json.dumps(data, sort_keys=False)
 
 
 def render(line: AuditLine, output_format: str) -> str:

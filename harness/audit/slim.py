@@ -2,7 +2,7 @@
 
 A busy cluster's pods carry env, volumes, managed fields and long statuses;
 the rules (harness.monitor.invariants) read a pod's name, uid, Tekton labels,
-node, schedulerName, phase, resource requests and the claims it mounts, a
+whether it is being deleted (a room arithmetic says so), node, schedulerName, phase, resource requests and the claims it mounts, a
 node's name, labels (volume node affinity) and allocatable, and a
 PipelineRun's workspaces (with their claim names), pod templates and the
 tasks' workspace use, plus what tells whether a group's release may be due
@@ -11,7 +11,7 @@ condition's status and reason, the names in `skippedTasks` and the tasks
 `childReferences` names. An embedded taskSpec is kept as the workspaces its
 steps name (one synthetic step), which is all expected_groups reads of it.
 
-    slim_pod(pod) keeps metadata.{name,namespace,uid,resourceVersion,labels: tekton's two},
+    slim_pod(pod) keeps metadata.{name,namespace,uid,resourceVersion,deletionTimestamp,labels: tekton's two},
     spec.{nodeName,schedulerName,containers,initContainers: name, restartPolicy, requests/limits of counted resources, resources, overhead,
           volumes: name and persistentVolumeClaim.claimName or ephemeral, of those that are claims},
     status.{phase, allocatedResources, resources.requests, conditions: PodResizePending's type and reason,
@@ -59,7 +59,7 @@ def slim_pod(pod: Mapping[str, Any]) -> Obj:
     """slim_pod() is the pod as the rules read it (see the module's docstring)."""
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
     labels = _pick(meta.get("labels"), PIPELINE_RUN_LABEL, PIPELINE_TASK_LABEL)
-    slim_meta = _pick(meta, "name", "namespace", "uid", "resourceVersion")
+    slim_meta = _pick(meta, "name", "namespace", "uid", "resourceVersion", "deletionTimestamp")
     if labels:
         slim_meta["labels"] = labels
     slim_spec = _pick(spec, "nodeName", "schedulerName")

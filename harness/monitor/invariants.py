@@ -5,7 +5,10 @@ pods, nodes, records and PipelineRuns, and after every event asks these
 functions what is broken. Each finding names its rule, so a failure reads
 
     contract monitor: node-overcommitted at 4.2s: node pool-x-0 holds 5000m CPU, 0Mi
-    (pods 1400m CPU, 0Mi + residuals 3600m CPU, 0Mi) of 4800m CPU, 8192Mi allocatable: too much cpu
+    (pods 1400m CPU, 0Mi + residuals 3600m CPU, 0Mi) of 4800m CPU, 8192Mi allocatable: too much cpu;
+    cpu 5000m > 4800m allocatable: residual ns/a:source 3600m (peak 3800m - its pods 200m) + pod ns/b 1200m + pod ns/a-small 200m
+
+and carries the node's whole arithmetic (`Finding.room`, harness.monitor.room).
 
 The rule names are the strings users grep for; docs/coverage.md maps each to
 the contract sentence it enforces.
@@ -20,7 +23,9 @@ from typing import Any, Iterable, Mapping
 from harness.contract.record import SCHEDULER_ANNOTATION, GroupStatus, Record, State
 from harness.monitor import volume_topology as volumes
 from harness.monitor.expected_groups import ExpectedGroup, expected_groups, group_of
-from harness.quantities import ZERO, Amount, node_allocatable, pod_request
+from harness.monitor.room import CountedPod, GroupResidual, NodeRoom
+from harness.monitor.room_text import short_arithmetic
+from harness.quantities import Amount, node_allocatable, pod_request, sum_of
 
 Obj = Mapping[str, Any]
 
@@ -61,6 +66,8 @@ class Finding:
     rule: str
     message: str
     objects: tuple[str, ...] = ()
+    #: The node's arithmetic, for the rules about room (node-overcommitted): shown in full beside the message.
+    room: NodeRoom | None = None
 
 
 @dataclass
@@ -94,8 +101,12 @@ def task_of(pod: Obj) -> tuple[str, str, str] | None:
     return str(_meta(pod).get("namespace")), str(run), str(task)
 
 
+def _name(pod: Obj) -> str:
+    return f"{_meta(pod).get('namespace')}/{_meta(pod).get('name')}"
+
+
 def pod_key(pod: Obj) -> str:
-    return f"pod {_meta(pod).get('namespace')}/{_meta(pod).get('name')}"
+    return f"pod {_name(pod)}"
 
 
 def group_pods(world: World, namespace: str, pipeline_run: str, tasks: Iterable[str]) -> list[Obj]:
@@ -107,11 +118,56 @@ def _live_on(pods: Iterable[Obj], node: str) -> list[Obj]:
     return [p for p in pods if node_of(p) == node and not is_terminal(p)]
 
 
-def _total(pods: Iterable[Obj]) -> Amount:
-    total = ZERO
-    for pod in pods:
-        total = total + pod_request(pod)
-    return total
+def _records_by_run(world: World) -> dict[tuple[str, str], list[Record]]:
+    """_records_by_run() is the records by (namespace, PipelineRun), each list by key: a pod's labels name its run, not its record."""
+    found: dict[tuple[str, str], list[Record]] = {}
+    for record in sorted(world.records.values(), key=lambda r: r.key):
+        found.setdefault((record.namespace, record.pipeline_run), []).append(record)
+    return found
+
+
+def _group_label(records: Mapping[tuple[str, str], list[Record]], pod: Obj) -> str | None:
+    """_group_label() is "ns/record:group" of the first record whose group has the pod's task, None for a plain pod or no such group."""
+    owner = task_of(pod)
+    if owner is None:
+        return None
+    for record in records.get(owner[:2], []):
+        group = record.group_of_task(owner[2])
+        if group is not None:
+            return f"{record.key}:{group.name}"
+    return None
+
+
+def _residuals(records: Mapping[tuple[str, str], list[Record]], node: str, live: list[Obj], requests: Mapping[int, Amount]) -> Iterable[GroupResidual]:
+    """_residuals() is each Reserved group's hold on the node, its pods there found among `live` by their labels (every attempt)."""
+    for record in (r for runs in records.values() for r in runs):
+        for group, status in zip(record.groups, record.statuses):
+            if status.state is State.RESERVED and status.node == node:
+                own = group_pods_of(live, record.namespace, record.pipeline_run, group.tasks)
+                yield GroupResidual(f"{record.key}:{group.name}", group.peak, tuple(_name(p) for p in own), sum_of(requests[id(p)] for p in own))
+
+
+def node_room(world: World, node: str, *, with_reservations: bool) -> NodeRoom:
+    """node_room() is section 7's arithmetic of one node, term by term: the one accounting every room rule reads.
+
+    Its pods are those bound there and not finished (a terminating one counts
+    until it is gone), each with its effective request; with reservations, its
+    residuals are those of every Reserved group on the node, each group's pods
+    there being those among its pods. A node the world does not hold has
+    allocatable 0. Example (the contract's): a 4800m node, group A Reserved
+    with peak 3800m running a 200m pod, a plain 1000m pod: pods 1200m,
+    residual 3600m, total 4800m.
+    """
+    live = sorted(_live_on(world.pods.values(), node), key=_name)
+    requests = {id(pod): pod_request(pod) for pod in live}  # each pod's request once, for its own row and its group's
+    records = _records_by_run(world)
+    pods = tuple(
+        CountedPod(_name(p), requests[id(p)], str((p.get("status") or {}).get("phase") or "Pending"), _group_label(records, p),
+                   terminating=bool(_meta(p).get("deletionTimestamp")))
+        for p in live
+    )
+    residuals = tuple(_residuals(records, node, live, requests)) if with_reservations else ()
+    return NodeRoom(node, node_allocatable(world.nodes.get(node) or {}), pods, residuals, with_reservations)
 
 
 def residuals_on(world: World, node: str) -> Amount:
@@ -120,13 +176,7 @@ def residuals_on(world: World, node: str) -> Amount:
     residual[r] = max(0, peak[r] - what H's live pods on N request of r), for
     every resource of the peak: a group's GPUs are held like its CPU.
     """
-    total = ZERO
-    for record in world.records.values():
-        for group, status in zip(record.groups, record.statuses):
-            if status.state is State.RESERVED and status.node == node:
-                running = _total(_live_on(group_pods(world, record.namespace, record.pipeline_run, group.tasks), node))
-                total = total + (group.peak - running).floor_zero()
-    return total
+    return node_room(world, node, with_reservations=True).residuals_total
 
 
 def overcommitted(world: World, *, with_reservations: bool, nodes: Iterable[str] | None = None) -> list[Finding]:
@@ -136,20 +186,21 @@ def overcommitted(world: World, *, with_reservations: bool, nodes: Iterable[str]
     hugepages-*, extended resources); a resource the node does not advertise
     has allocatable 0, so one GPU on a node without GPUs is too much.
     Finished pods do not count, as in kube-scheduler; pods of every scheduler do.
+    Each finding carries the node's arithmetic (`room`), and its message the
+    largest terms of each resource that is over.
     """
     findings = []
     wanted = set(world.nodes) if nodes is None else set(nodes) & set(world.nodes)
-    for name, node in ((n, world.nodes[n]) for n in sorted(wanted)):
-        pods = _total(_live_on(world.pods.values(), name))
-        held = residuals_on(world, name) if with_reservations else ZERO
-        allocatable = node_allocatable(node)
-        over = (pods + held).exceeds(allocatable)
+    for name in sorted(wanted):
+        room = node_room(world, name, with_reservations=with_reservations)
+        over = room.over()
         if over:
             findings.append(Finding(
                 NODE_OVERCOMMITTED,
-                f"node {name} holds {(pods + held).describe()} (pods {pods.describe()} + residuals {held.describe()}) "
-                f"of {allocatable.describe()} allocatable: too much {too_much(over, allocatable)}",
-                (f"node {name}", *sorted(pod_key(p) for p in _live_on(world.pods.values(), name))),
+                f"node {name} holds {room.total.describe()} (pods {room.pods_total.describe()} + residuals {room.residuals_total.describe()}) "
+                f"of {room.allocatable.describe()} allocatable: too much {too_much(over, room.allocatable)}; {short_arithmetic(room)}",
+                (f"node {name}", *sorted(f"pod {p.pod}" for p in room.pods)),
+                room,
             ))
     return findings
 

@@ -34,7 +34,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, ClassVar, Iterator, Mapping
 
 import kubernetes
 
@@ -47,6 +47,8 @@ from harness.monitor.expected_groups import expected_groups, group_of
 from harness.monitor.release_due import ReleaseClock
 from harness.monitor.release_reads import TEKTON, read_release_truths, read_true_reasons
 from harness.monitor.release_truth import ReleaseTruth
+from harness.monitor.room import NodeRoom
+from harness.monitor.room_text import room_table
 from harness.timeouts import TimeoutConfig
 
 log = logging.getLogger("rescon.monitor")
@@ -69,13 +71,39 @@ class Violation:
     at: float
     message: str
     objects: tuple[str, ...] = ()
+    #: The node's arithmetic when the rule is about room (node-overcommitted), as the monitor judged it.
+    room: NodeRoom | None = None
 
     def describe(self) -> str:
-        return f"contract monitor: {self.rule} at {self.at:.1f}s: {self.message}"
+        return f"contract monitor: {self.when()}: {self.message}"
+
+    def when(self) -> str:
+        """when() is "node-overcommitted at 4.2s": the rule and the moment, from the monitor's start."""
+        return f"{self.rule} at {self.at:.1f}s"
+
+    def arithmetic(self) -> str:
+        """arithmetic() is the full table of the node's arithmetic, headed by the rule and the time; "" for a rule not about room."""
+        return f"{self.when()}: {room_table(self.room)}" if self.room is not None else ""
+
+
+#: How the failure's detail, the arithmetic of the violations about room, is titled in pytest's output and the report.
+ARITHMETIC_SECTION = "(the contract's arithmetic)"
 
 
 class ContractBroken(AssertionError):
-    """ContractBroken fails a scenario on the monitor's first violation; its message is the violation's."""
+    """ContractBroken fails a scenario on the monitor's first violation; its message is the violation's.
+
+    `detail` is the full arithmetic of the violations about room, every line of
+    which the plugin adds under ARITHMETIC_SECTION (harness.plugin).
+    """
+
+    detail_title: ClassVar[str] = ARITHMETIC_SECTION
+    #: Every line of the detail goes into the report's message: a table read from its top (a log tail keeps its last lines).
+    detail_lines: ClassVar[int | None] = None
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.detail = detail
 
 
 @dataclass
@@ -193,13 +221,19 @@ class ContractMonitor:
         more = len(found) - 1
         return found[0].describe() + (f" (and {more} more rule(s) broken)" if more else "")
 
+    def describe_arithmetic(self) -> str:
+        """describe_arithmetic() is the arithmetic of the violations describe_violations() names (the first, or with keep_going all), "" if none is about room."""
+        with self._lock:
+            found = list(self.violations) if self.keep_going else self.violations[:1]
+        return "\n\n".join(text for text in (v.arithmetic() for v in found) if text)
+
     def raise_if_violated(self, *, final: bool = False) -> None:
         """raise_if_violated() fails the scenario with the first violation, if any; with keep_going, only when `final`, with all of them."""
         if self.keep_going and not final:
             return
         broken = self.describe_violations()
         if broken is not None:
-            raise ContractBroken(broken)
+            raise ContractBroken(broken, self.describe_arithmetic())
 
     # --- watches ---
 
@@ -300,7 +334,7 @@ class ContractMonitor:
         with self._lock:
             if any(v.rule == finding.rule for v in self.violations):
                 return
-            violation = Violation(finding.rule, self._now(), finding.message, finding.objects)
+            violation = Violation(finding.rule, self._now(), finding.message, finding.objects, finding.room)
             self.violations.append(violation)
         log.warning("%s", violation.describe())
 
@@ -562,6 +596,17 @@ class ContractMonitor:
         for finding in rule_check(fresh):
             if finding.rule in wanted:
                 self._report(finding)
+
+    def room_now(self, node: str) -> NodeRoom | None:
+        """room_now() is the node's arithmetic in a fresh read, as this monitor would judge it; None for a node not in the scenario's pool.
+
+        For a check that failed because a pod was placed where it must not fit:
+        the same accounting as node-overcommitted, on the state right after.
+        """
+        fresh = self._fresh_world()
+        if node not in fresh.nodes:
+            return None
+        return rules.node_room(fresh, node, with_reservations=self.checks_records)
 
     def _fresh_world(self) -> rules.World:
         """_fresh_world() reads pods first, then nodes, PipelineRuns and records (see the module's docstring)."""

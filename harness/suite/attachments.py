@@ -1,7 +1,8 @@
 """Attachments: what a human needs to understand a scenario, added to the allure report.
 
-The timeline picture, the rendered manifests, the objects' final YAML, and the
-log tails of the scheduler under test and of Tekton. These are for reading
+The timeline picture, the contract monitor's violations with the arithmetic
+of each node found over-committed, the rendered manifests, the objects' final
+YAML, and the log tails of the scheduler under test and of Tekton. These are for reading
 only: no check ever looks at them.
 """
 
@@ -18,6 +19,7 @@ from harness.cluster.processes import tail
 from harness.kube import json_object, present
 from harness.quantities import Amount, amount_of
 from harness.report.timeline import NodeCapacity, TimelineRecorder
+from harness.suite.room_notes import attach_room
 from harness.suite.run import ScenarioRun
 
 #: Lines of each log attached.
@@ -53,6 +55,9 @@ def attach_scenario_artifacts(
         lines = [v.describe() + (f"\n  objects: {', '.join(v.objects)}" if v.objects else "") for v in run.monitor.violations]
         summary = f"{run.monitor.events_seen} events observed, {run.monitor.confirmations} fresh reads to confirm a finding"
         allure.attach("\n".join(lines + [summary]) if lines else f"no violation; {summary}", "contract monitor", allure.attachment_type.TEXT)
+        for violation in run.monitor.violations:
+            if violation.room is not None:
+                attach_room(violation.room, violation.when())
     for name, text in run.rendered.items():
         allure.attach(text, f"manifest {name}", allure.attachment_type.YAML)
     try:

@@ -17,6 +17,7 @@ from harness.kube import decoded, present
 from harness.quantities import cpu_millis as parse_cpu
 from harness.quantities import units_of
 from harness.resource_names import amount_text, sort_key
+from harness.suite.room_notes import room_note
 from harness.suite.run import PIPELINE_RUN_LABEL, ScenarioRun
 from harness.waits import NotYet, WaitTimeout, hold_for, wait_for
 
@@ -153,8 +154,9 @@ def _must_stay_unbound(run: ScenarioRun, read: Callable[[], Obj], *, what: str, 
     def unbound() -> None:
         run.scheduler.check_alive()
         pod = read()
-        if (pod.get("spec") or {}).get("nodeName"):
-            raise NotYet(f"{what} was bound{', though ' + why if why else ''}: {_describe(pod)}")
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            raise NotYet(f"{what} was bound{', though ' + why if why else ''}: {_describe(pod)}" + room_note(run, node, when=f"{what} was bound"))
 
     _hold_for(run, unbound, what=f"{what} staying unbound", duration=duration, timeouts=run.timeouts)
     return read()
@@ -176,8 +178,9 @@ def pod_must_be_unschedulable(run: ScenarioRun, pod_name: str, *, why: str) -> O
 
     def said() -> Obj:
         pod = run.pod(pod_name)
-        if (pod.get("spec") or {}).get("nodeName"):
-            raise AssertionError(f"pod {pod_name} was bound to {pod['spec']['nodeName']}, though {why}")
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            raise AssertionError(f"pod {pod_name} was bound to {node}, though {why}" + room_note(run, node, when=f"pod {pod_name} was bound"))
         conditions = (pod.get("status") or {}).get("conditions") or []
         scheduled = next((c for c in conditions if c.get("type") == "PodScheduled"), None)
         if scheduled is None or scheduled.get("status") != "False" or scheduled.get("reason") != "Unschedulable":
@@ -696,6 +699,11 @@ def pod_creation_must_be_allowed(run: ScenarioRun) -> None:
     wait_checked(run, poll, what="new pods to be admitted again", timeout="fault_active", timeouts=run.timeouts)
 
 
+def _b_note(run: ScenarioRun, b_pod: Obj) -> str:
+    """_b_note() is the arithmetic of the node B went to, where A's peak should have kept it out (harness.suite.room_notes)."""
+    return room_note(run, b_pod["spec"]["nodeName"], when=f"{b_pod['metadata']['name']} was bound")
+
+
 def b_must_land_beside_the_filler(run: ScenarioRun, prefix: str, *, a_node: str, why: str) -> Obj:
     """b_must_land_beside_the_filler() is the middle of the peak scenarios: B must go to the node A did not take.
 
@@ -708,7 +716,7 @@ def b_must_land_beside_the_filler(run: ScenarioRun, prefix: str, *, a_node: str,
     run.apply(f"{prefix}-filler", node=other)
     run.apply(f"{prefix}-b")
     b_pod = task_pod_must_be_bound(run, run.named("b"), "only")
-    assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, {why}: it should be on {other}"
+    assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, {why}: it should be on {other}" + _b_note(run, b_pod)
     return b_pod
 
 
@@ -725,7 +733,7 @@ def b_must_go_beside_a_filler(run: ScenarioRun, *, a_node: str, b_fixture: str, 
     pod_must_be_running(run, filler)
     run.apply(b_fixture)
     b_pod = task_pod_must_be_bound(run, b_run, "only")
-    assert b_pod["spec"]["nodeName"] == other, f"{b_run} landed on {b_pod['spec']['nodeName']}, {why}: it should be on {other}"
+    assert b_pod["spec"]["nodeName"] == other, f"{b_run} landed on {b_pod['spec']['nodeName']}, {why}: it should be on {other}" + _b_note(run, b_pod)
     return b_pod
 
 
@@ -770,7 +778,10 @@ def matrixed_pods_must_bind_one_by_one(run: ScenarioRun, pipeline_run: str, task
             others = [p for p in run.task_pods(pipeline_run, task) if p["metadata"]["name"] not in ended | {pod["metadata"]["name"]}]
             bound = [_describe(p) for p in others if p["spec"].get("nodeName")]
             if bound:
-                raise NotYet(f"while {pod['metadata']['name']} runs, {', '.join(bound)}: only one of {pipeline_run}/{task} fits at a time")
+                raise NotYet(
+                    f"while {pod['metadata']['name']} runs, {', '.join(bound)}: only one of {pipeline_run}/{task} fits at a time"
+                    + room_note(run, node, when=f"a second pod of {pipeline_run}/{task} was bound")
+                )
 
         if turn < combinations - 1:
             _hold_for(run, only_it_bound, what=f"the rest of {pipeline_run}/{task} staying unbound", duration="pod_stays_pending", timeouts=run.timeouts)
@@ -785,7 +796,7 @@ def claim_must_open_on(run: ScenarioRun, pipeline_run: str, task: str, *, node: 
     claim_must_open_on(run, "g", "build", node=n1, why=f"only {n1} has host port 5000 free").
     """
     _, at, record = task_must_hold_its_group(run, pipeline_run, task)
-    assert at == node, f"{pipeline_run}/{task} opened its group's claim on {at}: {why}"
+    assert at == node, f"{pipeline_run}/{task} opened its group's claim on {at}: {why}" + room_note(run, at, when=f"{pipeline_run}/{task} opened its claim")
     return record
 
 
@@ -941,7 +952,9 @@ def b_must_avoid_the_kept_peak(run: ScenarioRun, prefix: str, small: Obj, *, a_n
     """
     run.apply(f"{prefix}-b")
     b_pod = task_pod_must_be_bound(run, run.named("b"), "only", timeout=timeout)
-    assert b_pod["spec"]["nodeName"] == other, f"B landed on {b_pod['spec']['nodeName']}, inside the peak A reserved {when}: it should be on {other}"
+    assert b_pod["spec"]["nodeName"] == other, (
+        f"B landed on {b_pod['spec']['nodeName']}, inside the peak A reserved {when}: it should be on {other}" + _b_note(run, b_pod)
+    )
     big_task_must_follow_and_both_finish(run, small, b_pod, a_node=a_node)
 
 
