@@ -14,7 +14,7 @@ import contextlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 from _pytest._code.code import ExceptionRepr
@@ -22,11 +22,16 @@ from _pytest._code.code import ExceptionRepr
 from harness.errors import HarnessError
 from harness.report.conformance_report import unsupported_message
 from harness.suite.features import OPT_IN_FEATURES, Feature, parse_features, resolve_supported
+from harness.report.attempts import log_tail
 from harness.suite.scenario import Scenario
+from harness.suite.seeds import take_seed
 from harness.suite.scheduler_under_test import MODES, default_features
 from harness.suite import scenario_seconds
 from harness.suite.workers import Slot, slot_of, slots_last, worker_id
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig, parse_override
+
+if TYPE_CHECKING:
+    from harness.monitor.latencies import Latencies
 
 CLUSTERS = ("local", "kind", "existing")
 #: Report metadata when the command line gives none: never the reference's name for another scheduler.
@@ -84,6 +89,11 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
     group.addoption(
         "--rescon-generative-runs", type=int, default=4, metavar="N",
         help="how many PipelineRuns the Generative scenario draws and judges, two or three at a time (default 4)",
+    )
+    group.addoption(
+        "--rerun-failures", type=int, default=0, metavar="N",
+        help="run a failed scenario again, up to N times, in the same session (pytest-rerunfailures): one that fails and then passes "
+        "is reported flaky, with each attempt's seed and log, and its profile level is partial, never success",
     )
     group.addoption("--timeout-override", "--rescon-timeout", dest="rescon_timeouts", action="append", default=[], metavar="NAME=SECONDS", help="override one named timeout (repeatable)")
 
@@ -194,12 +204,18 @@ class SuiteConfig:
 
 @dataclass
 class Outcome:
+    """Outcome is how one attempt of a scenario ended (a scenario runs once, or more with --rerun-failures)."""
+
     scenario: Scenario
     outcome: str
     duration: float
     message: str = ""
     #: The report's name for this run: the scenario's, with pytest-repeat's "[k-N]" when run N times.
     name: str = ""
+    #: What tells this attempt apart from another (harness.report.attempts): its seed, if it drew from one, its namespace, its log's tail.
+    seed: int | None = None
+    namespace: str = ""
+    log: str = ""
 
     def to_wire(self) -> dict[str, Any]:
         """to_wire() is this outcome as plain data, for a report's user_properties (xdist sends them to its controller)."""
@@ -207,21 +223,31 @@ class Outcome:
         return {
             "scenario": {"name": s.name, "description": s.description, "features": [f.value for f in s.features]},
             "outcome": self.outcome, "duration": self.duration, "message": self.message, "name": self.name or s.name,
+            "seed": self.seed, "namespace": self.namespace, "log": self.log,
         }
 
     @classmethod
     def from_wire(cls, data: dict[str, Any]) -> Outcome:
         s = data["scenario"]
         scenario = Scenario(name=s["name"], description=s["description"], features=tuple(Feature(f) for f in s["features"]), fixtures=())
-        return cls(scenario, data["outcome"], data["duration"], data["message"], data["name"])
+        return cls(
+            scenario, data["outcome"], data["duration"], data["message"], data["name"],
+            seed=data.get("seed"), namespace=str(data.get("namespace") or ""), log=str(data.get("log") or ""),
+        )
 
 
 #: How a HarnessError's detail (a scheduler's log tail) is titled in reports, and how much of it the message keeps.
 DETAIL_SECTION = "(the scheduler's log tail)"
 DETAIL_LINES = 10
-#: The user_properties keys a scenario's report carries its outcome and the cluster's versions under.
+#: The user_properties keys a scenario's report carries its outcome, the cluster's versions and its latencies under.
 OUTCOME_PROPERTY = "rescon_outcome"
 VERSIONS_PROPERTY = "rescon_versions"
+LATENCIES_PROPERTY = "rescon_latencies"
+#: pytest-rerunfailures' outcome of an attempt that failed and is run again, and its name as a plugin.
+RERUN = "rerun"
+RERUNFAILURES = "rerunfailures"
+#: The item's attribute that counts the captured sections of its attempts before this one.
+SECTIONS_BEFORE = "rescon_sections_before"
 #: The session's SuiteState, for hooks that get no config (pytest_runtest_logreport).
 _STATE: dict[str, SuiteState] = {}
 
@@ -229,9 +255,14 @@ _STATE: dict[str, SuiteState] = {}
 @dataclass
 class SuiteState:
     config: SuiteConfig
+    #: Each scenario's last attempt, by its report name.
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     started: float = field(default_factory=time.monotonic)
     versions: dict[str, str] = field(default_factory=dict)
+    #: The attempts before the last of each scenario run again (--rerun-failures), in order, by report name.
+    earlier_attempts: dict[str, list[Outcome]] = field(default_factory=dict)
+    #: Every attempt's latencies, as its report brought them (every xdist worker's, in the controller).
+    latencies: list[Latencies] = field(default_factory=list)
 
 
 _STATE_KEY = pytest.StashKey[SuiteState]()
@@ -256,6 +287,22 @@ def pytest_configure(config: pytest.Config) -> None:
     except HarnessError as err:
         raise pytest.UsageError(str(err)) from err
     _STATE["state"] = config.stash[_STATE_KEY]
+    _ask_for_reruns(config)
+
+
+def _ask_for_reruns(config: pytest.Config) -> None:
+    """--rerun-failures N is pytest-rerunfailures' --reruns N, read by it when each test runs (so xdist's workers get it too)."""
+    reruns = int(config.getoption("rerun_failures") or 0)
+    if reruns < 0:
+        raise pytest.UsageError(f"--rerun-failures {reruns}: give a number of reruns, 0 or more")
+    if reruns == 0:
+        return
+    if not config.pluginmanager.hasplugin(RERUNFAILURES):
+        raise pytest.UsageError("--rerun-failures needs pytest-rerunfailures (a dependency of the suite): install it, or drop -p no:rerunfailures")
+    given = _option_or_none(config, "reruns")
+    if given is not None and given != reruns:
+        raise pytest.UsageError(f"--rerun-failures {reruns} and --reruns {given} disagree: give one of them")
+    config.option.reruns = reruns
 
 
 #: The xdist controller's hold on the cluster (harness.suite.session.ControllerCluster).
@@ -394,6 +441,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         return
     state = item.config.stash[_STATE_KEY]
     key = outcome_key(item, scenario)
+    if report.when == "setup":
+        item.rescon_failed = False  # type: ignore[attr-defined]  # each attempt starts clean (--rerun-failures)
+    # pytest keeps an item's captured sections across attempts: this attempt's come after those of the attempts before.
+    sections = report.sections[getattr(item, SECTIONS_BEFORE, 0):]
+    if report.when == "teardown":
+        setattr(item, SECTIONS_BEFORE, len(report.sections))
+    run = getattr(item, "funcargs", {}).get("run")
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         message = _failure_message(report) if report.failed else (report.longrepr[2] if report.skipped and isinstance(report.longrepr, tuple) else "")
         error = call.excinfo.value if report.failed and call.excinfo is not None else None
@@ -406,7 +460,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             longrepr.addsection(title, detail)
         message = message_with_detail(message, title, detail, lines=lines)
         verdict = verdict_of(report, call)
-        outcome_of_run = Outcome(scenario, verdict, report.duration, message, key)
+        outcome_of_run = Outcome(
+            scenario, verdict, report.duration, message, key,
+            seed=take_seed(item), namespace=str(getattr(run, "namespace", "") or ""), log=log_tail(sections),
+        )
+        monitor = getattr(run, "monitor", None)
+        if report.when == "call" and monitor is not None:
+            report.user_properties.append((LATENCIES_PROPERTY, monitor.latencies().to_wire()))
+        earlier = state.earlier_attempts.get(key)
+        if earlier:
+            from harness.suite.reporting import attach_attempts
+
+            attach_attempts([*earlier, outcome_of_run])
         if report.failed:
             item.rescon_failed = True  # type: ignore[attr-defined]
         if verdict == "error" and report.when == "call":
@@ -429,9 +494,17 @@ def _file_outcome(report: pytest.TestReport) -> None:
     for name, value in report.user_properties:
         if name == VERSIONS_PROPERTY and isinstance(value, dict):
             state.versions.update(value)
+        if name == LATENCIES_PROPERTY and isinstance(value, dict):
+            from harness.monitor.latencies import Latencies
+
+            state.latencies.append(Latencies.from_wire(value))
         if name != OUTCOME_PROPERTY or not isinstance(value, dict):
             continue
         arrived = Outcome.from_wire(value)
+        if report.outcome == RERUN:
+            # pytest-rerunfailures runs the scenario again: this attempt is an earlier one, the next report decides.
+            state.earlier_attempts.setdefault(arrived.name, []).append(arrived)
+            continue
         previous = state.outcomes.get(arrived.name)
         if report.when == "teardown":
             # A failed teardown fails a scenario that had passed; it says nothing new about one that had failed.

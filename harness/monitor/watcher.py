@@ -24,6 +24,11 @@ and each at most every 2 s, until a read shows the release due; from then on
 the group may stay Reserved for `release_late` by the monitor's clock, and
 past that, confirmed by a fresh read of the record, it is `release-late`
 (harness.monitor.release_due).
+
+Beside judging, the monitor notes in its journal (harness.monitor.journal)
+when it first saw a pod created, marked unschedulable, bound or finished, a
+group Reserved or Released, and a release due; `latencies()` turns them into
+the scenario's claim, release and requeue latencies for the report's timings.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ from harness.monitor import invariants as rules
 from harness.monitor import rulebook
 from harness.monitor import volume_reads
 from harness.monitor.expected_groups import expected_groups, group_of
+from harness.monitor.journal import Journal
+from harness.monitor.latencies import Latencies, latencies_of
 from harness.monitor.release_due import ReleaseClock
 from harness.monitor.release_reads import TEKTON, read_release_truths, read_true_reasons
 from harness.monitor.release_truth import ReleaseTruth
@@ -169,6 +176,8 @@ class ContractMonitor:
         #: Since when each Reserved group's release has been seen due (release-late), and when the last pass over them was.
         self._release_clock = ReleaseClock(limit=timeouts.release_late)
         self._release_pass: float | None = None
+        #: The moments the report's timings are made of (harness.monitor.journal).
+        self.journal = Journal()
         self._lock = threading.Lock()
 
     # --- lifecycle ---
@@ -226,6 +235,10 @@ class ContractMonitor:
         with self._lock:
             found = list(self.violations) if self.keep_going else self.violations[:1]
         return "\n\n".join(text for text in (v.arithmetic() for v in found) if text)
+
+    def latencies(self) -> Latencies:
+        """latencies() is the scenario's claim, release and requeue latencies from what the monitor has seen so far."""
+        return latencies_of(self.journal.events())
 
     def raise_if_violated(self, *, final: bool = False) -> None:
         """raise_if_violated() fails the scenario with the first violation, if any; with keep_going, only when `final`, with all of them."""
@@ -367,10 +380,15 @@ class ContractMonitor:
             if meta.get("namespace") not in self.namespaces and not rules.node_of(pod):
                 continue
             uid = str(meta.get("uid"))
+            ours_here = meta.get("namespace") in self.namespaces
             if event.type == "DELETED":
                 pods.pop(uid, None)
+                if ours_here:
+                    self.journal.pod_gone(self._now(), pod)
                 continue
             pods[uid] = pod
+            if ours_here:  # the scenario's own pods: its pool holds nobody else's
+                self.journal.pod(self._now(), pod, event=event.type, ours=self._decided_by_us(pod))
             if rules.node_of(pod) and uid not in self._bound_seen:
                 self._bound_seen.add(uid)
                 if event.type != "SYNC" and self._decided_by_us(pod):
@@ -391,8 +409,10 @@ class ContractMonitor:
         for obj in event.items if event.type == "SYNC" else [event.obj or {}]:
             key = _namespaced(obj)
             if event.type == "DELETED":
-                records.pop(key, None)
+                gone = records.pop(key, None)
                 self._diverged_since.pop(key, None)
+                if gone is not None:
+                    self.journal.record_gone(self._now(), gone)
                 continue
             try:
                 record = contract.Record.from_json(obj)
@@ -401,6 +421,7 @@ class ContractMonitor:
                 continue
             before = records.get(key)
             records[key] = record
+            self.journal.record(self._now(), record, event=event.type, judged=self._judged(record))
             if event.type == "ADDED":
                 self._created_rv[key] = str((obj.get("metadata") or {}).get("resourceVersion") or "")
                 self._check_write_order(key)
@@ -576,7 +597,9 @@ class ContractMonitor:
             except Exception as err:  # noqa: BLE001 - this read goes unjudged; the run is read again after READ_EVERY_SECONDS
                 log.warning("contract monitor could not read the release truth of record %s: %s", record.key, err)
                 truths = {}
-            clock.observe(record, {g: t.due for g, t in truths.items()}, now=self._now())
+            answered = self._now()
+            clock.observe(record, {g: t.due for g, t in truths.items()}, now=answered)
+            self.journal.release_due(answered, record, [g for g, t in truths.items() if t.due])
         for late in clock.late(judged, now=self._now()):
             if rulebook.still_reserved(late, self._read_record(late.record)):
                 self._report(rulebook.late_release(late, now=self._now(), limit=clock.limit))

@@ -23,6 +23,10 @@ outcome. Example, as ``write_report`` writes it::
     tests:
     - {name: reserve-basic, description: ..., features: [Reservation], outcome: passed,
        duration_seconds: 4.2, message: ""}
+    - {name: burst, ..., outcome: flaky, duration_seconds: 40.1, message: "",
+       attempts: [{outcome: failed, seed: null, namespace: conf-burst-1a2b3c, message: ..., log: ...},
+                  {outcome: passed, seed: null, namespace: conf-burst-4d5e6f, message: "", log: ""}]}
+    timings: {claimSeconds: {count: 41, p50: 0.112, p99: 0.53, max: 0.53}, releaseSeconds: ..., requeueSeconds: ...}
     wallTimeSeconds: 93.5
 
 Everything here is pure: ``build_report`` decides, ``write_report`` and
@@ -33,7 +37,11 @@ profile a ``failure``, however many passed, since a reader must never take a
 scheduler that breaks the contract for one that nearly keeps it. Skips are
 already explained by the features an implementation declares
 (``unsupportedFeatures``), so they do not make a result "partial": all that
-ran passed is success, and none ran is skipped.
+ran passed is success, and none ran is skipped. A scenario that failed and
+then passed when run again (``--rerun-failures``) is ``flaky``
+(harness.report.attempts): it makes its level ``partial``, never ``success``.
+The ``timings`` block (harness.report.timings) is for readers; no result
+reads it.
 """
 
 from __future__ import annotations
@@ -47,6 +55,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import yaml
+
+from harness.report.attempts import Attempt
+# Re-exported: the report's readers import the outcomes from here.
+from harness.report.outcomes import Outcome as Outcome
+from harness.report.timings import Timings
 
 API_VERSION = "rescon.dev/v1alpha1"
 """API_VERSION is a report's ``apiVersion``."""
@@ -70,21 +83,12 @@ MESSAGE_WIDTH = 100
 """MESSAGE_WIDTH is how many characters of a scenario's message ``summary_lines`` shows."""
 
 
-class Outcome(enum.StrEnum):
-    """Outcome is how one scenario ended. Example: ``Outcome("passed") is Outcome.PASSED``."""
-
-    PASSED = "passed"
-    FAILED = "failed"
-    SKIPPED = "skipped"
-    #: Not a verdict: the scenario could not judge (the scheduler never started, a fixture is broken, the cluster failed).
-    ERROR = "error"
-
-
 class Result(enum.StrEnum):
     """Result is a profile level's verdict over its scenarios; ``result_of`` computes it."""
 
     SUCCESS = "success"
-    #: Never written any more (a failed scenario is a failure); still read from older reports.
+    #: Every scenario that ran passed, but some only when run again (flaky, --rerun-failures). Older reports wrote it
+    #: for a level with failures too; a failed scenario now makes a failure.
     PARTIAL = "partial"
     FAILURE = "failure"
     SKIPPED = "skipped"
@@ -109,6 +113,8 @@ class TestOutcome:
 
     ``features`` are the features the scenario needs (its declared metadata);
     ``message`` is the failure or skip reason, empty when it passed.
+    ``attempts`` are its runs in order, the last one included, when it was run
+    more than once (--rerun-failures); empty when it ran once.
 
     Example: ``TestOutcome("reserve-basic", "A group's pods share one node", ("Reservation",), Outcome.PASSED, 4.2)``.
     """
@@ -121,14 +127,16 @@ class TestOutcome:
     outcome: Outcome
     duration_seconds: float = 0.0
     message: str = ""
+    attempts: tuple[Attempt, ...] = ()
 
     def __post_init__(self) -> None:
         # Accept any iterable and the enum's plain string; store the canonical forms.
         object.__setattr__(self, "features", tuple(self.features))
         object.__setattr__(self, "outcome", Outcome(self.outcome))
+        object.__setattr__(self, "attempts", tuple(self.attempts))
 
     def to_dict(self) -> dict[str, Any]:
-        """to_dict is the entry under ``tests:``."""
+        """to_dict is the entry under ``tests:``; ``attempts`` only for a scenario run more than once."""
         return {
             "name": self.name,
             "description": self.description,
@@ -136,6 +144,7 @@ class TestOutcome:
             "outcome": str(self.outcome),
             "duration_seconds": self.duration_seconds,
             "message": self.message,
+            **({"attempts": [a.to_dict() for a in self.attempts]} if self.attempts else {}),
         }
 
     @classmethod
@@ -148,6 +157,7 @@ class TestOutcome:
             outcome=Outcome(data["outcome"]),
             duration_seconds=float(data.get("duration_seconds", 0.0)),
             message=str(data.get("message", "")),
+            attempts=tuple(Attempt.from_dict(a) for a in data.get("attempts") or ()),
         )
 
 
@@ -238,34 +248,42 @@ class Statistics:
     failed: int = 0
     skipped: int = 0
     errors: int = 0
+    #: Passed only when run again (harness.report.attempts); not counted in ``passed``.
+    flaky: int = 0
 
     @property
     def ran(self) -> int:
         """ran is how many scenarios ran to a verdict (skips and setup errors excluded)."""
-        return self.passed + self.failed
+        return self.passed + self.failed + self.flaky
 
     def to_dict(self) -> dict[str, int]:
-        """to_dict is the ``statistics:`` mapping, with Gateway API's capitalised keys (and our Errors)."""
-        return {"Passed": self.passed, "Failed": self.failed, "Skipped": self.skipped, "Errors": self.errors}
+        """to_dict is the ``statistics:`` mapping, with Gateway API's capitalised keys (and our Errors and Flaky)."""
+        return {"Passed": self.passed, "Failed": self.failed, "Skipped": self.skipped, "Errors": self.errors, "Flaky": self.flaky}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Statistics:
-        """from_dict reads a mapping written by ``to_dict`` (older reports have no Errors)."""
-        return cls(passed=int(data["Passed"]), failed=int(data["Failed"]), skipped=int(data["Skipped"]), errors=int(data.get("Errors", 0)))
+        """from_dict reads a mapping written by ``to_dict`` (older reports have no Errors and no Flaky)."""
+        return cls(
+            passed=int(data["Passed"]), failed=int(data["Failed"]), skipped=int(data["Skipped"]),
+            errors=int(data.get("Errors", 0)), flaky=int(data.get("Flaky", 0)),
+        )
 
 
 def result_of(statistics: Statistics) -> Result:
     """result_of is the verdict over the scenarios that ran; skips do not count.
 
     Example: 3 passed, 1 failed is ``failure``; 3 passed, 2 skipped is
-    ``success``; 0 passed, 0 failed, 4 skipped is ``skipped``; any setup
-    error is ``error``, whatever else happened.
+    ``success``; 3 passed, 1 flaky is ``partial``; 0 passed, 0 failed, 4
+    skipped is ``skipped``; any setup error is ``error``, whatever else
+    happened. A flaky scenario never leaves a level ``success``.
     """
     if statistics.errors:
         return Result.ERROR
     if statistics.ran == 0:
         return Result.SKIPPED
-    return Result.SUCCESS if statistics.failed == 0 else Result.FAILURE
+    if statistics.failed:
+        return Result.FAILURE
+    return Result.PARTIAL if statistics.flaky else Result.SUCCESS
 
 
 @dataclass(frozen=True)
@@ -276,6 +294,7 @@ class Status:
     statistics: Statistics
     failed_tests: tuple[str, ...] = ()
     skipped_tests: tuple[str, ...] = ()
+    flaky_tests: tuple[str, ...] = ()
 
     def summary(self) -> str:
         """summary says the result in words, e.g. "failed (1 of 4 failed, 2 skipped)"."""
@@ -285,7 +304,8 @@ class Status:
             case Result.SUCCESS:
                 return f"succeeded ({s.passed} passed{skipped})"
             case Result.PARTIAL:
-                return f"partially succeeded ({s.failed} of {s.ran} failed{skipped})"
+                failed = f", {s.failed} of {s.ran} failed" if s.failed else ""  # older reports' partial
+                return f"partially succeeded ({s.passed} passed, {s.flaky} flaky{failed}{skipped})"
             case Result.FAILURE:
                 return f"failed ({s.failed} of {s.ran} failed{skipped})"
             case Result.SKIPPED:
@@ -302,16 +322,18 @@ class Status:
             **self._base_dict(),
             "failedTests": list(self.failed_tests),
             "skippedTests": list(self.skipped_tests),
+            "flakyTests": list(self.flaky_tests),
         }
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Status:
-        """from_dict reads a mapping written by ``to_dict``."""
+        """from_dict reads a mapping written by ``to_dict`` (older reports have no flakyTests)."""
         return cls(
             result=Result(data["result"]),
             statistics=Statistics.from_dict(data["statistics"]),
             failed_tests=tuple(str(t) for t in data.get("failedTests") or ()),
             skipped_tests=tuple(str(t) for t in data.get("skippedTests") or ()),
+            flaky_tests=tuple(str(t) for t in data.get("flakyTests") or ()),
         )
 
 
@@ -334,6 +356,7 @@ class ExtendedStatus(Status):
             "unsupportedFeatures": list(self.unsupported_features),
             "failedTests": list(self.failed_tests),
             "skippedTests": list(self.skipped_tests),
+            "flakyTests": list(self.flaky_tests),
         }
 
     @classmethod
@@ -345,6 +368,7 @@ class ExtendedStatus(Status):
             statistics=base.statistics,
             failed_tests=base.failed_tests,
             skipped_tests=base.skipped_tests,
+            flaky_tests=base.flaky_tests,
             supported_features=tuple(str(f) for f in data.get("supportedFeatures") or ()),
             unsupported_features=tuple(str(f) for f in data.get("unsupportedFeatures") or ()),
         )
@@ -384,7 +408,12 @@ class ProfileReport:
 
 @dataclass(frozen=True)
 class ConformanceReport:
-    """ConformanceReport is a whole run's report; build it with ``build_report``, write it with ``write_report``."""
+    """ConformanceReport is a whole run's report; build it with ``build_report``, write it with ``write_report``.
+
+    ``timings`` are the session's latencies (harness.report.timings), for
+    readers only: no result depends on them. None in a report built without
+    them, and in older reports.
+    """
 
     date: str
     implementation: Implementation
@@ -393,6 +422,7 @@ class ConformanceReport:
     profiles: tuple[ProfileReport, ...]
     tests: tuple[TestOutcome, ...]
     wall_time_seconds: float
+    timings: Timings | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", Mode(self.mode))
@@ -422,6 +452,7 @@ class ConformanceReport:
             **({"modeNote": PLACEMENT_ONLY_NOTE} if self.mode is Mode.PLACEMENT_ONLY else {}),
             "profiles": [p.to_dict() for p in self.profiles],
             "tests": [t.to_dict() for t in self.tests],
+            **({"timings": self.timings.to_dict()} if self.timings is not None else {}),
             "wallTimeSeconds": self.wall_time_seconds,
         }
 
@@ -440,6 +471,7 @@ class ConformanceReport:
             profiles=tuple(ProfileReport.from_dict(p) for p in data.get("profiles") or ()),
             tests=tuple(TestOutcome.from_dict(t) for t in data.get("tests") or ()),
             wall_time_seconds=float(data["wallTimeSeconds"]),
+            timings=Timings.from_dict(data["timings"]) if data.get("timings") else None,
         )
 
 
@@ -466,8 +498,10 @@ class _Level:
     failed: int = 0
     skipped: int = 0
     errors: int = 0
+    flaky: int = 0
     failed_tests: list[str] = dataclasses.field(default_factory=list)
     skipped_tests: list[str] = dataclasses.field(default_factory=list)
+    flaky_tests: list[str] = dataclasses.field(default_factory=list)
 
     def add(self, outcome: TestOutcome) -> None:
         match outcome.outcome:
@@ -482,9 +516,12 @@ class _Level:
             case Outcome.ERROR:
                 self.errors += 1
                 self.failed_tests.append(outcome.name)
+            case Outcome.FLAKY:
+                self.flaky += 1
+                self.flaky_tests.append(outcome.name)
 
     def statistics(self) -> Statistics:
-        return Statistics(passed=self.passed, failed=self.failed, skipped=self.skipped, errors=self.errors)
+        return Statistics(passed=self.passed, failed=self.failed, skipped=self.skipped, errors=self.errors, flaky=self.flaky)
 
 
 def build_report(
@@ -498,6 +535,7 @@ def build_report(
     wall_time: float,
     date: datetime | None = None,
     profile: str = PROFILE_NAME,
+    timings: Timings | None = None,
 ) -> ConformanceReport:
     """build_report sorts the scenarios' outcomes into a profile's core and extended levels.
 
@@ -507,7 +545,8 @@ def build_report(
     the scenario is recorded as skipped (whatever the runner said) with
     ``unsupported_message``, and the feature is listed under
     ``unsupportedFeatures``. Durations are rounded to the millisecond;
-    ``date`` defaults to now.
+    ``date`` defaults to now. ``timings`` are carried into the report as
+    they are and decide nothing.
 
     Example: with core ``{"Reservation"}`` and supported ``{"Retries"}``, a
     passed scenario needing ``("Reservation", "Resize")`` becomes a skip in
@@ -550,12 +589,14 @@ def build_report(
             statistics=core_stats,
             failed_tests=tuple(core_level.failed_tests),
             skipped_tests=tuple(core_level.skipped_tests),
+            flaky_tests=tuple(core_level.flaky_tests),
         ),
         extended=ExtendedStatus(
             result=result_of(extended_stats),
             statistics=extended_stats,
             failed_tests=tuple(extended_level.failed_tests),
             skipped_tests=tuple(extended_level.skipped_tests),
+            flaky_tests=tuple(extended_level.flaky_tests),
             supported_features=tuple(sorted(supported - core)),
             unsupported_features=tuple(sorted(unsupported)),
         ),
@@ -568,6 +609,7 @@ def build_report(
         profiles=(report_profile,),
         tests=tuple(tests),
         wall_time_seconds=round(wall_time, DURATION_DECIMALS),
+        timings=timings,
     )
 
 
@@ -602,7 +644,11 @@ def summary_lines(report: ConformanceReport) -> list[str]:
         FAILED      12.30s  retry-same-node  pod run-1-build-retry1 bound to node-b, want node-a
         SKIPPED      0.00s  resize-grow      implementation does not support Resize
         Reservation core: success (Passed 1, Failed 0, Skipped 0)
-        Reservation extended: partial (Passed 1, Failed 1, Skipped 1); unsupported: Resize
+        Reservation extended: failure (Passed 1, Failed 1, Skipped 1); unsupported: Resize
+        claim latency: p50 0.112s, p99 0.530s, max 0.530s (41 samples)
+
+    A level with flaky scenarios adds ", Flaky N" to its counts; the
+    latencies come last, when the report has timings.
     """
     lines: list[str] = []
     name_width = max((len(t.name) for t in report.tests), default=0)
@@ -616,10 +662,13 @@ def summary_lines(report: ConformanceReport) -> list[str]:
         for level_name, level in (("core", p.core), ("extended", p.extended)):
             s = level.statistics
             line = f"{p.name} {level_name}: {level.result} (Passed {s.passed}, Failed {s.failed}, Skipped {s.skipped}"
-            line += f", Errors {s.errors})" if s.errors else ")"
+            line += f", Errors {s.errors}" if s.errors else ""
+            line += f", Flaky {s.flaky})" if s.flaky else ")"
             if isinstance(level, ExtendedStatus) and level.unsupported_features:
                 line += f"; unsupported: {', '.join(level.unsupported_features)}"
             lines.append(line)
     if report.mode is Mode.PLACEMENT_ONLY:
         lines.append(PLACEMENT_ONLY_NOTE)
+    if report.timings is not None:
+        lines += [f"{name} latency: {summary.describe()}" for name, summary in report.timings.by_name().items()]
     return lines

@@ -65,6 +65,7 @@ from harness.suite.features import Feature
 from harness.suite.foreign_records import foreign_record
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import PoolSpec, Scenario
+from harness.suite.seeds import note_seed
 
 #: Slot i of a batch binds its persistentVolumeClaim workspaces to these claims (at most two per run).
 PVC_SLOTS = tuple((f"slot{i}-a", f"slot{i}-b") for i in range(MAX_BATCH))
@@ -117,6 +118,7 @@ def test_generative(run: ScenarioRun, request: pytest.FixtureRequest) -> None:
     seed = request.config.getoption("--rescon-generative-seed")
     if seed is None:
         seed = random.SystemRandom().randrange(1 << 31)
+    note_seed(request.node, seed)  # the report names each attempt's seed (--rerun-failures draws anew)
     budget = int(request.config.getoption("--rescon-generative-runs"))
     if budget < 1:
         raise HarnessError(f"--rescon-generative-runs {budget}: draw at least one run")

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.report.attempts import Attempt
 from harness.report.conformance_report import (
     API_VERSION,
     KIND,
@@ -28,6 +29,7 @@ from harness.report.conformance_report import (
     unsupported_message,
     write_report,
 )
+from harness.report.timings import LatencySummary, Timings
 
 pytestmark = pytest.mark.unit
 
@@ -195,7 +197,7 @@ def test_yaml_has_the_required_keys(tmp_path: Path) -> None:
     assert set(doc["suite"]) == {"version", "kubernetesVersion", "tektonVersion", "cluster", "coschedule"}
     (profile,) = doc["profiles"]
     assert profile["name"] == PROFILE_NAME
-    assert set(profile["core"]) == {"result", "statistics", "failedTests", "skippedTests"}
+    assert set(profile["core"]) == {"result", "statistics", "failedTests", "skippedTests", "flakyTests"}
     assert set(profile["extended"]) == {
         "result",
         "statistics",
@@ -203,8 +205,9 @@ def test_yaml_has_the_required_keys(tmp_path: Path) -> None:
         "unsupportedFeatures",
         "failedTests",
         "skippedTests",
+        "flakyTests",
     }
-    assert profile["core"]["statistics"] == {"Passed": 1, "Failed": 0, "Skipped": 0, "Errors": 0}
+    assert profile["core"]["statistics"] == {"Passed": 1, "Failed": 0, "Skipped": 0, "Errors": 0, "Flaky": 0}
     assert profile["summary"] == "Core tests succeeded (1 passed). Extended tests were not run."
     (test,) = doc["tests"]
     assert set(test) == {"name", "description", "features", "outcome", "duration_seconds", "message"}
@@ -261,3 +264,94 @@ def test_a_placement_only_report_says_so_in_the_yaml_and_a_full_one_does_not() -
     placement = report_of(outcome("reserve-basic", "passed"), mode=Mode.PLACEMENT_ONLY).to_dict()
     assert placement["mode"] == "placement-only" and placement["modeNote"] == PLACEMENT_ONLY_NOTE
     assert "modeNote" not in report_of(outcome("reserve-basic", "passed")).to_dict()
+
+
+# --- flaky scenarios (--rerun-failures) ---
+
+
+@pytest.mark.parametrize(
+    ("statistics", "result"),
+    [
+        pytest.param(Statistics(passed=3, flaky=1), Result.PARTIAL, id="a-flaky-scenario-is-never-success"),
+        pytest.param(Statistics(flaky=2), Result.PARTIAL, id="only-flaky-is-partial"),
+        pytest.param(Statistics(passed=3, failed=1, flaky=1), Result.FAILURE, id="a-failure-outranks-flaky"),
+        pytest.param(Statistics(passed=3, flaky=1, errors=1), Result.ERROR, id="a-setup-error-outranks-flaky"),
+        pytest.param(Statistics(flaky=1, skipped=4), Result.PARTIAL, id="skips-do-not-hide-flaky"),
+    ],
+)
+def test_a_flaky_scenario_makes_its_level_partial(statistics: Statistics, result: Result) -> None:
+    assert result_of(statistics) is result
+
+
+FIRST = Attempt(Outcome.FAILED, 31.2, seed=None, namespace="conf-burst-1a2b3c", message="contract monitor: group-split at 4.2s", log="WARNING x")
+SECOND = Attempt(Outcome.PASSED, 29.8, seed=None, namespace="conf-burst-4d5e6f")
+
+
+def test_flaky_scenarios_are_counted_apart_named_and_keep_their_attempts() -> None:
+    flaky = TestOutcome("burst", "five runs at once", ("Reservation",), Outcome.FLAKY, 29.8, "", (FIRST, SECOND))
+    report = report_of(outcome("a", "passed"), flaky, outcome("resize", "flaky", "Resize"), supported=frozenset({"Resize"}))
+    core, extended = report.profile().core, report.profile().extended
+    assert core.statistics == Statistics(passed=1, flaky=1) and core.statistics.ran == 2
+    assert (core.result, core.flaky_tests, core.failed_tests) == (Result.PARTIAL, ("burst",), ())
+    assert (extended.result, extended.flaky_tests) == (Result.PARTIAL, ("resize",))
+    assert report.profile().summary == "Core tests partially succeeded (1 passed, 1 flaky). Extended tests partially succeeded (0 passed, 1 flaky)."
+    lines = summary_lines(report)
+    assert lines[1].split()[:3] == ["FLAKY", "29.80s", "burst"]
+    assert "Reservation core: partial (Passed 1, Failed 0, Skipped 0, Flaky 1)" in lines
+    test = report.to_dict()["tests"][1]
+    assert test["outcome"] == "flaky"
+    assert test["attempts"] == [
+        {"outcome": "failed", "duration_seconds": 31.2, "seed": None, "namespace": "conf-burst-1a2b3c",
+         "message": "contract monitor: group-split at 4.2s", "log": "WARNING x"},
+        {"outcome": "passed", "duration_seconds": 29.8, "seed": None, "namespace": "conf-burst-4d5e6f", "message": "", "log": ""},
+    ]
+    assert "attempts" not in report.to_dict()["tests"][0], "a scenario run once has no attempts"
+
+
+def test_a_flaky_scenario_of_an_unsupported_feature_is_still_a_skip() -> None:
+    report = report_of(outcome("resize", "flaky", "Resize"))
+    assert report.profile().extended.statistics == Statistics(skipped=1)
+    assert report.tests[0].outcome is Outcome.SKIPPED
+
+
+def test_an_older_report_without_flaky_counts_or_timings_still_reads() -> None:
+    old = report_of(outcome("a", "passed")).to_dict()
+    for level in ("core", "extended"):
+        del old["profiles"][0][level]["flakyTests"]
+        del old["profiles"][0][level]["statistics"]["Flaky"]
+    read = ConformanceReport.from_dict(old)
+    assert read.profile().core.statistics == Statistics(passed=1)
+    assert read.timings is None
+
+
+# --- timings: for readers, never part of a verdict ---
+
+TIMINGS = Timings(LatencySummary(41, 0.112, 0.53, 0.53), LatencySummary(9, 0.204, 1.377, 1.377), LatencySummary(0))
+
+
+def test_timings_decide_nothing() -> None:
+    outcomes = (outcome("a", "passed"), outcome("b", "failed"))
+    without = report_of(*outcomes)
+    with_timings = build_report(
+        outcomes, implementation=IMPLEMENTATION, suite=SUITE, mode=Mode.RESERVATION_STATE, supported_features=(),
+        core_features=CORE, wall_time=12.3456, date=DATE, timings=TIMINGS,
+    )
+    assert with_timings.profiles == without.profiles and with_timings.tests == without.tests
+    assert with_timings.timings == TIMINGS and without.timings is None
+
+
+def test_timings_are_written_before_the_wall_time_and_read_back(tmp_path: Path) -> None:
+    report = build_report(
+        [outcome("a", "passed")], implementation=IMPLEMENTATION, suite=SUITE, mode=Mode.RESERVATION_STATE, supported_features=(),
+        core_features=CORE, wall_time=1.0, date=DATE, timings=TIMINGS,
+    )
+    doc = report.to_dict()
+    assert list(doc)[-2:] == ["timings", "wallTimeSeconds"]
+    assert doc["timings"]["requeueSeconds"] == {"count": 0, "p50": None, "p99": None, "max": None}
+    assert read_report(write_report(report, tmp_path / "r.yaml")) == report
+    assert summary_lines(report)[-3:] == [
+        "claim latency: p50 0.112s, p99 0.530s, max 0.530s (41 samples)",
+        "release latency: p50 0.204s, p99 1.377s, max 1.377s (9 samples)",
+        "requeue latency: no sample",
+    ]
+    assert "timings" not in report_of(outcome("a", "passed")).to_dict()

@@ -341,3 +341,51 @@ def test_a_task_its_resolved_run_puts_in_no_group_needs_no_fresh_read(monkeypatc
     pod["metadata"]["labels"] = {"tekton.dev/pipelineRun": "run", "tekton.dev/pipelineTask": "lint"}
     monitor._apply(_Event("pods", "ADDED", obj=pod))
     assert reads == [] and monitor.violations == []
+
+
+# --- the journal behind the report's timings, fed by the monitor's own events on a fake clock ---
+
+
+def _waiting_pod(uid: str, *, node: str | None = None, phase: str = "Pending", marked: bool = False) -> dict[str, Any]:
+    """A pod of the run's `build` task for the scheduler under test: unbound, or bound to `node`."""
+    pod = _pod(uid, "100m", scheduler="tkn", node=node or "")
+    if node is None:
+        del pod["spec"]["nodeName"]
+    pod["metadata"]["labels"] = {"tekton.dev/pipelineRun": "run", "tekton.dev/pipelineTask": "build", "tekton.dev/pipelineRunUID": "u"}
+    pod["status"] = {"phase": phase, "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable"}] if marked else []}
+    return pod
+
+
+def test_the_monitor_times_a_claim_from_its_first_pod_and_a_release_from_the_read_that_showed_it_due() -> None:
+    clock = [1.0]
+    monitor = _late_monitor(clock)
+    reads = _ReleaseReads(monitor, clock, due_at=4.0, record=_held())
+    monitor._apply(_Event("pipelineruns", "ADDED", obj=RUN_STARTED))
+    monitor._apply(_Event("pods", "ADDED", obj=_waiting_pod("build-pod")))
+    clock[0] = 1.25
+    monitor._apply(_Event("records", "ADDED", obj=_held()))
+    _tick_until(monitor, clock, 5.75)
+    assert reads.truth_reads == [1.5, 3.5, 5.5]  # every 2 s; due from 4.0, so first seen due at 5.5
+    monitor._apply(_Event("records", "MODIFIED", obj=_released()))
+    latencies = monitor.latencies()
+    assert latencies.claim == (0.25,)
+    assert latencies.release == (0.25,)  # Released at 5.75, first seen due by the read answered at 5.5
+    assert monitor.violations == []
+
+
+def test_the_monitor_times_a_requeue_from_room_freed_on_the_node_the_waiting_pod_binds_to(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [0.0]
+    monitor = _monitor(clock)
+    monitor.scheduler_name = "tkn"
+    monkeypatch.setattr(monitor, "_fresh_world", lambda: monitor.world)
+    monkeypatch.setattr(monitor, "_check_bind_volumes", lambda pod: None)
+    filler = _pod("filler", "4000m", scheduler="default-scheduler", node="n1")
+    monitor._apply(_Event("pods", "ADDED", obj=filler))
+    monitor._apply(_Event("pods", "ADDED", obj=_waiting_pod("b")))
+    clock[0] = 2.0
+    monitor._apply(_Event("pods", "MODIFIED", obj=_waiting_pod("b", marked=True)))
+    clock[0] = 5.0
+    monitor._apply(_Event("pods", "DELETED", obj=filler))
+    clock[0] = 5.5
+    monitor._apply(_Event("pods", "MODIFIED", obj=_waiting_pod("b", node="n1", phase="Running", marked=True)))
+    assert monitor.latencies().requeue == (0.5,)
