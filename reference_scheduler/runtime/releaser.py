@@ -68,17 +68,25 @@ class Releaser:
             with self._cond:
                 if not self._dirty:
                     self._cond.wait(self._resync_seconds)
-                batch, self._dirty = self._dirty, set()
-            keys = batch or {(r["metadata"].get("namespace") or "", r["metadata"]["name"]) for r in self._records.list(self.owns)}
-            for namespace, name in sorted(keys):
-                if stop.is_set():
-                    return
-                record = self._records.get(namespace, name)
-                if record is not None and self.owns(record):
-                    try:
-                        self.evaluate(record)
-                    except Exception:  # noqa: BLE001 - one bad record must not stop releases of the others
-                        log.exception("evaluating record %s/%s failed", namespace, name)
+            self.run_once(stop)
+
+    def run_once(self, stop: threading.Event) -> None:
+        """run_once() evaluates the records marked since the last pass, or every record it owns when none is (the resync).
+
+        One turn of run()'s loop, without its wait (bench/offline_backlog.py calls it on its own clock).
+        """
+        with self._cond:
+            batch, self._dirty = self._dirty, set()
+        keys = batch or {(r["metadata"].get("namespace") or "", r["metadata"]["name"]) for r in self._records.list(self.owns)}
+        for namespace, name in sorted(keys):
+            if stop.is_set():
+                return
+            record = self._records.get(namespace, name)
+            if record is not None and self.owns(record):
+                try:
+                    self.evaluate(record)
+                except Exception:  # noqa: BLE001 - one bad record must not stop releases of the others
+                    log.exception("evaluating record %s/%s failed", namespace, name)
 
     def owns(self, record: Obj) -> bool:
         """owns(record): this scheduler created it. Another scheduler's records are never released or changed here."""
