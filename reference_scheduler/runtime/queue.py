@@ -13,6 +13,14 @@
 Keys are (namespace, name). A pod is in at most one queue; `done()` must follow
 every `pop()`, so an event that arrives while the pod is being tried moves it
 back to active instead of being lost.
+
+Only a pod still being decided (popped, not yet `binding()` nor `done()`) has the
+events weighed for it while in flight: the event's mark matters only to a try that
+ends unschedulable, and a try past its decision (claimed, assumed, bound by a worker)
+ends bound or backs off, never parked. A sibling taken along with a claim
+(`take()`) is placed with it or given back untried, so no event is weighed for it
+either. Weighing every in-flight pod cost a hint per pod bound but not yet confirmed
+on every event, which at QPS 50 is the whole backlog.
 """
 
 from __future__ import annotations
@@ -53,6 +61,8 @@ class SchedulingQueue:
         self._moved_by_event: set[PodKey] = set()
         self._unschedulable: dict[PodKey, float] = {}
         self._in_flight: set[PodKey] = set()
+        #: Popped pods whose try can still end unschedulable: the only ones events are weighed for in flight.
+        self._deciding: set[PodKey] = set()
         self._moved_while_in_flight: set[PodKey] = set()
         self._seq = itertools.count()
         self._closed = False
@@ -87,9 +97,9 @@ class SchedulingQueue:
         """
         with self._cond:
             parked = list(self._unschedulable)
-            in_flight = list(self._in_flight)
+            deciding = list(self._deciding)
         chosen = [key for key in parked if should_move(key)]
-        retried = [key for key in in_flight if should_move(key)]
+        retried = [key for key in deciding if should_move(key)]
         with self._cond:
             for key in retried:
                 if key in self._in_flight:
@@ -118,6 +128,7 @@ class SchedulingQueue:
                     if key in self._active_keys:
                         self._active_keys.discard(key)
                         self._in_flight.add(key)
+                        self._deciding.add(key)
                         self._entries.setdefault(key, _Entry()).attempts += 1
                         return key
                 remaining = deadline - self._clock()
@@ -151,10 +162,20 @@ class SchedulingQueue:
             entry.attempts = max(0, entry.attempts - 1)
             self._push_active(key, entry)
 
+    def binding(self, key: PodKey) -> None:
+        """binding() says the pod's try is past its decision: it ends bound or backs off (`done()` follows), never unschedulable.
+
+        From now on no event is weighed for it (see the module docstring): whether an event
+        could have helped it matters only to a try that ends unschedulable.
+        """
+        with self._cond:
+            self._deciding.discard(key)
+
     def done(self, key: PodKey, *, unschedulable: bool, retry_soon: bool = False) -> None:
         """done() ends a try: unschedulable pods wait for an event; `retry_soon` (a conflict) backs off."""
         with self._cond:
             self._in_flight.discard(key)
+            self._deciding.discard(key)
             moved = key in self._moved_while_in_flight
             self._moved_while_in_flight.discard(key)
             if key not in self._entries:

@@ -259,6 +259,7 @@ class Scheduler:
             log.exception("scheduling %s/%s failed unexpectedly; backing off", *key)
             outcome, result = Outcome.RETRY, "error"
         if outcome is Outcome.BINDING:
+            self.queue.binding(key)  # ends bound or backs off: no event is weighed for it any more
             return  # in flight until its bind ends: the worker finishes it (_bind_later)
         self._finish(key, outcome, result)
 

@@ -216,3 +216,30 @@ def test_take_pops_only_an_active_pod_and_give_back_returns_it_untried() -> None
     assert q.pop(timeout=0) == ("ns", "b")
     q.done(("ns", "b"), unschedulable=True)
     assert not q.take(("ns", "b"))  # parked unschedulable: it waits for an event, not for a sibling
+
+
+def test_events_are_weighed_only_for_the_pod_being_decided() -> None:
+    queue = SchedulingQueue(FakeClock())
+    for name in ("a", "b", "c"):
+        queue.add(("ns", name))
+    deciding, binding = queue.pop(0), queue.pop(0)
+    assert deciding is not None and binding is not None
+    queue.binding(binding)  # claimed and assumed: a worker binds it
+    assert queue.take(("ns", "c"))  # a sibling taken along with a claim
+    weighed: list[tuple[str, str]] = []
+    queue.move_unschedulable(lambda k: weighed.append(k) or True)
+    assert weighed == [deciding]
+
+
+def test_a_pod_past_its_decision_backs_off_after_a_failed_bind_as_before() -> None:
+    clock = FakeClock()
+    queue = SchedulingQueue(clock)
+    queue.add(("ns", "a"))
+    key = queue.pop(0)
+    assert key is not None
+    queue.binding(key)
+    queue.move_unschedulable(lambda k: True)  # no longer weighed: it cannot end unschedulable
+    queue.done(key, unschedulable=False, retry_soon=True)
+    assert queue.pop(0) is None  # its backoff, not the event, decides when it is tried again
+    clock.now += INITIAL_BACKOFF_SECONDS
+    assert queue.pop(0) == ("ns", "a")
