@@ -527,7 +527,7 @@ def spied(py_spy: str, nodes: int, extra: list[str]) -> int:
              sys.executable, "-m", "bench.offline_backlog", "--nodes", str(nodes), "--json", *extra],
             capture_output=True, text=True, check=True,
         ).stdout
-        got = json.loads(out.strip().splitlines()[-1])
+        got = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])  # py-spy says its own lines too
         print(f"nodes={nodes} bound={got['bound']} digest={got['digest']}: {got['ms_per_pod']:.2f} ms/pod under py-spy")
         print(spy_table(raw.read_text(), got["ms_per_pod"]))
     return 0
@@ -553,16 +553,18 @@ def component_table(result: Result) -> str:
 
 
 def compare(trees: list[str], sizes: list[int], turns: int, extra: list[str]) -> int:
-    """compare() runs each size in each tree in fresh processes, in turns (tree A, tree B, tree A, ...), and prints the spread."""
-    script = Path(__file__).resolve().parent.parent
+    """compare() runs each size in each tree in fresh processes, in turns (tree A, tree B, tree A, ...), and prints the spread.
+
+    Each tree runs its own bench/offline_backlog.py (`python -m` puts the working directory first
+    on sys.path): a tree to compare must hold the driver, e.g. a worktree of the commit that added it.
+    """
     runs: dict[tuple[str, int], list[Obj]] = {}
     for turn in range(turns):
         for nodes in sizes:
             for tree in trees:
-                env = {**os.environ, "PYTHONPATH": f"{tree}:{script}"}
                 out = subprocess.run(
                     [sys.executable, "-m", "bench.offline_backlog", "--nodes", str(nodes), "--json", *extra],
-                    env=env, cwd=script, capture_output=True, text=True, check=True,
+                    env={**os.environ, "PYTHONPATH": tree}, cwd=tree, capture_output=True, text=True, check=True,
                 ).stdout
                 got = json.loads(out.strip().splitlines()[-1])
                 runs.setdefault((tree, nodes), []).append(got)
