@@ -133,7 +133,9 @@ class ClusterView:
         self._changed_nodes: set[str] = set()
         self._views: dict[str, NodeView] = {}
         self._untrusted: set[str] = set()  # nodes without a resourceVersion: read on every call
-        self._assumed_nodes: set[str] = set()
+        # Nodes whose assumed pods changed (assumed, forgotten, confirmed or expired) since the last
+        # node_views(): only these, and the nodes whose bound pods changed, are rebuilt.
+        self._assumed_changed: set[str] = set()
         # The placed pods themselves per node, with their used host ports and those with required
         # anti-affinity (core/placed_pods.py), kept beside the views and rebuilt with them.
         self._placed_by_node: dict[str, tuple[Mapping[str, Any], ...]] = {}
@@ -284,11 +286,21 @@ class ClusterView:
     def assume(self, pod: Obj, node: str, group: GroupKey | None) -> None:
         usage = PodUsage(pod["metadata"]["uid"], self.request_of(pod), group)
         with self._lock:
+            before = self._assumed.get(usage.uid)
+            if before is not None:
+                self._assumed_changed.add(before.node)
             self._assumed[usage.uid] = _Assumed(node, usage, time.monotonic(), pod)
+            self._assumed_changed.add(node)
 
     def forget_assumed(self, uid: str) -> None:
         with self._lock:
-            self._assumed.pop(uid, None)
+            self._forget_assumed(uid)
+
+    def _forget_assumed(self, uid: str) -> None:
+        """_forget_assumed() drops one assumed pod and marks its node to rebuild (under _lock)."""
+        gone = self._assumed.pop(uid, None)
+        if gone is not None:
+            self._assumed_changed.add(gone.node)
 
     def node_objects(self) -> list[Obj]:
         return self._nodes.list()
@@ -333,12 +345,14 @@ class ClusterView:
             with self._lock:
                 for uid, assumed in list(self._assumed.items()):
                     if uid in self._bound or now - assumed.at > ASSUME_TTL_SECONDS:
-                        del self._assumed[uid]
+                        self._forget_assumed(uid)
                     else:
                         assumed_by_node.setdefault(assumed.node, []).append(assumed.usage)
                         assumed_pods.setdefault(assumed.node, []).append(assumed.pod)
-            rebuild = dirty | set(assumed_by_node) | self._assumed_nodes
-            self._assumed_nodes = set(assumed_by_node)
+                assumed_changed, self._assumed_changed = self._assumed_changed, set()
+            # A node whose bound and assumed pods are as at the last call keeps its view: the same
+            # pods in the same order would rebuild an equal one.
+            rebuild = dirty | assumed_changed
             pods_of = {node: list(self._node_pods.get(node, {}).values()) for node in rebuild}
         current = dict(self._views)  # a new dict each call: the one returned is never changed afterwards
         placed_changed = False
@@ -471,7 +485,7 @@ class ClusterView:
             # A pod deleted before a node_views() saw it bound would otherwise stay assumed
             # on its node until ASSUME_TTL_SECONDS, holding room that is already free.
             with self._lock:
-                self._assumed.pop(uid, None)
+                self._forget_assumed(uid)
 
     def _on_node(self, kind: str, node: Obj, old: Obj | None) -> None:
         with self._index_lock:

@@ -439,13 +439,30 @@ def test_an_unchanged_cluster_returns_the_same_placed_pods() -> None:
     first = view.placed_pods()
     view.node_views()
     assert view.placed_pods() is first
-    # A node with a pod still assumed is rebuilt on every call, yet holds the very same pods.
+    # A node with a pod still assumed keeps the very same pods on every call.
     view.assume(_pod("b", None), "n1", None)
     view.node_views()
     second = view.placed_pods()
     assert second is not first and sorted(p["metadata"]["uid"] for p in second.by_node["n1"]) == ["uid-a", "uid-b"]
     view.node_views()
     assert view.placed_pods() is second
+
+
+def test_a_node_whose_assumed_pods_did_not_change_is_not_read_again() -> None:
+    view, nodes, pods = _view([_node("n1"), _node("n2")], [_pod("a", "n1")])
+    view.node_views()
+    view.assume(_pod("b", None), "n2", None)
+    first = view.node_views()
+    nodes.gets.clear()
+    assert view.node_views()["n2"] is first["n2"]
+    assert nodes.gets == []  # as many assumed pods as the backlog holds, and no node rebuilt for them
+    view.forget_assumed("uid-b")
+    assert view.node_views()["n2"].pods == () and nodes.gets == ["n2"]
+    view.assume(_pod("c", None), "n1", None)
+    view.node_views()
+    pods.watch("MODIFIED", _pod("c", "n1", rv="2"))  # its bind seen: counted as bound, no longer assumed
+    nodes.gets.clear()
+    assert sorted(p.uid for p in view.node_views()["n1"].pods) == ["uid-a", "uid-c"] and nodes.gets == ["n1"]
 
 
 def _kubelet_node(name: str) -> Obj:
