@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from reference_scheduler.core import peaks
 from reference_scheduler.core.peaks import group_peak, max_weight_antichain, max_weight_antichain_of_graph
 from reference_scheduler.core.pipeline_graph import PipelineGraph, TaskNode
 from reference_scheduler.core.resources import ZERO, Resources
@@ -214,3 +215,11 @@ def test_a_300_task_dense_dag_gets_the_exact_peak() -> None:
     g = PipelineGraph(nodes)
     weights = {n.name: n.request.cpu for n in nodes}
     assert group_peak(g, list(weights)).cpu == max_weight_antichain(weights, g.reaches)
+
+
+@settings(max_examples=200, deadline=None)
+@given(larger_dags())
+def test_branching_over_a_few_tasks_agrees_with_the_flow_network(case: tuple[PipelineGraph, list[str]]) -> None:
+    g, tasks = case
+    weights = {name: g.nodes[name].concurrent_request.cpu for name in tasks[: peaks.BRANCHING_LIMIT]}
+    assert max_weight_antichain_of_graph(weights, g) == max_weight_antichain(weights, g.reaches)
