@@ -85,9 +85,11 @@ class TestNoActiveLabel:
         assert writer._custom.patches == [{"metadata": {"labels": {"rescon.dev/active": "true"}}}]
 
     def test_the_mutant_never_writes_it(self, keep: Keep) -> None:
+        from reference_scheduler.runtime import records
         from reference_scheduler.runtime.records import RecordWriter
 
         keep(RecordWriter, "_sync_active_label")
+        keep(records, "record_manifest")  # the mutant rewrites the manifest too: no later test may create records without the label
         faults.apply_no_active_label()
         writer = self.writer()
         writer._sync_active_label("ci", "a", {"metadata": {}}, self.ENTRIES)
