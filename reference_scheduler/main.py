@@ -20,6 +20,7 @@ import kubernetes
 import urllib3
 
 from reference_scheduler.config import ConfigError, SchedulerConfig, parse_config
+from reference_scheduler.runtime.kube_api import KubeApi
 from reference_scheduler.runtime.leader import LeaderElector, default_identity
 from reference_scheduler.runtime.observability import ApiClientName, Observability, configure_logging
 from reference_scheduler.runtime.ratelimit import TokenBucket, limit_requests
@@ -63,7 +64,7 @@ def check_records_api(api: kubernetes.client.ApiClient) -> None:
     better to refuse to start, like a controller whose CRD is missing.
     """
     try:
-        kubernetes.client.CustomObjectsApi(api).list_cluster_custom_object(
+        KubeApi(api).list_cluster_custom_object(
             GROUP, VERSION, PLURAL, limit=1, _preload_content=False, _request_timeout=10
         )
     except kubernetes.client.ApiException as err:

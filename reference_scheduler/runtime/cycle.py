@@ -44,7 +44,7 @@ from types import MappingProxyType
 from typing import Any, Callable, Protocol
 
 import kubernetes
-from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.client import ApiClient
 
 from reference_scheduler.core import volume_binding
 from reference_scheduler.core.claims import ClaimConflict, Claimed, ClaimState, GroupClaim, reserve, unreserve
@@ -62,6 +62,7 @@ from reference_scheduler.core.scoring import Strategy, score
 from reference_scheduler.core.volume_binding import NO_VOLUMES, VolumeConstraints
 from reference_scheduler.runtime.cluster_view import ClusterView, pipeline_task_of
 from reference_scheduler.runtime.events import EventRecorder
+from reference_scheduler.runtime.kube_api import KubeApi
 from reference_scheduler.runtime.planner import PlanNotReady, PlanUnavailable, PodShaping, plan_pipeline_run
 from reference_scheduler.runtime.records import RecordGone, RecordWriter, changed_status, claim_of, spec_group_of_task, status_entry_of, with_claim
 from reference_scheduler.runtime.volume_binder import VolumeBinder
@@ -276,7 +277,7 @@ class Cycle:
         volumes: VolumeBinder | None = None,
         namespace_labels: Mapping[str, Mapping[str, Any]] = MappingProxyType({}),
     ) -> None:
-        self._core = CoreV1Api(api)
+        self._core = KubeApi(api)
         # Every namespace's labels by name: what pod affinity's namespaceSelector reads.
         self._namespace_labels = namespace_labels
         # Without the scheduler's caches no claim is found: a pod that mounts one is never bound blind.
@@ -787,7 +788,7 @@ class Cycle:
         }
         # The generated client cannot deserialize the Status this call returns; the raw call is enough.
         response = self._core.create_namespaced_pod_binding(
-            meta["name"], meta["namespace"], kubernetes.client.V1Binding.model_validate(body), _preload_content=False
+            meta["name"], meta["namespace"], body, _preload_content=False
         )
         release_response(response)
 

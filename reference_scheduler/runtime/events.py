@@ -20,9 +20,10 @@ from datetime import datetime, timezone
 from typing import Any, Callable
 
 import kubernetes
-from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.client import ApiClient
 
 from reference_scheduler.runtime.background import Background
+from reference_scheduler.runtime.kube_api import KubeApi
 
 log = logging.getLogger("tkn-scheduler.events")
 
@@ -42,7 +43,7 @@ class EventRecorder:
     """EventRecorder writes core/v1 Events and the pods' PodScheduled condition."""
 
     def __init__(self, api: ApiClient, *, component: str) -> None:
-        self._core = CoreV1Api(api)
+        self._core = KubeApi(api)
         self._component = component
         self._recent: dict[tuple[str, str, str], float] = {}
         self._lock = threading.Lock()
@@ -106,7 +107,7 @@ class EventRecorder:
         meta = body["involvedObject"]
         try:
             response = self._core.create_namespaced_event(
-                meta["namespace"], kubernetes.client.CoreV1Event.model_validate(body), _preload_content=False
+                meta["namespace"], body, _preload_content=False
             )
             _release(response)
         except kubernetes.client.ApiException as err:

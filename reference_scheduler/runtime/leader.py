@@ -63,7 +63,8 @@ from datetime import datetime, timezone
 from enum import StrEnum
 from typing import Any, Callable, Protocol
 
-from kubernetes.client import ApiClient, ApiException, CustomObjectsApi
+from kubernetes.client import ApiClient, ApiException
+from reference_scheduler.runtime.kube_api import KubeApi
 
 log = logging.getLogger("tkn-scheduler.leader")
 
@@ -280,7 +281,7 @@ class KubernetesLeaseApi:
     """KubernetesLeaseApi reads and writes Leases as raw JSON through the custom-objects endpoints."""
 
     def __init__(self, api_client: ApiClient) -> None:
-        self._api = CustomObjectsApi(api_client)
+        self._api = KubeApi(api_client)
 
     def read(self, namespace: str, name: str, *, timeout: float) -> Obj | None:
         try:

@@ -14,10 +14,11 @@ from datetime import datetime, timezone
 from typing import Any, Callable, cast
 
 import kubernetes
-from kubernetes.client import ApiClient, CustomObjectsApi
+from kubernetes.client import ApiClient
 
 from reference_scheduler.core.claims import ClaimState, GroupClaim
 from reference_scheduler.core.partition import WorkspaceGroup
+from reference_scheduler.runtime.kube_api import KubeApi
 
 log = logging.getLogger("tkn-scheduler.records")
 
@@ -177,7 +178,7 @@ class RecordWriter:
         on_written: Written | None = None,
         run_later: RunLater | None = None,
     ) -> None:
-        self._custom = CustomObjectsApi(api)
+        self._custom = KubeApi(api)
         self._field_manager = field_manager  # the schedulerName, also written into SCHEDULER_ANNOTATION
         self._latest = latest
         self._on_written = on_written or (lambda record, replaces="": None)

@@ -13,12 +13,13 @@ import threading
 from typing import Any
 
 import kubernetes
-from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.client import ApiClient
 
 from reference_scheduler.core.release import succeeded_condition
 from reference_scheduler.core.resize import resize_patch
 from reference_scheduler.core.resources import Resources
 from reference_scheduler.runtime.informer import Informer
+from reference_scheduler.runtime.kube_api import KubeApi
 
 log = logging.getLogger("tkn-scheduler.resizer")
 
@@ -38,7 +39,7 @@ class Resizer:
     """Resizer lowers the requests of Running pods whose TaskRun is done."""
 
     def __init__(self, api: ApiClient, *, scheduler_name: str, pods: Informer, task_runs: Informer, floor: Resources) -> None:
-        self._core = CoreV1Api(api)
+        self._core = KubeApi(api)
         self._scheduler_name = scheduler_name
         self._pods = pods
         self._task_runs = task_runs

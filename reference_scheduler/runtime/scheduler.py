@@ -37,6 +37,7 @@ from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, p
 from reference_scheduler.runtime.cycle import Cycle, Outcome
 from reference_scheduler.runtime.events import EventRecorder
 from reference_scheduler.runtime.informer import Informer, LabelsByName, Obj, raw_lister
+from reference_scheduler.runtime.kube_api import KubeApi
 from reference_scheduler.runtime.lanes import Lanes
 from reference_scheduler.runtime.planner import PodShaping
 from reference_scheduler.runtime.queue import SchedulingQueue
@@ -65,7 +66,7 @@ BIND_THREADS = 8
 RECORD_WRITE_THREADS = 8
 
 
-def _custom_lister(custom: kubernetes.client.CustomObjectsApi, group: str, version: str, plural: str) -> Callable[..., Any]:
+def _custom_lister(custom: KubeApi, group: str, version: str, plural: str) -> Callable[..., Any]:
     return raw_lister(custom.list_cluster_custom_object, group=group, version=version, plural=plural)
 
 
@@ -98,8 +99,7 @@ class Scheduler:
         self._coschedule_lock = threading.Lock()  # the informer's thread and run() both ask
         #: config-defaults' resourceVersion and its parsed container entries (_container_defaults).
         self._parsed_defaults: tuple[str | None, dict[str, Any]] | None = None
-        core = kubernetes.client.CoreV1Api(api)
-        custom = kubernetes.client.CustomObjectsApi(api)
+        core = custom = KubeApi(api)
         stop = self.stop_event
         self.pods = Informer("pods", raw_lister(core.list_pod_for_all_namespaces), stop=stop)
         self.nodes = Informer("nodes", raw_lister(core.list_node), stop=stop)
@@ -115,7 +115,7 @@ class Scheduler:
         )
         self.limit_ranges = Informer("limitranges", raw_lister(core.list_limit_range_for_all_namespaces), stop=stop)
         # What outside the PipelineRun shapes its pods (docs/contract.md section 6.1, steps 7 and 8).
-        self.runtime_classes = Informer("runtimeclasses", raw_lister(kubernetes.client.NodeV1Api(api).list_runtime_class), stop=stop)
+        self.runtime_classes = Informer("runtimeclasses", raw_lister(core.list_runtime_class), stop=stop)
         self.tekton_flags = Informer(
             "tekton-feature-flags",
             raw_lister(core.list_namespaced_config_map, namespace=tekton_namespace, field_selector=f"metadata.name={FEATURE_FLAGS_CONFIGMAP}"),
@@ -129,7 +129,7 @@ class Scheduler:
         # Volumes (docs/reference-scheduler.md, Volumes): read only; the claims' selected-node annotation is patched.
         self.claims = Informer("persistentvolumeclaims", raw_lister(core.list_persistent_volume_claim_for_all_namespaces), stop=stop)
         self.volumes = Informer("persistentvolumes", raw_lister(core.list_persistent_volume), stop=stop)
-        self.storage_classes = Informer("storageclasses", raw_lister(kubernetes.client.StorageV1Api(api).list_storage_class), stop=stop)
+        self.storage_classes = Informer("storageclasses", raw_lister(core.list_storage_class), stop=stop)
         # Pod affinity's namespaceSelector reads the namespaces' labels (core/inter_pod_affinity.py).
         self.namespaces = Informer("namespaces", raw_lister(core.list_namespace), stop=stop)
         self._tekton_namespace = tekton_namespace

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 import kubernetes
-from kubernetes.client import ApiClient, CoreV1Api
+from kubernetes.client import ApiClient
 
 from reference_scheduler.core import volume_binding
 from reference_scheduler.core.volume_binding import VolumeLookups
@@ -46,6 +46,7 @@ from reference_scheduler.core.volume_provisioning import (
     should_unselect,
     timed_out_message,
 )
+from reference_scheduler.runtime.kube_api import KubeApi
 
 log = logging.getLogger("tkn-scheduler.volumes")
 
@@ -85,7 +86,7 @@ def _version(obj: Mapping[str, Any] | None) -> str:
     return str(((obj or {}).get("metadata") or {}).get("resourceVersion") or "")
 
 
-def read_claim(core: CoreV1Api, namespace: str, name: str) -> Obj | None:
+def read_claim(core: KubeApi, namespace: str, name: str) -> Obj | None:
     """read_claim() GETs a claim as raw JSON; None when it does not exist (other API errors raise)."""
     try:
         response = core.read_namespaced_persistent_volume_claim(name, namespace, _preload_content=False)
@@ -96,7 +97,7 @@ def read_claim(core: CoreV1Api, namespace: str, name: str) -> Obj | None:
     return _raw_json(response)
 
 
-def _patch_claim(core: CoreV1Api, namespace: str, name: str, body: Obj) -> Obj:
+def _patch_claim(core: KubeApi, namespace: str, name: str, body: Obj) -> Obj:
     response = core.patch_namespaced_persistent_volume_claim(name, namespace, body, _preload_content=False, _content_type=MERGE_PATCH)
     return _raw_json(response)
 
@@ -110,7 +111,7 @@ def _raw_json(response: Any) -> Obj:
     return found
 
 
-def select_node(core: CoreV1Api, namespace: str, claim_name: str, node: str, *, cached: Mapping[str, Any] | None) -> Selection:
+def select_node(core: KubeApi, namespace: str, claim_name: str, node: str, *, cached: Mapping[str, Any] | None) -> Selection:
     """select_node() annotates a claim ``volume.kubernetes.io/selected-node: <node>`` (V2), compare-and-swap.
 
     ``cached`` is the informer's copy (None: read it). Nothing is written to a
@@ -150,7 +151,7 @@ def select_node(core: CoreV1Api, namespace: str, claim_name: str, node: str, *, 
     return Selection(f'persistentvolumeclaim "{claim_name}" changed {CLAIM_WRITE_ATTEMPTS} times while node {node} was being selected')
 
 
-def unselect_node(core: CoreV1Api, namespace: str, claim_name: str, node: str) -> None:
+def unselect_node(core: KubeApi, namespace: str, claim_name: str, node: str) -> None:
     """unselect_node() takes the selected-node annotation off a claim still unbound and still naming ``node`` (V4).
 
     It reads the claim from the API, not the cache (the cache may not show the
@@ -332,7 +333,7 @@ class VolumeBinder:
         timeout: float = DEFAULT_VOLUME_BINDING_TIMEOUT,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._core = CoreV1Api(api)
+        self._core = KubeApi(api)
         self.lookups = lookups
         self.timeout = timeout
         self._node_named = node_named

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from reference_scheduler.runtime.cluster_view import PIPELINE_RUN_LABEL, PIPELINE_TASK_LABEL
+from reference_scheduler.runtime.kube_api import KubeApi
 from reference_scheduler.runtime.scheduler import Scheduler
 
 pytestmark = pytest.mark.unit
@@ -78,7 +79,7 @@ def test_the_informer_lists_resolution_requests_of_every_namespace_from_the_v1be
         asked.append(kwargs)
         return Response()
 
-    monkeypatch.setattr(kubernetes.client.CustomObjectsApi, "list_cluster_custom_object", list_cluster_custom_object)
+    monkeypatch.setattr(KubeApi, "list_cluster_custom_object", list_cluster_custom_object)
     found = scheduler()
     assert found.resolution_requests in found.informers
     found.resolution_requests._relist()  # noqa: SLF001 - the informer's own lister, against the patched API call

@@ -26,7 +26,7 @@ class FakeCustomObjects:
 
 def check_with(monkeypatch: pytest.MonkeyPatch, error: Exception | None) -> FakeCustomObjects:
     fake = FakeCustomObjects(error)
-    monkeypatch.setattr(kubernetes.client, "CustomObjectsApi", lambda api: fake)
+    monkeypatch.setattr(main, "KubeApi", lambda api: fake)
     main.check_records_api(kubernetes.client.ApiClient())
     return fake
 
