@@ -34,11 +34,13 @@ Examples, one task per letter with its CPU:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-
-import networkx as nx
+from typing import TYPE_CHECKING
 
 from reference_scheduler.core.pipeline_graph import PipelineGraph
 from reference_scheduler.core.resources import Resources
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["group_peak", "max_weight_antichain", "max_weight_antichain_of_graph"]
 
@@ -63,6 +65,8 @@ def max_weight_antichain(weights: Mapping[str, int], before: Callable[[str, str]
     elements = sorted(name for name, weight in weights.items() if weight > 0)
     if len(elements) <= 1:
         return sum(weights[name] for name in elements)
+    import networkx as nx  # when first needed: a tenth of a second of the scheduler's start, for the rare large group
+
     network: nx.DiGraph[tuple[str, str]] = nx.DiGraph()
     for name in elements:
         network.add_edge(_SOURCE, ("out", name), capacity=weights[name])
@@ -123,6 +127,8 @@ def max_weight_antichain_of_graph(weights: Mapping[str, int], graph: PipelineGra
         return sum(weights[name] for name in heavy)
     if len(heavy) <= BRANCHING_LIMIT:
         return _heaviest_antichain(heavy, weights, graph.reaches, 0, 0)
+    import networkx as nx  # when first needed: a tenth of a second of the scheduler's start, for the rare large group
+
     network: nx.DiGraph[tuple[str, str]] = nx.DiGraph()
     for name in graph.order:
         network.add_edge(("in", name), ("out", name))  # no capacity: unbounded
