@@ -324,8 +324,23 @@ def run_backlog(shape: Shape, *, profile: Path | None = None) -> Result:
 
 
 def _start(scheduler: Scheduler, server: FakeApiServer) -> None:
-    """_start() starts the informers (each lists, then watches) and returns once every cache is synced and every watch open."""
-    scheduler.start_informers()
+    """_start() starts the informers (each lists, then watches) and returns once every cache is synced and every watch open.
+
+    As main.py's lead() does: the garbage collector off while the caches fill (runtime/heap.py), in a
+    tree that has it; an older tree (the baseline of a --compare) starts them as its main.py did.
+    """
+    try:
+        from reference_scheduler.runtime.heap import filling_caches
+    except ImportError:
+        scheduler.start_informers()
+        return _await_watches(scheduler, server)
+    with filling_caches():
+        scheduler.start_informers()
+    _await_watches(scheduler, server)
+
+
+def _await_watches(scheduler: Scheduler, server: FakeApiServer) -> None:
+    """_await_watches() returns once every informer's watch is open, and their first events are handled."""
     deadline = time.monotonic() + 60
     while server.open_watches() < len(scheduler.informers):
         if time.monotonic() > deadline:
