@@ -20,6 +20,7 @@ import kubernetes
 import urllib3
 
 from reference_scheduler.config import ConfigError, SchedulerConfig, parse_config
+from reference_scheduler.runtime.heap import filling_caches
 from reference_scheduler.runtime.kube_api import KubeApi
 from reference_scheduler.runtime.leader import LeaderElector, default_identity
 from reference_scheduler.runtime.observability import ApiClientName, Observability, configure_logging
@@ -129,7 +130,8 @@ def serve(config: SchedulerConfig) -> int:
 
     def lead() -> None:
         observability.set_leader(True)
-        scheduler.start_informers()
+        with filling_caches():
+            scheduler.start_informers()
         threading.Thread(target=refresh_gauges, name="gauges", daemon=True).start()
         scheduler.run()
 
