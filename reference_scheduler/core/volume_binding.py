@@ -393,6 +393,21 @@ def volume_failures(constraints: VolumeConstraints, node: Json) -> tuple[Reason,
     return tuple(failures)
 
 
+def passes_every_node(constraints: VolumeConstraints) -> bool:
+    """passes_every_node is True when volume_failures has nothing to say of any node, so an attempt need not ask it per node.
+
+    Nothing unresolvable, no claim selected for a node, no class limiting topologies, and no
+    pinned volume with a required node affinity (whatever nodes that affinity admits): a pod
+    mounting Bound claims of volumes pinned nowhere, the usual case.
+
+    Example: a Bound claim whose volume has no ``spec.nodeAffinity`` gives True; the same
+    volume with ``nodeAffinity.required`` admitting every node still gives False.
+    """
+    if constraints.unresolvable or constraints.selected or constraints.topologies:
+        return False
+    return all(not isinstance(value_at(pinned.volume, "spec", "nodeAffinity", "required"), Mapping) for pinned in constraints.pinned)
+
+
 def claims_to_provision(namespace: str, claim_names: Collection[str], lookups: VolumeLookups) -> tuple[str, ...]:
     """claims_to_provision is the unbound WaitForFirstConsumer claims among a pod's own: what its bind annotates (V2).
 

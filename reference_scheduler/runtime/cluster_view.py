@@ -104,8 +104,10 @@ class ClusterView:
         self._request_cache: dict[tuple[str, str], Resources] = {}
         # Parsed per object version (resourceVersion): parsing quantities for every node and
         # record on every attempt cost more than the decision at 1000 nodes. An object
-        # without a resourceVersion is parsed every time.
-        self._node_cache: dict[str, tuple[str, Resources, int]] = {}
+        # without a resourceVersion is parsed every time. A node's entry keeps the
+        # status.allocatable it was parsed from (all node_allocatable and allocatable_pods
+        # read): a heartbeat's new version with the same allocatable is not parsed again.
+        self._node_cache: dict[str, tuple[str, Any, Resources, int]] = {}
         # The Reserved groups of the records the informer holds, kept from its events (built
         # from its cache on first use), so an attempt no longer walks every record: only the
         # records just written or decided are read on top (active_reservations).
@@ -367,18 +369,23 @@ class ClusterView:
             version = node["metadata"].get("resourceVersion") or ""
             cached = self._node_cache.get(name)
             if cached is None or not version or cached[0] != version:
-                cached = self._node_cache[name] = (version, node_allocatable(node), allocatable_pods(node))
+                raw = (node.get("status") or {}).get("allocatable")
+                if cached is not None and version and cached[0] and raw == cached[1]:
+                    # A new version with the same allocatable (a heartbeat): parsed as before.
+                    cached = self._node_cache[name] = (version, raw, cached[2], cached[3])
+                else:
+                    cached = self._node_cache[name] = (version, raw, node_allocatable(node), allocatable_pods(node))
             if version:
                 self._untrusted.discard(name)
             else:
                 self._untrusted.add(name)  # no version: never trusted to be unchanged
             view = current.get(name)
-            if view is None or name in rebuild or view.allocatable != cached[1] or view.max_pods != cached[2]:
+            if view is None or name in rebuild or view.allocatable != cached[2] or view.max_pods != cached[3]:
                 if name not in pods_of:
                     with self._index_lock:
                         pods_of[name] = list(self._node_pods.get(name, {}).values())
                 usages = [self._usage(pod) for pod in pods_of[name]] + assumed_by_node.get(name, [])
-                rebuilt = NodeView(name, cached[1], cached[2], tuple(usages))
+                rebuilt = NodeView(name, cached[2], cached[3], tuple(usages))
                 # The same content keeps the same object (a node with pods still assumed is looked at
                 # on every call): the cycle's per-node memo holds as long as the object does.
                 current[name] = view if view is not None and view == rebuilt else rebuilt

@@ -351,7 +351,12 @@ class Cycle:
             self._events.unschedulable(pod, unresolvable_error_message(len(nodes), constraints.unresolvable))
             return Outcome.UNSCHEDULABLE
         # Outside NodeCheckCache: claims, volumes and classes change without the node's version changing.
-        volume_check = partial(volume_binding.volume_failures, constraints) if constraints is not None else None
+        # Volumes that no node can fail (pinned nowhere, nothing selected) are not asked about per node.
+        volume_check = (
+            partial(volume_binding.volume_failures, constraints)
+            if constraints is not None and not volume_binding.passes_every_node(constraints)
+            else None
+        )
 
         reasons: dict[str, list[Reason]] = {}
         feasible: list[tuple[int, str]] = []

@@ -77,7 +77,7 @@ class Informer:
     def list(self, predicate: Callable[[Obj], bool] | None = None) -> list[Obj]:
         with self._lock:
             items = list(self._store.values())
-        return [o for o in items if predicate is None or predicate(o)]
+        return items if predicate is None else [o for o in items if predicate(o)]
 
     def add_handler(self, handler: Handler) -> None:
         self._handlers.append(handler)

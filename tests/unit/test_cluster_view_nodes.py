@@ -465,6 +465,19 @@ def test_a_node_whose_assumed_pods_did_not_change_is_not_read_again() -> None:
     assert sorted(p.uid for p in view.node_views()["n1"].pods) == ["uid-a", "uid-c"] and nodes.gets == ["n1"]
 
 
+def test_a_heartbeat_that_keeps_the_allocatable_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    view, nodes, _ = _view([_node("n1")])
+    view.node_views()
+    parsed: list[str] = []
+    allocatable = cluster_view.node_allocatable
+    monkeypatch.setattr(cluster_view, "node_allocatable", lambda node: parsed.append(node["metadata"]["name"]) or allocatable(node))
+    first = view.node_views()["n1"]
+    nodes.watch("MODIFIED", _node("n1", "2"))  # only its version (and conditions) changed
+    assert view.node_views()["n1"] is first and parsed == []
+    nodes.watch("MODIFIED", _node("n1", "3", cpu="8"))
+    assert view.node_views()["n1"].allocatable.cpu == 8000 and parsed == ["n1"]
+
+
 def _kubelet_node(name: str) -> Obj:
     """A node as a kubelet reports it: capacity 5000m / 8704Mi, of which 4800m / 8Gi allocatable."""
     node = _node(name, cpu="4800m")

@@ -34,6 +34,7 @@ from reference_scheduler.core.volume_binding import (
     classify,
     group_claim_names,
     is_bound,
+    passes_every_node,
     pod_claim_names,
     pv_admits_node,
     storage_class_name,
@@ -427,3 +428,13 @@ def test_claims_to_provision_are_the_unbound_delayed_claims() -> None:
     )
     assert claims_to_provision("ns", ("src", "selected", "cache", "data", "going", "gone"), found_in) == ("src", "selected")
     assert claims_to_provision("ns", (), found_in) == ()
+
+
+def test_only_volumes_no_node_can_fail_pass_every_node_unasked() -> None:
+    everywhere = volume_constraints("ns", ("cache",), lookups(claim("cache", bound_to="pv-1"), volumes=(volume("pv-1"),)))
+    assert passes_every_node(everywhere) and failures_by_node(everywhere, N1, N2) == {"n1": (), "n2": ()}
+    pinned = volume_constraints("ns", ("cache",), lookups(claim("cache", bound_to="pv-1"), volumes=(volume("pv-1", affinity=pinned_to("n1")),)))
+    selected = volume_constraints("ns", ("src",), lookups(claim("src", selected="n2")))
+    zonal = volume_constraints("ns", ("src",), lookups(claim("src", storage_class="zonal")))
+    gone = volume_constraints("ns", ("gone",), lookups())
+    assert not any(passes_every_node(c) for c in (pinned, selected, zonal, gone))
