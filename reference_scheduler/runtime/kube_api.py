@@ -141,11 +141,13 @@ class KubeApi:
         headers = {"Accept": "application/json"}
         if content_type is not None:
             headers["Content-Type"] = content_type
-        method, url, headers, serialized, post = self.api_client.param_serialize(
+        # The body is JSON already (dicts, lists, strings, numbers): param_serialize would only copy it
+        # (sanitize_for_serialization) before the REST client encodes it, so it goes to call_api as it is.
+        method, url, headers, _, post = self.api_client.param_serialize(
             method=method, resource_path=path, path_params=path_params, query_params=_query(options), header_params=headers,
-            body=body, auth_settings=["BearerToken"],
+            auth_settings=["BearerToken"],
         )
-        response = self.api_client.call_api(method, url, headers, serialized, post, _request_timeout=timeout)
+        response = self.api_client.call_api(method, url, headers, body, post, _request_timeout=timeout)
         if not 200 <= response.status <= 299:
             response.read()
             raise ApiException.from_response(http_resp=response, body=None, data=None)

@@ -234,7 +234,7 @@ class RecordWriter:
             record["status"], new_entry = changed
             entries = record["status"]["groups"]
             try:
-                written = self._custom.replace_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name, record)
+                written = self._custom.replace_namespaced_custom_object_status(GROUP, VERSION, namespace, PLURAL, name, without_managed_fields(record))
             except kubernetes.client.ApiException as err:
                 if err.status == 409 and attempt + 1 < CAS_ATTEMPTS:
                     log.debug("record %s/%s changed under us; retrying (%d)", namespace, name, attempt + 1)
@@ -302,6 +302,22 @@ class RecordWriter:
             return
         if isinstance(patched, dict) and patched.get("metadata"):
             self._on_written(patched)
+
+
+def without_managed_fields(record: Obj) -> Obj:
+    """without_managed_fields(record) is the record to PUT to /status: the same, but for metadata.managedFields.
+
+    The API server takes a subresource write's managedFields from the object it holds, never
+    from the request (and a request without them keeps them on any write), so sending them back
+    was only bytes to encode, and a third of a claim's JSON. The record is not changed.
+
+    Example: {'metadata': {'name': 'r', 'resourceVersion': '7', 'managedFields': [...]}, 'status': s}
+    gives {'metadata': {'name': 'r', 'resourceVersion': '7'}, 'status': s}.
+    """
+    meta = record.get("metadata") or {}
+    if "managedFields" not in meta:
+        return record
+    return {**record, "metadata": {k: v for k, v in meta.items() if k != "managedFields"}}
 
 
 def _active_value(entries: list[Obj]) -> str | None:

@@ -514,3 +514,24 @@ def test_a_join_takes_no_siblings_along() -> None:
     h.siblings.waiting = [a3]
     assert h.cycle.schedule(a2) is Outcome.BINDING
     assert h.siblings.waiting == [a3] and h.view.node_of("uid-a-3") is None
+
+
+def test_a_claim_puts_the_record_back_without_its_managed_fields() -> None:
+    api = FakeRecordsApi()
+    sent: list[Obj] = []
+    replace = api.replace_namespaced_custom_object_status
+
+    def recording(group: str, version: str, ns: str, plural: str, name: str, body: Obj) -> Obj:
+        sent.append(body)
+        return replace(group, version, ns, plural, name, body)
+
+    api.replace_namespaced_custom_object_status = recording  # type: ignore[method-assign]
+    managed = [{"manager": "tkn-scheduler", "operation": "Update", "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {}}}]
+    api.put({"metadata": {"name": "a", "namespace": "ci", "managedFields": managed}, "spec": {"groups": [{"name": "source", "tasks": ["t"]}]}})
+    latest = api.get_namespaced_custom_object("", "", "ci", "", "a")
+    writer = RecordWriter(kubernetes.client.ApiClient(), field_manager="s", latest=lambda ns, name: latest)
+    writer._custom = api  # type: ignore[assignment]  # noqa: SLF001
+    writer.change_group("ci", "a", "source", lambda entry: {**entry, "state": "Reserved", "node": "n1", "holders": ["p"], "claimGeneration": 1})
+    (body,) = sent
+    assert "managedFields" not in body["metadata"] and body["metadata"]["resourceVersion"] == latest["metadata"]["resourceVersion"]
+    assert latest["metadata"]["managedFields"] == managed  # the record read is left as it was
