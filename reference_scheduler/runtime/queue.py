@@ -113,6 +113,15 @@ class SchedulingQueue:
                 self._cond.notify_all()
             return len(moved)
 
+    def waiting_for_events(self) -> bool:
+        """waiting_for_events() is True while an event may move a pod: one is parked unschedulable or being decided.
+
+        When False, a hint has nothing to move and need not be asked: a pod popped later
+        reads caches that already hold the event (informers update their store first).
+        """
+        with self._cond:
+            return bool(self._unschedulable or self._deciding)
+
     # --- consumer ---
 
     def pop(self, timeout: float) -> PodKey | None:

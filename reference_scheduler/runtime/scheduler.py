@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from functools import partial
 from typing import Any, Callable
 
 import kubernetes
@@ -314,19 +315,19 @@ class Scheduler:
 
     def _wire_handlers(self) -> None:
         self.pods.add_handler(self._on_pod)
-        self.nodes.add_handler(lambda kind, node, old: self._move(self.hints.after_node_event(kind, node, old), f"node {kind.lower()}"))
-        self.records.add_handler(lambda kind, record, old: self._move(self.hints.after_record_event(kind, record, old), "reservation changed"))
+        self.nodes.add_handler(lambda kind, node, old: self._move(partial(self.hints.after_node_event, kind, node, old), f"node {kind.lower()}"))
+        self.records.add_handler(lambda kind, record, old: self._move(partial(self.hints.after_record_event, kind, record, old), "reservation changed"))
         self.pipeline_runs.add_handler(self._on_pipeline_run)
         self.task_runs.add_handler(self._on_task_run)
         self.custom_runs.add_handler(self._on_task_run)
         self.claims.add_handler(self._on_claim)
         self.volumes.add_handler(self._on_volume)
         self.storage_classes.add_handler(
-            lambda kind, storage_class, old: self._move(self.hints.after_storage_class_event(kind, storage_class, old), f"storageclass {kind.lower()}")
+            lambda kind, storage_class, old: self._move(partial(self.hints.after_storage_class_event, kind, storage_class, old), f"storageclass {kind.lower()}")
         )
         self.tekton_flags.add_handler(lambda kind, config_map, old: self.check_coschedule())
         self.resolution_requests.add_handler(
-            lambda kind, request, old: self._move(self.hints.after_resolution_request_event(kind, request, old), f"resolutionrequest {kind.lower()}")
+            lambda kind, request, old: self._move(partial(self.hints.after_resolution_request_event, kind, request, old), f"resolutionrequest {kind.lower()}")
         )
 
     def _resolution_requests_of(self, namespace: str, run_uid: str) -> list[Obj]:
@@ -365,7 +366,7 @@ class Scheduler:
                 self.queue.add(key)
             return
         self.queue.forget(key)
-        self._move(self.hints.after_pod_event(kind, pod, old), f"pod {kind.lower()}")
+        self._move(partial(self.hints.after_pod_event, kind, pod, old), f"pod {kind.lower()}")
         freed = kind == "DELETED" or (is_terminal(pod) and not (old is not None and is_terminal(old)))
         found = pipeline_task_of(pod)
         if found is not None and freed:
@@ -377,7 +378,7 @@ class Scheduler:
         parent = ((run.get("metadata") or {}).get("labels") or {}).get("tekton.dev/pipelineRun")
         if parent:
             self.releaser.mark(_key(run)[0], parent)
-        self._move(self.hints.after_pipeline_run_event(kind, run, old), f"pipelinerun {kind.lower()}")
+        self._move(partial(self.hints.after_pipeline_run_event, kind, run, old), f"pipelinerun {kind.lower()}")
 
     def _on_task_run(self, kind: str, task_run: Obj, old: Obj | None) -> None:
         if self.resizer is not None:
@@ -388,14 +389,23 @@ class Scheduler:
 
     def _on_claim(self, kind: str, claim: Obj, old: Obj | None) -> None:
         self.volume_binder.waits.notify()  # a bind waiting for this claim re-checks it
-        self._move(self.hints.after_claim_event(kind, claim, old), f"persistentvolumeclaim {kind.lower()}")
+        self._move(partial(self.hints.after_claim_event, kind, claim, old), f"persistentvolumeclaim {kind.lower()}")
 
     def _on_volume(self, kind: str, volume: Obj, old: Obj | None) -> None:
         self.volume_binder.waits.notify()
-        self._move(self.hints.after_volume_event(kind, volume, old), f"persistentvolume {kind.lower()}")
+        self._move(partial(self.hints.after_volume_event, kind, volume, old), f"persistentvolume {kind.lower()}")
 
-    def _move(self, should_move: ShouldMove | None, why: str) -> None:
-        # The hints decide which parked pods this event may help (runtime/requeue.py); None: none.
+    def _move(self, hint: Callable[[], ShouldMove | None], why: str) -> None:
+        """_move(hint) moves the parked pods the event's hint says it may help (runtime/requeue.py; None: none).
+
+        The hint is asked only while a pod waits for events (parked, or being decided): a pod
+        popped after this event's handlers started reads caches that already hold it. With the
+        queue idle or busy binding, as for most of a backlog's events, asking cost a pod's
+        request computed twice per pod event.
+        """
+        if not self.queue.waiting_for_events():
+            return
+        should_move = hint()
         if should_move is None:
             return
         moved = self.queue.move_unschedulable(should_move)

@@ -243,3 +243,19 @@ def test_a_pod_past_its_decision_backs_off_after_a_failed_bind_as_before() -> No
     assert queue.pop(0) is None  # its backoff, not the event, decides when it is tried again
     clock.now += INITIAL_BACKOFF_SECONDS
     assert queue.pop(0) == ("ns", "a")
+
+
+def test_events_wait_for_a_parked_pod_or_one_being_decided() -> None:
+    queue = SchedulingQueue(FakeClock())
+    queue.add(("ns", "a"))
+    assert not queue.waiting_for_events()  # only active: its try will read the caches as they are
+    key = queue.pop(0)
+    assert key is not None and queue.waiting_for_events()
+    queue.binding(key)
+    assert not queue.waiting_for_events()
+    queue.done(key, unschedulable=False, retry_soon=True)
+    queue.add(("ns", "b"))
+    parked = queue.pop(0)
+    assert parked == ("ns", "b")
+    queue.done(parked, unschedulable=True)
+    assert queue.waiting_for_events()
