@@ -108,6 +108,7 @@ class ClusterView:
         # status.allocatable it was parsed from (all node_allocatable and allocatable_pods
         # read): a heartbeat's new version with the same allocatable is not parsed again.
         self._node_cache: dict[str, tuple[str, Any, Resources, int]] = {}
+        self._allocatable_parses: dict[tuple[tuple[str, Any], ...], tuple[Resources, int]] = {}
         # The Reserved groups of the records the informer holds, kept from its events (built
         # from its cache on first use), so an attempt no longer walks every record: only the
         # records just written or decided are read on top (active_reservations).
@@ -374,7 +375,7 @@ class ClusterView:
                     # A new version with the same allocatable (a heartbeat): parsed as before.
                     cached = self._node_cache[name] = (version, raw, cached[2], cached[3])
                 else:
-                    cached = self._node_cache[name] = (version, raw, node_allocatable(node), allocatable_pods(node))
+                    cached = self._node_cache[name] = (version, raw, *self._parsed_allocatable(node, raw))
             if version:
                 self._untrusted.discard(name)
             else:
@@ -394,6 +395,24 @@ class ClusterView:
         if placed_changed:
             self._placed = PlacedPods(dict(self._placed_by_node), dict(self._ports_by_node), dict(self._anti_by_node))
         return current
+
+    def _parsed_allocatable(self, node: Obj, raw: Any) -> tuple[Resources, int]:
+        """_parsed_allocatable(node, its status.allocatable) is (node_allocatable, allocatable_pods), parsed once per distinct allocatable.
+
+        The nodes of a pool report the same allocatable: 5000 of them are one parse, not 5000.
+        """
+        try:
+            key = tuple(sorted(raw.items())) if isinstance(raw, Mapping) else None
+            found = self._allocatable_parses.get(key) if key is not None else None
+        except TypeError:  # a value that does not hash: parsed on its own
+            key = found = None
+        if found is None:
+            found = (node_allocatable(node), allocatable_pods(node))
+            if key is not None:
+                if len(self._allocatable_parses) > 4096:
+                    self._allocatable_parses.clear()
+                self._allocatable_parses[key] = found
+        return found
 
     def placed_pods(self) -> PlacedPods:
         """placed_pods() is the pods on each node as of the last node_views(): the same pods its views count.

@@ -113,17 +113,21 @@ class NodeCheckCache:
     """NodeCheckCache memoises core.node_checks per (the pod's node constraints, node, node version).
 
     node_check_failures reads only the pod's nodeName, nodeSelector, required
-    node affinity and tolerations, and the node object; informer objects are
-    replaced, never changed in place, so a node's resourceVersion identifies its
-    content. Pods of one PipelineRun (or one pool) share their constraints, so
-    after the first attempt every node is a lookup instead of five checks.
+    node affinity and tolerations, and the node's name, labels and spec; informer
+    objects are replaced, never changed in place, so a node's resourceVersion
+    identifies its content. Pods of one PipelineRun (or one pool) share their
+    constraints, so after the first attempt every node is a lookup instead of five
+    checks. A new version whose labels and spec are as before (a heartbeat, which
+    rewrites only status) keeps its answer too: at 5000 nodes KWOK rewrites about
+    150 nodes a second.
     """
 
     #: Distinct pod constraint sets remembered; past this the cache starts again.
     MAX_CONSTRAINT_SETS = 64
 
     def __init__(self) -> None:
-        self._by_constraints: dict[str, dict[str, tuple[str, tuple[Reason, ...]]]] = {}
+        # Per constraints, per node name: (version, labels, spec, the failures).
+        self._by_constraints: dict[str, dict[str, tuple[str, Any, Any, tuple[Reason, ...]]]] = {}
 
     @staticmethod
     def constraints_of(pod: Obj) -> str:
@@ -145,11 +149,16 @@ class NodeCheckCache:
             meta = node.get("metadata") or {}
             name, version = meta.get("name") or "", meta.get("resourceVersion") or ""
             cached = per_node.get(name)
-            if cached is not None and version and cached[0] == version:
-                return cached[1]
+            if cached is not None and version:
+                if cached[0] == version:
+                    return cached[3]
+                labels, spec = meta.get("labels"), node.get("spec")
+                if cached[1] == labels and cached[2] == spec:  # what the checks read is as before
+                    per_node[name] = (version, labels, spec, cached[3])
+                    return cached[3]
             found = tuple(node_check_failures(pod, node))
             if version:
-                per_node[name] = (version, found)
+                per_node[name] = (version, meta.get("labels"), node.get("spec"), found)
             return found
 
         return failures

@@ -63,6 +63,33 @@ def test_node_check_cache_recomputes_when_the_node_changes() -> None:
     assert cache.for_pod(pod)(cordoned) == tuple(node_check_failures(pod, cordoned)) != ()
 
 
+def test_node_check_cache_keeps_its_answer_across_a_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference_scheduler.runtime import cycle
+
+    cache = NodeCheckCache()
+    pod = _pod({"pool": "p"})
+    checked: list[str] = []
+    monkeypatch.setattr(cycle, "node_check_failures", lambda p, n: checked.append(n["metadata"]["resourceVersion"]) or node_check_failures(p, n))
+    heartbeat = _node("n1", "2")
+    heartbeat["status"]["conditions"] = [{"type": "Ready", "status": "True", "lastHeartbeatTime": "now"}]
+    assert cache.for_pod(pod)(_node("n1", "1")) == cache.for_pod(pod)(heartbeat) == ()
+    assert checked == ["1"]  # only status changed: labels and spec are what the checks read
+    relabelled = _node("n1", "3", pool="q")
+    assert cache.for_pod(pod)(relabelled) == tuple(node_check_failures(pod, relabelled)) != () and checked == ["1", "3"]
+
+
+def test_nodes_with_the_same_allocatable_are_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from reference_scheduler.runtime import cluster_view
+
+    parsed: list[str] = []
+    allocatable = cluster_view.node_allocatable
+    monkeypatch.setattr(cluster_view, "node_allocatable", lambda node: parsed.append(node["metadata"]["name"]) or allocatable(node))
+    nodes = _informer("nodes", [_node("n1", "1"), _node("n2", "1"), _node("n3", "1", cpu="8")])
+    views = ClusterView(pods=_informer("pods", []), nodes=nodes, records=_informer("records", [])).node_views()
+    assert [views[n].allocatable.cpu for n in ("n1", "n2", "n3")] == [4000, 4000, 8000]
+    assert len(parsed) == 2
+
+
 def test_node_check_cache_separates_pods_with_different_constraints() -> None:
     cache = NodeCheckCache()
     node = _node("n1", "1", pool="p")
