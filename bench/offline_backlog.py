@@ -588,8 +588,30 @@ def compare(trees: list[str], sizes: list[int], turns: int, extra: list[str]) ->
         for tree in trees:
             got = runs[(tree, nodes)]
             each = [g["ms_per_pod"] for g in got]
-            print(f"nodes={nodes} {tree}: median {statistics.median(each):.2f} ms/pod (runs {', '.join(f'{e:.2f}' for e in each)}); digests {sorted({g['digest'] for g in got})}")
+            with_import = [g["ms_per_pod"] + 1000 * g["import_cpu_s"] / max(1, g["bound"]) for g in got]
+            print(
+                f"nodes={nodes} {tree}: median {statistics.median(each):.2f} ms/pod (runs {', '.join(f'{e:.2f}' for e in each)}); "
+                f"with the import {statistics.median(with_import):.2f} ms/pod (runs {', '.join(f'{e:.2f}' for e in with_import)}); "
+                f"digests {sorted({g['digest'] for g in got})}"
+            )
+    print(median_components(runs, trees, sizes))
     return 0
+
+
+def median_components(runs: dict[tuple[str, int], list[Obj]], trees: list[str], sizes: list[int]) -> str:
+    """median_components() is a markdown table: each component's median ms per bound pod, per size and tree."""
+    header = [f"{nodes} nodes, {Path(tree).name}" for nodes in sizes for tree in trees]
+    names = sorted({name for got in runs.values() for g in got for name in g["components"]})
+    rows = ["| component | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
+    for name in [*names, "import"]:
+        cells = []
+        for nodes in sizes:
+            for tree in trees:
+                got = runs[(tree, nodes)]
+                seconds = [g["import_cpu_s"] if name == "import" else g["components"].get(name, 0.0) for g in got]
+                cells.append(f"{1000 * statistics.median(seconds) / max(1, got[0]['bound']):.2f}")
+        rows.append(f"| {name} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
 
 
 def main(argv: list[str] | None = None) -> int:
