@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from reference_scheduler.core.pod_requests import pod_effective_request
+from reference_scheduler.core.pod_requests import pod_effective_request, resource_amounts
 from reference_scheduler.core.resource_names import counted, is_pod_level_resource
 from reference_scheduler.core.resources import InvalidQuantity, Resources, amount_of
 
@@ -100,15 +100,7 @@ def _containers_read(spec: Mapping[str, Any], status: Mapping[str, Any], read: _
 
 
 def _pod_level(values: Mapping[str, Any], field: str) -> Resources:
-    amounts = {}
-    for resource, value in values.items():
-        if value is None or not counted(resource):
-            continue
-        try:
-            amounts[resource] = amount_of(resource, value)
-        except InvalidQuantity as err:
-            raise InvalidQuantity(f"{field} {resource}: {err}") from err
-    return Resources.of(amounts)
+    return Resources.of(resource_amounts(values, keep=counted, what=field + " {}"))
 
 
 def _containers_weight(spec: Mapping[str, Any], status: Mapping[str, Any], infeasible: bool) -> Resources:
