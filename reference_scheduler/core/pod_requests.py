@@ -42,7 +42,7 @@ from typing import Any
 from reference_scheduler.core.resource_names import counted, is_hugepages_resource_name, is_pod_level_resource
 from reference_scheduler.core.resources import ZERO, InvalidQuantity, Resources, amount_of
 
-__all__ = ["container_request", "pod_effective_request", "resource_amounts"]
+__all__ = ["container_request", "pod_effective_request", "resource_amounts", "with_overhead"]
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -159,13 +159,16 @@ def pod_effective_request(pod_spec: Mapping[str, Any]) -> Resources:
         if resource not in pod_requests and (resource not in present or is_hugepages_resource_name(resource)):
             amounts[resource] = amount
 
-    for resource, value in overhead.items():
-        if value is None or not counted(resource):
-            continue
-        try:
-            amounts[resource] = amounts.get(resource, 0) + amount_of(resource, value)
-        except InvalidQuantity as err:
-            raise InvalidQuantity(f"pod overhead {resource}: {err}") from err
+    return with_overhead(amounts, overhead)
 
-    return Resources.of(amounts)
+
+def with_overhead(amounts: Mapping[str, int], overhead: Mapping[str, Any]) -> Resources:
+    """with_overhead adds a pod's ``spec.overhead`` to its amounts, the last step of PodRequests.
+
+    Example: with_overhead({'cpu': 38}, {'cpu': '593m'}) == Resources(cpu=631).
+    """
+    added = dict(amounts)
+    for resource, amount in resource_amounts(overhead, keep=counted, what="pod overhead {}").items():
+        added[resource] = added.get(resource, 0) + amount
+    return Resources.of(added)
 
