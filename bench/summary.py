@@ -1,9 +1,11 @@
-"""summary.json: the figures issues #13 and #24 read, from one `make bench` run's results.
+"""summary.json: the figures issues #13, #24 and #35 read, from one `make bench` run's results.
 
     {
       "commit": "1a2b3c4", "measured_at": "2026-12-01 17:10 UTC", "qps": "50/100",
-      "1000": {"pods_per_s_ratio": 0.41, "p99_ratio": 1.68, "write_cap_ratio": 1.01, "unthrottled_pods_per_s_ratio": 0.9,
-               "reference": {"pods_per_s": 24.8, "p50_ms": 20.7, "p99_ms": 45.4, "writes_per_pod": 3.2,
+      "1000": {"pods_per_s_ratio": 0.41, "p99_ratio": 1.68, "p90_ratio": 1.9, "cpu_per_pod_ratio": 1.85,
+               "write_cap_ratio": 1.01, "unthrottled_pods_per_s_ratio": 0.9,
+               "reference": {"pods_per_s": 24.8, "p50_ms": 20.7, "p90_ms": 30.1, "p99_ms": 45.4, "writes_per_pod": 3.2,
+                             "cpu_seconds": 10.0, "cpu_ms_per_pod": 16.65,
                              "main_bucket_requests_per_pod": 2.22, "write_cap_pods_per_s": 24.5, "write_cap_ratio": 1.01,
                              "unthrottled_pods_per_s": 113.5, ...},
                "kube-scheduler": {...}},
@@ -17,8 +19,17 @@ the backlog, `p99_ratio` reference ÷ kube-scheduler p99 creation → bound
 latency on the stream, both at QPS 50/burst 100 (higher is better for the
 first, lower for the second); null when a side is missing. With a user's
 scheduler (BENCH_SCHEDULER_CMD) its figures are under "command" and its
-ratios, also ÷ kube-scheduler, are `command_pods_per_s_ratio` and
-`command_p99_ratio`.
+ratios, also ÷ kube-scheduler, are `command_pods_per_s_ratio`,
+`command_p99_ratio` and so on (every ratio of the line, prefixed).
+
+`p90_ratio` (issue #35) is the same ratio at the stream's p90, beside the
+p99: with few stream pods the p99 is the slowest pod but one (bench/scales.py
+sizes the streams at 1000 and 5000 nodes so that it is not). `cpu_per_pod_ratio`
+(issue #35, target 1) is reference ÷ kube-scheduler CPU seconds per bound pod
+on the same backlog at QPS 50/100: each process's whole CPU (user + system,
+its start and cache sync included, bench/observe.py ProcSampler) over the
+pods it bound; lower is better. Each scheduler's `cpu_ms_per_pod` is that
+figure in milliseconds.
 
 `write_cap_ratio` (issue #24) is measured pods/s on the backlog over the
 most the client's token bucket lets through for the requests the scheduler
@@ -124,6 +135,18 @@ def write_cap_figures(backlog: dict[str, Any] | None) -> dict[str, Any]:
     }
 
 
+def cpu_seconds_per_pod(backlog: dict[str, Any] | None) -> float:
+    """cpu_seconds_per_pod(a backlog run) is its scheduler's CPU seconds over the pods it bound: 10.0 s for 600 -> 0.0167.
+
+    The process's whole CPU (cpu_seconds_total: its start and cache sync too), as
+    the reference's own figure and kube-scheduler's are read the same way. NaN when
+    the run has no CPU sample or bound nothing.
+    """
+    backlog = backlog or {}
+    cpu, bound = _number(backlog.get("cpu_seconds_total")), _number(backlog.get("bound"))
+    return cpu / bound if not math.isnan(cpu) and bound > 0 else math.nan
+
+
 def figures(backlog: dict[str, Any] | None, stream: dict[str, Any] | None) -> dict[str, Any]:
     """figures(backlog run, stream run) is one scheduler's line of the summary (None for what was not measured).
 
@@ -136,10 +159,12 @@ def figures(backlog: dict[str, Any] | None, stream: dict[str, Any] | None) -> di
     return {
         "pods_per_s": _or_none(_number(throughput.get("average")), 2),
         "p50_ms": _or_none(_number(latency.get("p50")) * 1000, 1),
+        "p90_ms": _or_none(_number(latency.get("p90")) * 1000, 1),
         "p99_ms": _or_none(_number(latency.get("p99")) * 1000, 1),
         "writes_per_pod": (backlog.get("api") or {}).get("writes_per_pod"),
         "stream_writes_per_pod": (stream.get("api") or {}).get("writes_per_pod"),
         "cpu_seconds": _or_none(_number(backlog.get("cpu_seconds_total")), 1),
+        "cpu_ms_per_pod": _or_none(cpu_seconds_per_pod(backlog) * 1000, 2),
         "peak_rss_mb": _or_none(_number(backlog.get("peak_rss_mb")), 0),
         "bound": f"{backlog.get('bound')}/{backlog.get('pods')}" if backlog else None,
         "commit": backlog.get("commit") or stream.get("commit"),
@@ -157,8 +182,10 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
     }
     for nodes in sorted({int(e["nodes"]) for e in entries if isinstance(e.get("nodes"), int)}):
         line: dict[str, Any] = {}
+        cpu_per_pod: dict[str, float] = {}
         for scheduler in ("reference", "kube-scheduler", "command"):
             backlog = _find(entries, nodes=nodes, mode="backlog", scheduler=scheduler)
+            cpu_per_pod[scheduler] = cpu_seconds_per_pod(backlog)
             stream = _find(entries, nodes=nodes, mode="stream", scheduler=scheduler)
             unthrottled_runs = _find_all(entries, nodes=nodes, mode="backlog", scheduler=scheduler, qps=UNTHROTTLED_NAME)
             unthrottled, each_run = median_pods_per_s(unthrottled_runs)
@@ -179,6 +206,9 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
             mine = line.get(scheduler) or {}
             line[f"{prefix}pods_per_s_ratio"] = _ratio(mine.get("pods_per_s"), kube.get("pods_per_s"))
             line[f"{prefix}p99_ratio"] = _ratio(mine.get("p99_ms"), kube.get("p99_ms"))
+            line[f"{prefix}p90_ratio"] = _ratio(mine.get("p90_ms"), kube.get("p90_ms"))
+            # Of the unrounded figures: cpu_seconds is shown to 0.1 s, too coarse for kube-scheduler's 1.0 s at 100 nodes.
+            line[f"{prefix}cpu_per_pod_ratio"] = _or_none(metrics.ratio(cpu_per_pod[scheduler], cpu_per_pod["kube-scheduler"]))
             line[f"{prefix}write_cap_ratio"] = mine.get("write_cap_ratio")
             line[f"{prefix}unthrottled_pods_per_s_ratio"] = _ratio(mine.get("unthrottled_pods_per_s"), kube.get("unthrottled_pods_per_s"))
         out[str(nodes)] = line
