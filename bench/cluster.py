@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
@@ -107,6 +108,30 @@ def make_namespace(kube: Kube, name: str) -> str:
 def make_pvcs(kube: Kube, namespace: str, count: int) -> list[str]:
     """make_pvcs(kube, ns, 50) makes 50 Bound claims ws-0..ws-49 with harness.cluster.volumes.make_bound_pvc."""
     return parallel(lambda i: volumes.make_bound_pvc(kube, namespace, f"ws-{i}"), list(range(count)))
+
+
+def create_claims(kube: Kube, namespace: str, claims: Iterable[dict[str, Any]]) -> None:
+    """create_claims() creates the claims as given (the volumes mix's: no storageClassName, so the default class)."""
+    parallel(lambda c: kube.core.create_namespaced_persistent_volume_claim(namespace, c, _preload_content=False), list(claims))
+
+
+def remove_provisioned_claims(kube: Kube, namespace: str, label_selector: str, *, timeout: float = 180.0) -> None:
+    """remove_provisioned_claims() deletes the pods and claims `label_selector` selects and waits until their volumes are gone.
+
+    The pods first (a claim in use is kept until its pods are gone), then the
+    claims; the local-path provisioner deletes each volume (reclaim policy
+    Delete) with a helper pod on the volume's node, which never runs once the
+    node is gone: so this returns before the pool may go. Claims of the
+    namespace that select is not (the shared, pre-bound `ws-*`) stay.
+    """
+    kube.core.delete_collection_namespaced_pod(namespace, label_selector=label_selector, grace_period_seconds=0)
+    deadline = time.monotonic() + timeout
+    while list_raw(kube.core.list_namespaced_pod, namespace, label_selector=label_selector):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"pods of {namespace} ({label_selector}) not gone after {timeout:.0f}s")
+        time.sleep(1.0)
+    kube.core.delete_collection_namespaced_persistent_volume_claim(namespace, label_selector=label_selector)
+    volumes.wait_provisioned_volumes_gone(kube, namespace, timeouts=replace(DEFAULT_TIMEOUTS, volume_bound=max(1.0, deadline - time.monotonic())))
 
 
 def create_pods(kube: Kube, namespace: str, pods: Iterable[dict[str, Any]]) -> None:

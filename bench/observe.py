@@ -8,6 +8,11 @@
   resolution and are kept as a cross-check.
 * RecordTimeline watches ReservationRecords and stamps each group's
   Reserved and Released transitions the same way.
+* ClaimTimeline watches the volumes mix's claims and stamps when each was
+  first seen with the `volume.kubernetes.io/selected-node` annotation (a
+  scheduler chose the node of the claim's first pod) and when it was first
+  seen Bound (the provisioner made the volume there and the PV controller
+  bound it): selected-node → Bound is the provisioning a bind waits for.
 * ProcSampler reads a process's CPU time and resident memory from /proc.
 
 They reuse the reference scheduler's Informer (list+watch on raw JSON): the
@@ -195,6 +200,83 @@ class RecordTimeline:
     def snapshot(self) -> list[GroupTrace]:
         with self._lock:
             return [GroupTrace(**{**g.__dict__, "tasks": list(g.tasks)}) for g in self.groups.values()]
+
+
+#: The annotation a scheduler puts on an unbound WaitForFirstConsumer claim to have it provisioned on a node.
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
+
+
+@dataclass
+class ClaimTrace:
+    """ClaimTrace is what one claim did, in wall-clock seconds (None: not seen).
+
+    `selected` is when the selected-node annotation was first seen, `bound` when
+    the claim was first seen Bound; `unselected` counts the times the annotation
+    was seen gone or naming another node before the claim was Bound (a
+    provisioner's "reschedule", or a scheduler's roll-back): selected → Bound
+    then includes the new choice. `node` is the node named last.
+    """
+
+    name: str
+    added: float | None = None
+    selected: float | None = None
+    node: str | None = None
+    bound: float | None = None
+    volume: str | None = None
+    phase: str | None = None
+    unselected: int = 0
+
+    def observe(self, claim: Obj, now: float) -> None:
+        """observe(claim, now) takes one watch event's copy of the claim, seen at `now`."""
+        meta = claim.get("metadata") or {}
+        node = (meta.get("annotations") or {}).get(SELECTED_NODE) or None
+        if self.added is None:
+            self.added = now
+        if node != self.node and self.bound is None:
+            if self.node is not None:
+                self.unselected += 1
+            self.node = node
+            if node and self.selected is None:
+                self.selected = now
+        self.phase = (claim.get("status") or {}).get("phase")
+        if self.phase == "Bound" and self.bound is None:
+            self.bound = now
+            self.volume = (claim.get("spec") or {}).get("volumeName")
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class ClaimTimeline:
+    """ClaimTimeline keeps a ClaimTrace per claim of one namespace and label selector."""
+
+    def __init__(self, kube: Kube, namespace: str, *, label_selector: str) -> None:
+        self._stop = threading.Event()
+        lister = raw_lister(kube.core.list_namespaced_persistent_volume_claim, namespace=namespace, label_selector=label_selector)
+        self._informer = Informer(f"bench-claims-{namespace}", lister, stop=self._stop)
+        self._informer.add_handler(self._on_event)
+        self._lock = threading.Lock()
+        self.claims: dict[str, ClaimTrace] = {}
+
+    def start(self) -> None:
+        self._informer.start()
+        if not self._informer.wait_synced(60):
+            raise RuntimeError("the benchmark's claim watch did not sync in 60 s")
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _on_event(self, kind: str, claim: Obj, old: Obj | None) -> None:
+        now = time.time()
+        name = (claim.get("metadata") or {}).get("name", "")
+        with self._lock:
+            trace = self.claims.setdefault(name, ClaimTrace(name))
+            if kind != "DELETED":
+                trace.observe(claim, now)
+
+    def snapshot(self) -> list[ClaimTrace]:
+        with self._lock:
+            return [ClaimTrace(**c.__dict__) for c in self.claims.values()]
 
 
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")

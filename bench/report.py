@@ -180,6 +180,43 @@ def side_by_side_table(entries: list[dict[str, Any]]) -> str:
     return "\n".join(rows)
 
 
+def volumes_table(entries: list[dict[str, Any]]) -> str:
+    """volumes_table(throughput entries): the volumes mix's runs, one row per scheduler, "" when none ran (bench/provisioning.py)."""
+    rows = [
+        "| nodes | QPS/burst | scheduler | pods bound | claims Bound | selected-node → Bound p50 / p99 / max ms "
+        "| first pod creation → bound p50 / p99 ms | added p50 / p99 ms | added p50 ÷ kube | later pods p50 ms "
+        "| claims re-selected | pods off their claim's node | API writes/pod |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    runs = [e for e in entries if e.get("mode") == "volumes" and e.get("scheduler") in SIDE_BY_SIDE]
+    order = {s: i for i, s in enumerate(SIDE_BY_SIDE)}
+    for e in sorted(runs, key=lambda e: (e.get("nodes") or 0, str(e.get("qps")), order[str(e["scheduler"])])):
+        qps_text = f"{fmt(e.get('qps_value'), 0)}/{e.get('burst')}"
+        if "error" in e:
+            rows.append(f"| {e.get('nodes')} | {qps_text} | {scheduler_label(e)} | failed: {str(e['error'])[:120]} |" + " |" * 9)
+            continue
+        v = e.get("volumes") or {}
+        kube = next((k for k in runs if k.get("scheduler") == "kube-scheduler" and k.get("nodes") == e.get("nodes") and k.get("qps") == e.get("qps")), {})
+        added, k_added = _num(_get(e, "volumes", "added", "p50")), _num(_get(kube, "volumes", "added", "p50"))
+        s2b, first, add = v.get("selected_to_bound") or {}, v.get("first_pod_latency") or {}, v.get("added") or {}
+        rows.append(
+            f"| {e.get('nodes')} | {qps_text} | {scheduler_label(e)} | {fmt(e.get('bound'))}/{fmt(e.get('pods'))} | {fmt(v.get('claims_bound'))}/{fmt(v.get('claims'))} "
+            f"| {ms(s2b.get('p50'))} / {ms(s2b.get('p99'))} / {ms(s2b.get('max'))} | {ms(first.get('p50'))} / {ms(first.get('p99'))} "
+            f"| {ms(add.get('p50'))} / {ms(add.get('p99'))} | {ratio_text(metrics.ratio(added, k_added)) if e.get('scheduler') != 'kube-scheduler' else '–'} "
+            f"| {ms(_get(v, 'later_pod_latency', 'p50'))} | {fmt(v.get('unselected'))} | {fmt(v.get('pods_off_claim_node'))} | {fmt(_get(e, 'api', 'writes_per_pod'), 2)} |"
+        )
+    return "\n".join(rows) if runs else ""
+
+
+VOLUMES_INTRO = """Runs of the `volumes` mix: the Tekton mix with each run's workspace a `volumeClaimTemplate` of the
+default class (WaitForFirstConsumer, the local cluster's local-path provisioner), streamed as the stream
+method's pods are. selected-node → Bound is the provisioner's time (the benchmark's watch of the claims
+sees the scheduler's `volume.kubernetes.io/selected-node`, then `Bound`); *added* is each run's first
+pod's creation → bound less its claim's selected-node → Bound: what the scheduler's attempt adds around
+the provisioning (deciding and annotating before, seeing the claim Bound and binding after). Later pods
+are a fan-out's second and third, which wait for the same claim."""
+
+
 def stage_table(results: dict[str, Any]) -> str:
     """stage_table() is how long each stage of the run took: pools, every measured run (with its set-up and clean-up), each part."""
     rows = ["| stage | seconds |", "|---|---|"]
@@ -554,6 +591,11 @@ def write_report() -> Path:
                 parts.append(before_after + "\n")
             parts.append("### Latency (pod creation → bound)\n")
             parts.append(latency_table(entries) + "\n")
+        volumes = volumes_table(entries)
+        if volumes:
+            parts.append("### Volumes: a claim provisioned on the chosen node\n")
+            parts.append(VOLUMES_INTRO + "\n")
+            parts.append(volumes + "\n")
         if entries:
             errors = [e for e in entries if "error" in e]
             for e in errors:
@@ -635,7 +677,7 @@ deleted afterwards, as are the schedulers' cluster-admin binding and FlowSchemas
 `bench-identity` and its ServiceAccount stay, inert without the binding).
 It writes `docs/benchmarks/results-<scale>.json`, this page, and for the full scale
 `docs/benchmarks/summary.json` (per node count, reference ÷ kube-scheduler pods/s, p90, p99 and CPU per bound pod at
-QPS 50/100, the write-cap and unthrottled ratios; the requeue latencies). The contention baselines switch Tekton's
+QPS 50/100, the write-cap and unthrottled ratios; the requeue latencies; the volumes mix's provisioning). The contention baselines switch Tekton's
 `coschedule` flag (through `LocalCluster(coschedule=...).up()`) and restore `disabled`.
 
 ## Method
@@ -685,6 +727,12 @@ Three methods, because Tekton's controller creates pods slower than either sched
   bench/scales.py says why) while the scheduler runs (after it bound a probe pod, so its caches are
   warm). The rate is meant to be below both schedulers' capacity, so the latency is per-pod work
   rather than queueing.
+- **volumes** (provisioning, 100 nodes): the stream's method with the `volumes` mix, at QPS 50/100:
+  each run's workspace is a `volumeClaimTemplate` with no storageClassName, and the benchmark makes the
+  claim Tekton would make for it (`pvc-<hash>`) before the scheduler starts, so each run's first pod
+  has its claim provisioned, by the cluster's real provisioner, on the node the scheduler chose. A
+  watch of the claims stamps the selected-node annotation and `Bound`; the run's pods and claims are
+  deleted, and their volumes waited for, before the next run.
 - **tekton** (end to end): PipelineRuns that Tekton runs, tasks of 2 s; Tekton creates every pod.
 
 **Before/after.** With `BENCH_BASELINE_TREE=<checkout>` (a `git worktree` of the commit before the

@@ -24,11 +24,12 @@ from typing import Any, Callable
 from bench import api_writes
 from bench import cluster as bc
 from bench import metrics
-from bench.observe import PodTimeline, PodTrace, ProcSampler, RecordTimeline
+from bench.observe import ClaimTimeline, PodTimeline, PodTrace, ProcSampler, RecordTimeline
+from bench.provisioning import summarise_provisioning
 from bench.requeue import requeue_part
 from bench.scales import Scale, ThroughputCase
 from bench.schedulers import BASELINE_TREE_ENV, COMMAND_ENV, CONFIG_TEMPLATE_ENV, DEFAULT_QPS, LABEL_ENV, UNTHROTTLED, BenchScheduler, Qps
-from bench.workload import MIXES, RUN_LABEL, TaskSize, contention_runs, direct_workload, task_pod, tekton_runs
+from bench.workload import MIXES, RUN_LABEL, VOLUMES_MIX, TaskSize, contention_runs, direct_workload, task_pod, tekton_runs
 from harness.cluster.cluster_lock import local_cluster_lock
 from harness.cluster.local import LocalCluster
 from harness.cluster.node_pools import NodePool
@@ -280,6 +281,63 @@ def run_stream(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: st
     return result
 
 
+def run_volumes(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: str, pvcs: list[str], kind: str, qps: Qps) -> dict[str, Any]:
+    """The stream of the volumes mix: each run's claim is provisioned on the node chosen for its first pod (bench/provisioning.py).
+
+    As run_stream(), with the `volumes` mix's pending runs and their claims (the
+    default class, WaitForFirstConsumer, the local cluster's real provisioner)
+    made before the scheduler starts, and a watch of the claims beside the pods'.
+    Afterwards the run's pods and claims are deleted and their volumes waited
+    for, so that the next run's claims and the pool's removal find none.
+    """
+    run_label = f"{kind}-{qps.name}-volumes-{short_id()}"
+    selector = f"{RUN_LABEL}={run_label}"
+    scheduler = ctx.scheduler(kind, qps)
+    workload = direct_workload(
+        VOLUMES_MIX, case.volume_pods, prefix=f"{kind[:3]}{qps.name[:1]}v", pvcs=pvcs,
+        scheduler_name=scheduler.name, pool_selector=pool.selector, run_label=run_label,
+    )
+    timeline = PodTimeline(ctx.kube, namespace, label_selector=selector)
+    claims = ClaimTimeline(ctx.kube, namespace, label_selector=selector)
+    sampler = None
+    stages: dict[str, float] = {}
+    try:
+        timeline.start()
+        claims.start()
+        stages["runs_created_and_resolved"] = create_resolved_runs(ctx, namespace, run_label, workload.pipeline_runs)
+        bc.create_claims(ctx.kube, namespace, workload.claims)
+        before = ctx.requests()
+        pid = scheduler.start()
+        sampler = ProcSampler(pid)
+        sampler.start()
+        probe_seconds = probe_ready(ctx, scheduler, namespace, pool, run_label)
+        window_start = time.time()
+        paced_create(ctx.kube, namespace, list(workload.pods), rate=case.volume_rate)
+        complete = wait_until(lambda: timeline.bound_count() >= len(workload.pods) + 1, timeout=ctx.scale.run_timeout, alive=scheduler.alive)
+        stages["streaming"] = time.time() - window_start
+        time.sleep(0.5)
+    finally:
+        if sampler is not None:
+            sampler.stop()
+        scheduler.stop()
+        timeline.stop()
+        claims.stop()
+        cleanup_started = time.monotonic()
+        try:
+            bc.remove_provisioned_claims(ctx.kube, namespace, selector)
+        except Exception as err:  # noqa: BLE001 - reported with the run; remove_pool's own wait still comes
+            say(f"  cleanup: {err}")
+        stages["claims_removed"] = time.monotonic() - cleanup_started
+    traces = timeline.snapshot()
+    result = summarise_throughput(traces, expected=len(workload.pods), sampler=sampler, window_start=window_start)
+    bound = sum(1 for t in traces if t.bound is not None)
+    result.update(complete=complete, rate=case.volume_rate, probe_seconds=probe_seconds, stage_seconds=stages,
+                  api=api_writes.requests_between(before, ctx.requests(), pods=bound).as_dict(),
+                  volumes=summarise_provisioning(traces, claims.snapshot(), workload.claim_of_run()),
+                  plans_lost=len(bc.verify_plans(ctx.kube, namespace, run_label)), log_tail=scheduler.log_tail(5) if not complete else None)
+    return result
+
+
 def create_resolved_runs(ctx: Context, namespace: str, run_label: str, runs: tuple[dict[str, Any], ...]) -> float:
     """create_resolved_runs() creates the pending PipelineRuns and writes their resolved plans as Tekton would; returns the seconds taken."""
     started = time.monotonic()
@@ -368,7 +426,8 @@ def throughput_part(ctx: Context) -> None:
         pool_name = f"bench-n{case.nodes}-{short_id()}"
         namespace = f"bench-n{case.nodes}-{short_id()}"
         pool = None
-        say(f"throughput: {case.nodes} nodes, mix {case.mix}, {case.backlog_pods}-pod backlog, {case.stream_pods}-pod stream at {case.stream_rate:g} pods/s")
+        volumes = f", {case.volume_pods} pods of the volumes mix at {case.volume_rate:g} pods/s" if case.volume_pods else ""
+        say(f"throughput: {case.nodes} nodes, mix {case.mix}, {case.backlog_pods}-pod backlog, {case.stream_pods}-pod stream at {case.stream_rate:g} pods/s{volumes}")
         case_started = time.monotonic()
         stages = ctx.results.setdefault("stage_seconds", {})
         try:
@@ -380,6 +439,8 @@ def throughput_part(ctx: Context) -> None:
                 ("backlog", run_backlog, list(ctx.scale.qps)),
                 ("stream", run_stream, list(ctx.scale.qps)),
             ]
+            if case.volume_pods:
+                plan.append(("volumes", run_volumes, [DEFAULT_QPS]))
             if case.tekton_runs:
                 plan.append(("tekton", run_tekton, [DEFAULT_QPS]))
             baseline = bool(case.profile and os.environ.get(BASELINE_TREE_ENV))
@@ -405,7 +466,7 @@ def throughput_part(ctx: Context) -> None:
                         except Exception as err:  # noqa: BLE001 - one failed run is reported, the rest go on
                             say(f"  FAILED: {err}")
                             result = {"error": str(err)[:500]}
-                        result.update(nodes=case.nodes, mix=case.mix, mode=mode, scheduler=kind, qps=qps.name, qps_value=qps.qps, burst=qps.burst,
+                        result.update(nodes=case.nodes, mix=VOLUMES_MIX.name if mode == "volumes" else case.mix, mode=mode, scheduler=kind, qps=qps.name, qps_value=qps.qps, burst=qps.burst,
                                       commit=machine()["commit"], measured_at=time.strftime("%H:%M UTC", time.gmtime()))
                         if repeats > 1:
                             result["repeat"] = repeat

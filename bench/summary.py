@@ -11,7 +11,10 @@
                "kube-scheduler": {...}},
       "100": {...}, "5000": {...},
       "requeue": {"reference": {"p50_ms": 120.0, "p99_ms": 400.0, "samples": 25, "missed": 0, ...}, "kube-scheduler": {...}},
-      "requeue_after_release": {"reference": {...}}
+      "requeue_after_release": {"reference": {...}},
+      "volumes": {"100": {"added_p50_ratio": 1.4, "first_pod_p50_ratio": 1.01,
+                          "reference": {"claims_bound": "30/30", "selected_to_bound_p50_ms": 2010.0, "added_p50_ms": 35.0, ...},
+                          "kube-scheduler": {...}}}
     }
 
 Keyed by node count. `pods_per_s_ratio` is reference ÷ kube-scheduler pods/s on
@@ -38,6 +41,13 @@ the line's `write_cap_ratio` is the reference's. `unthrottled_pods_per_s_ratio`
 is reference ÷ kube-scheduler pods/s on the backlog at QPS 10000/10000: of the
 medians when the case ran several times in turns (`unthrottled_runs_pods_per_s`
 lists each run's pods/s, in the order they ran).
+
+`volumes` (issue #35) is the volumes mix (bench/provisioning.py), keyed by node
+count: runs whose workspace is a volumeClaimTemplate of the default class, at
+QPS 50/100. Per scheduler, its claims' selected-node annotation → Bound (the
+provisioner's time), each run's first pod's creation → bound, and `added`, that
+less its claim's provisioning: what the scheduler's attempt adds around it.
+`added_p50_ratio` and `first_pod_p50_ratio` are reference ÷ kube-scheduler.
 
 `requeue` is the requeue measurement (bench/requeue.py) where room is freed by
 a pod finishing, for every scheduler: freed → the waiting pod bound, p50 and
@@ -213,6 +223,67 @@ def summary(results: dict[str, Any]) -> dict[str, Any]:
             line[f"{prefix}unthrottled_pods_per_s_ratio"] = _ratio(mine.get("unthrottled_pods_per_s"), kube.get("unthrottled_pods_per_s"))
         out[str(nodes)] = line
     out.update(requeue_summary(results.get("requeue") or []))
+    volumes = volumes_summary(entries)
+    if volumes:
+        out["volumes"] = volumes
+    return out
+
+
+def _ms(spread: Any, key: str) -> float | None:
+    """_ms({'p50': 0.0345}, 'p50') == 34.5: a spread's figure (seconds) in milliseconds, None when missing."""
+    return _or_none(_number((spread or {}).get(key)) * 1000, 1)
+
+
+def volume_figures(entry: dict[str, Any]) -> dict[str, Any]:
+    """volume_figures(a volumes run) is one scheduler's line of summary.json's "volumes".
+
+    Example: 30 claims all Bound, selected-node → Bound p50 2.01 s, first pods'
+    creation → bound p50 2.05 s: selected_to_bound_p50_ms 2010.0,
+    first_pod_p50_ms 2050.0, and added_p50_ms the p50 of each first pod's
+    latency less its own claim's provisioning (about 40 ms here).
+    """
+    volumes = entry.get("volumes") or {}
+    latency = entry.get("latency") or {}
+    return {
+        "pods_bound": f"{entry.get('bound')}/{entry.get('pods')}",
+        "claims_bound": f"{volumes.get('claims_bound')}/{volumes.get('claims')}",
+        "selected_to_bound_p50_ms": _ms(volumes.get("selected_to_bound"), "p50"),
+        "selected_to_bound_p99_ms": _ms(volumes.get("selected_to_bound"), "p99"),
+        "selected_to_bound_max_ms": _ms(volumes.get("selected_to_bound"), "max"),
+        "first_pod_p50_ms": _ms(volumes.get("first_pod_latency"), "p50"),
+        "first_pod_p99_ms": _ms(volumes.get("first_pod_latency"), "p99"),
+        "added_p50_ms": _ms(volumes.get("added"), "p50"),
+        "added_p99_ms": _ms(volumes.get("added"), "p99"),
+        "pod_to_selected_p50_ms": _ms(volumes.get("pod_to_selected"), "p50"),
+        "claim_bound_to_pod_bound_p50_ms": _ms(volumes.get("claim_bound_to_pod_bound"), "p50"),
+        "later_pod_p50_ms": _ms(volumes.get("later_pod_latency"), "p50"),
+        "p50_ms": _ms(latency, "p50"),
+        "p99_ms": _ms(latency, "p99"),
+        "unselected": volumes.get("unselected"),
+        "pods_off_claim_node": volumes.get("pods_off_claim_node"),
+        "writes_per_pod": (entry.get("api") or {}).get("writes_per_pod"),
+        "commit": entry.get("commit"),
+    }
+
+
+def volumes_summary(entries: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """volumes_summary(throughput entries) is {node count: {scheduler: volume_figures, ratios}} of the volumes runs at QPS 50/100."""
+    entries = list(entries)
+    out: dict[str, Any] = {}
+    for nodes in sorted({int(e["nodes"]) for e in entries if e.get("mode") == "volumes" and isinstance(e.get("nodes"), int)}):
+        line: dict[str, Any] = {}
+        for scheduler in ("reference", "kube-scheduler", "command"):
+            entry = _find(entries, nodes=nodes, mode="volumes", scheduler=scheduler)
+            if entry is not None:
+                line[scheduler] = volume_figures(entry)
+        kube = line.get("kube-scheduler") or {}
+        for scheduler, prefix in (("reference", ""), ("command", "command_")):
+            if scheduler not in line and scheduler == "command":
+                continue
+            mine = line.get(scheduler) or {}
+            line[f"{prefix}added_p50_ratio"] = _ratio(mine.get("added_p50_ms"), kube.get("added_p50_ms"))
+            line[f"{prefix}first_pod_p50_ratio"] = _ratio(mine.get("first_pod_p50_ms"), kube.get("first_pod_p50_ms"))
+        out[str(nodes)] = line
     return out
 
 

@@ -21,11 +21,17 @@ Two ways to get pods (docs/benchmarks.md, "Method"):
   This stresses the scheduler, not Tekton.
 
 A *mix* says how many runs of each shape, and how many plain pods (no Tekton
-labels, no group) go with them.
+labels, no group) go with them, and whether each run's workspace is a shared,
+Bound claim (`tekton`) or a claim of its own from a `volumeClaimTemplate` of
+the cluster's default class (`volumes`): in direct mode the benchmark then
+makes the claim Tekton would make for the run (`pvc-<hash>`, no
+storageClassName, so WaitForFirstConsumer: provisioned on the node chosen for
+the run's first pod).
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any, Mapping
 
@@ -55,6 +61,8 @@ class Mix:
     name: str
     shapes: Mapping[str, int]
     plain: int = 0
+    #: Each run's workspace is a volumeClaimTemplate of the default class: a claim per run, provisioned when first used.
+    claim_template: bool = False
 
     def direct_pods_per_unit(self) -> int:
         return sum(count * len(first_tasks(shape)) for shape, count in self.shapes.items()) + self.plain
@@ -67,7 +75,13 @@ class Mix:
 
 TEKTON_MIX = Mix("tekton", {"single": 1, "chain": 1, "fanout": 1})
 PLAIN_HEAVY_MIX = Mix("plain-heavy", {"single": 1}, plain=4)
-MIXES = {m.name: m for m in (TEKTON_MIX, PLAIN_HEAVY_MIX)}
+#: The Tekton mix with a volumeClaimTemplate workspace per run (issue #35): 5 pods and 3 claims per unit.
+VOLUMES_MIX = Mix("volumes", {"single": 1, "chain": 1, "fanout": 1}, claim_template=True)
+MIXES = {m.name: m for m in (TEKTON_MIX, PLAIN_HEAVY_MIX, VOLUMES_MIX)}
+
+#: The workspace every benchmark run binds, and the template claim's size.
+WORKSPACE = "source"
+CLAIM_SIZE = "1Gi"
 
 
 def task_names(shape: str) -> list[str]:
@@ -117,18 +131,21 @@ def pipeline_run(
     pending: bool,
     sizes: Mapping[str, TaskSize] | None = None,
     default_size: TaskSize = TaskSize(),
+    claim_template: bool = False,
 ) -> dict[str, Any]:
     """pipeline_run('r-0', 'chain', pvc='ws-0', ...) is a PipelineRun of that shape on one workspace.
 
     pending=True creates it as `PipelineRunPending` (direct mode: Tekton starts
-    nothing). `sizes` overrides the size of single tasks by name.
+    nothing). `sizes` overrides the size of single tasks by name. With
+    claim_template=True the workspace is a volumeClaimTemplate with no
+    storageClassName (the default class) instead of the claim `pvc`.
     """
     tasks = []
     for task in task_names(shape):
         size = (sizes or {}).get(task, default_size)
         entry: dict[str, Any] = {
             "name": task,
-            "workspaces": [{"name": "w", "workspace": "source"}],
+            "workspaces": [{"name": "w", "workspace": WORKSPACE}],
             "taskSpec": sim_task_spec(cpu=size.cpu, memory=size.memory, run_for=size.run_for, hold=size.hold),
         }
         after = _run_after(shape, task)
@@ -136,8 +153,9 @@ def pipeline_run(
             entry["runAfter"] = after
         tasks.append(entry)
     spec: dict[str, Any] = {
-        "pipelineSpec": {"workspaces": [{"name": "source"}], "tasks": tasks},
-        "workspaces": [{"name": "source", "persistentVolumeClaim": {"claimName": pvc}}],
+        "pipelineSpec": {"workspaces": [{"name": WORKSPACE}], "tasks": tasks},
+        "workspaces": [{"name": WORKSPACE, "volumeClaimTemplate": {"spec": claim_spec()}} if claim_template
+                       else {"name": WORKSPACE, "persistentVolumeClaim": {"claimName": pvc}}],
         "taskRunTemplate": {"podTemplate": {"schedulerName": scheduler_name, "nodeSelector": dict(pool_selector)}},
         "timeouts": {"pipeline": "1h"},
     }
@@ -194,12 +212,47 @@ def task_pod(
     }
 
 
+def claim_spec() -> dict[str, Any]:
+    """claim_spec() is the template's claim spec: 1Gi ReadWriteOnce and no storageClassName, so the cluster's default class serves it."""
+    return {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": CLAIM_SIZE}}}
+
+
+def template_claim_name(run: str, workspace: str = WORKSPACE) -> str:
+    """template_claim_name('r-0') is the claim Tekton makes for run r-0's volumeClaimTemplate: 'pvc-' and 10 hex digits.
+
+    Tekton hashes the workspace's name with the PipelineRun's uid
+    (pkg/reconciler/volumeclaim: sha256, the first 10 hex digits); the
+    benchmark makes the claim before it knows the uid, so it hashes the name.
+    """
+    return "pvc-" + hashlib.sha256((workspace + run).encode()).hexdigest()[:10]
+
+
+def template_claim(run: str, *, run_label: str, workspace: str = WORKSPACE) -> dict[str, Any]:
+    """template_claim('r-0', run_label=...) is the claim Tekton would make for run r-0's volumeClaimTemplate.
+
+    Labelled with the benchmark's run label, so the claim watch and the cleanup
+    select exactly the run's claims; no ownerReference (the PipelineRun's uid is
+    not known yet), so the benchmark deletes the claims itself.
+    """
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": template_claim_name(run, workspace), "labels": {RUN_LABEL: run_label, PIPELINE_RUN_LABEL: run}},
+        "spec": claim_spec(),
+    }
+
+
 @dataclass(frozen=True)
 class DirectWorkload:
-    """DirectWorkload is everything one direct-mode run creates: pending PipelineRuns and pods."""
+    """DirectWorkload is everything one direct-mode run creates: pending PipelineRuns, claims (volumes mix only) and pods."""
 
     pipeline_runs: tuple[dict[str, Any], ...]
     pods: tuple[dict[str, Any], ...]
+    claims: tuple[dict[str, Any], ...] = ()
+
+    def claim_of_run(self) -> dict[str, str]:
+        """claim_of_run() is {PipelineRun name: its template claim's name} (empty for a mix of shared claims)."""
+        return {claim["metadata"]["labels"][PIPELINE_RUN_LABEL]: claim["metadata"]["name"] for claim in self.claims}
 
 
 def direct_workload(
@@ -215,22 +268,31 @@ def direct_workload(
     """direct_workload(TEKTON_MIX, 500, ...) has at least 500 pods, interleaving the shapes and plain pods.
 
     Runs use the PVCs round-robin (the reference groups by PipelineRun, so
-    sharing a claim between runs does not merge their groups).
+    sharing a claim between runs does not merge their groups); with a mix of
+    volumeClaimTemplates each run gets a claim of its own instead, and only the
+    runs whose pods are kept get one.
     """
     runs: list[dict[str, Any]] = []
     created: list[dict[str, Any]] = []
+    claims: dict[str, dict[str, Any]] = {}
     common = {"scheduler_name": scheduler_name, "pool_selector": pool_selector, "run_label": run_label}
     for unit in range(mix.units_for(pods)):
         for shape, count in mix.shapes.items():
             for k in range(count):
                 name = f"{prefix}-{shape}-{unit}-{k}"
-                pvc = pvcs[len(runs) % len(pvcs)]
-                runs.append(pipeline_run(name, shape, pvc=pvc, pending=True, **common))
+                if mix.claim_template:
+                    claims[name] = template_claim(name, run_label=run_label)
+                    pvc = claims[name]["metadata"]["name"]
+                else:
+                    pvc = pvcs[len(runs) % len(pvcs)]
+                runs.append(pipeline_run(name, shape, pvc=pvc, pending=True, claim_template=mix.claim_template, **common))
                 for task in first_tasks(shape):
                     created.append(task_pod(name, task, pvc=pvc, **common))
         for k in range(mix.plain):
             created.append(task_pod("", f"{prefix}-plain-{unit}-{k}", pvc=None, **common))
-    return DirectWorkload(tuple(runs), tuple(created[:pods]))
+    kept = created[:pods]
+    used = {pod["metadata"]["labels"].get(PIPELINE_RUN_LABEL) for pod in kept}
+    return DirectWorkload(tuple(runs), tuple(kept), tuple(claim for run, claim in claims.items() if run in used))
 
 
 def tekton_runs(
