@@ -138,6 +138,11 @@ class TimeoutConfig:
     #: (bindTimeoutSeconds). A scheduler with a longer bound sets `--rescon-timeout provisioning_given_up=SECONDS`
     #: (its bound plus 30 s).
     provisioning_given_up: float = field(default=60.0, metadata={"kind": "max"})
+    #: `rescon replay`: every run of a round reaches a terminal condition, counted from the round's apply. The runs are a
+    #: user's pipelines with simulated steps (a couple of seconds each), applied `--copies` at once to contend for a pool
+    #: that may hold only a few at a time: far longer than one scenario's run (pipelinerun_done), and still bounded, so a
+    #: pod that no scheduler ever binds ends the round with the runs still going named, never a hang.
+    replay_run_done: float = field(default=600.0, metadata={"kind": "max"})
 
     def with_overrides(self, overrides: dict[str, float]) -> TimeoutConfig:
         """with_overrides({'pod_scheduled': 60}) returns a copy; an unknown name fails naming the known ones."""
