@@ -50,11 +50,14 @@ def tolerates(toleration: Mapping[str, Any], taint: Mapping[str, Any]) -> bool:
     return toleration.get("key") == taint.get("key") and (toleration.get("value") or "") == (taint.get("value") or "")
 
 
-def admits(node: NodeSpec, pod_template: Mapping[str, Any]) -> bool:
-    """admits() is True when a pod of this template may go to the node: not cordoned, its labels match, its taints tolerated."""
+def admits(node: NodeSpec, pod_template: Mapping[str, Any], ignore_labels: Sequence[str] = ()) -> bool:
+    """admits() is True when a pod of this template may go to the node: not cordoned, its labels match, its taints tolerated.
+
+    `ignore_labels` are left out of the match: the pool's own label, which the node gets when it is made.
+    """
     if node.unschedulable:
         return False
-    selector = pod_template.get("nodeSelector") or {}
+    selector = {k: v for k, v in (pod_template.get("nodeSelector") or {}).items() if k not in ignore_labels}
     if any(node.labels.get(key) != value for key, value in selector.items()):
         return False
     tolerations = pod_template.get("tolerations") or []
@@ -71,13 +74,13 @@ def task_request(task_spec: Mapping[str, Any], run_spec: Mapping[str, Any], task
 def placement_problem(task: str, request: Amount, pod_template: Mapping[str, Any], nodes: Sequence[NodeSpec], *, ignore_labels: Sequence[str] = ()) -> str | None:
     """placement_problem() says why the task's pod cannot go to any node; None when some node admits it and has room for it.
 
-    `ignore_labels` are labels every node of the pool has (the pool's own), left out of what the message shows.
+    `ignore_labels` are labels every node of the pool has (the pool's own): not matched, and not shown.
 
     >>> nodes = [NodeSpec("w1", {"cpu": "4", "memory": "8Gi"}, {})]
     >>> placement_problem("build", Amount(6000, 2**30), {}, nodes)
     'task build asks 6000m CPU, 1024Mi, more than any node that admits it allocates (w1: 4000m CPU, 8192Mi)'
     """
-    admitting = [node for node in nodes if admits(node, pod_template)]
+    admitting = [node for node in nodes if admits(node, pod_template, ignore_labels)]
     if not admitting:
         selector = {k: v for k, v in (pod_template.get("nodeSelector") or {}).items() if k not in ignore_labels}
         return (f"no node admits task {task}'s pod (nodeSelector {selector or 'none'}, "
