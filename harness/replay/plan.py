@@ -69,6 +69,16 @@ class ReplayPlan:
         """uses_resolver is True when some run needs Tekton's cluster resolver to answer in the namespace."""
         return any(run.uses_resolver for run in self.runs)
 
+    @property
+    def needs_default_class(self) -> bool:
+        """needs_default_class is True when a claim names no class: a volumeClaimTemplate of a run, or a given PersistentVolumeClaim."""
+        templates = [
+            (b.get("volumeClaimTemplate") or {}).get("spec") or {}
+            for run in self.runs for b in run.manifest["spec"].get("workspaces") or [] if "volumeClaimTemplate" in b
+        ]
+        claims = [o.get("spec") or {} for o in self.supporting if o["kind"] == "PersistentVolumeClaim"]
+        return any("storageClassName" not in spec for spec in [*templates, *claims])
+
 
 def _where(run: Document, name: str) -> str:
     return f"PipelineRun {name} ({run.origin})"
