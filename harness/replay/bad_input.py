@@ -41,14 +41,14 @@ def not_an_object(origin: str) -> str:
 def not_tekton(origin: str, api_version: str, kind: str) -> str:
     """not_tekton('deploy.yaml#1', 'apps/v1', 'Deployment') names what replay takes instead."""
     return (
-        f"{origin} is a {api_version} {kind}, not Tekton: give replay Tasks, Pipelines and PipelineRuns "
+        f"{origin} is a {kind} ({api_version}), not Tekton: give replay Tasks, Pipelines and PipelineRuns "
         f"(and the {', '.join(SUPPORTING_KINDS)} their workspaces name); leave the rest out of the paths given"
     )
 
 
 def old_tekton_version(origin: str, kind: str, api_version: str) -> str:
     """old_tekton_version('ci.yaml#1', 'Task', 'tekton.dev/v1beta1') asks for v1, which replay reads."""
-    return f"{origin} is a {api_version} {kind}: replay reads tekton.dev/v1; convert it ({V1_MIGRATION})"
+    return f"{origin} is a {kind} of {api_version}: replay reads tekton.dev/v1; convert it ({V1_MIGRATION})"
 
 
 def no_name(origin: str, kind: str) -> str:
@@ -137,3 +137,8 @@ def not_a_node(origin: str, kind: str) -> str:
 def unplaceable(where: str, problem: str) -> str:
     """unplaceable('PipelineRun build (ci.yaml#1)', 'task compile asks 6000m CPU, ...') says the nodes given do not fit it."""
     return f"{where}: {problem}: give --nodes or --pool with nodes that take it"
+
+
+def bad_duration(text: str) -> str:
+    """bad_duration('2 seconds') shows the form --run-for takes."""
+    return f"--run-for {text!r} is not a duration: write whole milliseconds, seconds, minutes or hours, e.g. 500ms, 2s, 1m"

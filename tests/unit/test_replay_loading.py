@@ -111,7 +111,7 @@ def test_yaml_that_is_not_tekton_is_refused_naming_what_replay_takes() -> None:
 def test_v1beta1_is_refused_with_the_migration_guide() -> None:
     with pytest.raises(ReplayInputError) as err:
         classify([_doc("old.yaml#1", "tekton.dev/v1beta1", "Pipeline", "ci")])
-    assert str(err.value) == "old.yaml#1 is a tekton.dev/v1beta1 Pipeline: replay reads tekton.dev/v1; convert it (https://tekton.dev/docs/pipelines/migrating-v1beta1-to-v1/)"
+    assert str(err.value) == "old.yaml#1 is a Pipeline of tekton.dev/v1beta1: replay reads tekton.dev/v1; convert it (https://tekton.dev/docs/pipelines/migrating-v1beta1-to-v1/)"
 
 
 def test_a_task_defined_twice_names_both_places_and_a_nameless_one_is_refused() -> None:

@@ -23,6 +23,7 @@ from harness.replay import (
     pipeline_tasks,
     placement,
     references,
+    routing,
     run_manifest,
     steps,
     workspace_needs,
@@ -128,7 +129,7 @@ def test_the_report_counts_the_runs_in_the_core_level_and_reads_back(tmp_path: P
 
 @pytest.mark.parametrize(
     "module",
-    [attribution, caveats, classify, defaulting, junit, loading, names, nodes, output, pipeline_tasks, placement, references, run_manifest,
+    [attribution, caveats, classify, defaulting, junit, loading, names, nodes, output, pipeline_tasks, placement, references, routing, run_manifest,
      steps, workspace_needs],
     ids=lambda m: m.__name__.rsplit(".", 1)[-1],
 )
