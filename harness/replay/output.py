@@ -26,12 +26,12 @@ def _one_line(text: str) -> str:
 def plan_line(run: PlannedRun) -> str:
     """plan_line() says what replay cannot simulate of a run, or that it simulates it as written.
 
-    Example: "build-and-test (ci.yaml#3): cannot simulate: result build.digest read by deploy gets ..."
+    Example: "build-and-test (ci.yaml#3): simulated, but: result build.digest read by deploy gets ..."
     """
     head = f"{run.base} ({run.origin})"
     if not run.notes:
         return f"{head}: simulated as written"
-    return f"{head}: cannot simulate: " + "; ".join(run.notes)
+    return f"{head}: simulated, but: " + "; ".join(run.notes)
 
 
 def result_line(result: RunResult) -> str:

@@ -32,8 +32,6 @@ from harness.timeouts import DEFAULT_TIMEOUTS
 
 pytestmark = pytest.mark.unit
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "replay"
-
 RUN = """\
 apiVersion: tekton.dev/v1
 kind: PipelineRun
@@ -234,13 +232,3 @@ def test_config_defaults_that_already_route_to_the_scheduler_are_left_alone() ->
     with pods_routed_to(_kube(core=core), "ns", "tkn-scheduler", timeouts=DEFAULT_TIMEOUTS, say=said.append):
         pass
     assert core.patched == [] and said == ["replay: Tekton's config-defaults already sends task pods to tkn-scheduler"]
-
-
-def test_the_examples_are_replayable_as_they_stand(no_cluster: None) -> None:
-    """examples/replay plans without bad input: every Task resolves, every claim is there, every pod fits the default pool."""
-    from harness.replay.prepare import prepare
-
-    prepared = prepare(paths=[EXAMPLES], nodes_file=None, pool="2x4cpu8Gi", copies=2, rounds=1, run_for="2s",
-                       scheduler_name="tkn-scheduler", cluster="local", namespace="replay-examples")
-    assert len(prepared.plan.runs) >= 20
-    assert len(prepared.instances[0]) == 2 * len(prepared.plan.runs)

@@ -52,7 +52,7 @@ def test_the_plan_line_says_what_cannot_be_simulated_or_that_nothing_stands_in()
     quiet = PlannedRun("lint", "tekton/lint.yaml#1", {}, (), {})
     noted = PlannedRun("release", "tekton/release.yaml#3", {}, ('result build.digest read by deploy gets "replay-placeholder"', "written PipelineRunPending: started at once"), {})
     assert plan_line(quiet) == "lint (tekton/lint.yaml#1): simulated as written"
-    assert plan_line(noted) == ('release (tekton/release.yaml#3): cannot simulate: result build.digest read by deploy gets "replay-placeholder"; '
+    assert plan_line(noted) == ('release (tekton/release.yaml#3): simulated, but: result build.digest read by deploy gets "replay-placeholder"; '
                                 "written PipelineRunPending: started at once")
 
 
