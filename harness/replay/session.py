@@ -160,7 +160,7 @@ def replay_on_cluster(prepared: Prepared, config: SuiteConfig, *, say: Say) -> R
     """replay_on_cluster() runs the prepared replay on the cluster the config names and returns every run's verdict."""
     plan = prepared.plan
     replayed = Replayed()
-    with hold_cluster(config):
+    with hold_cluster(config, purpose="rescon replay"):
         cluster = make_provider(config)
         kube = cluster.up()
         try:
