@@ -46,17 +46,21 @@ class Document:
         return str((self.body.get("metadata") or {}).get("name") or "")
 
 
-def yaml_files(paths: Sequence[Path]) -> list[Path]:
+def yaml_files(paths: Sequence[Path], *, leave_out: Sequence[Path] = ()) -> list[Path]:
     """yaml_files() is every file to read: each file given, and each folder's YAML files below it, in path order.
 
-    A path that does not exist, or folders that hold no YAML at all, are refused.
+    `leave_out` are files a folder may hold that are no Tekton (the --nodes file kept beside the
+    pipelines). A path that does not exist, or folders that hold no YAML at all, are refused.
     """
+    left_out = {p.resolve() for p in leave_out}
     found: list[Path] = []
     for path in paths:
         if path.is_file():
             found.append(path)
         elif path.is_dir():
-            found += sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in YAML_SUFFIXES and not _hidden(p, path))
+            found += sorted(
+                p for p in path.rglob("*") if p.is_file() and p.suffix in YAML_SUFFIXES and not _hidden(p, path) and p.resolve() not in left_out
+            )
         else:
             raise ReplayInputError(bad_input.no_such_path(str(path)))
     if not found:
@@ -100,9 +104,9 @@ def _first_line(err: yaml.YAMLError) -> str:
     return f"{problem} (line {mark.line + 1})" if mark is not None else str(problem)
 
 
-def load_documents(paths: Sequence[Path]) -> list[Document]:
-    """load_documents() reads every document of every file the paths name."""
+def load_documents(paths: Sequence[Path], *, leave_out: Sequence[Path] = ()) -> list[Document]:
+    """load_documents() reads every document of every file the paths name, but those of `leave_out` in a folder."""
     documents: list[Document] = []
-    for file in yaml_files(paths):
+    for file in yaml_files(paths, leave_out=leave_out):
         documents += documents_of_text(file.read_text(encoding="utf-8"), str(file))
     return documents

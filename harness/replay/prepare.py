@@ -50,7 +50,7 @@ def prepare(
 ) -> Prepared:
     """prepare() reads the nodes and the YAML, plans every run, names every copy of every round, and checks placement where it can."""
     nodes = read_nodes(nodes_file, pool, namespace)
-    plan = plan_replay(classify(load_documents(paths)), namespace=namespace, scheduler_name=scheduler_name, run_for=run_for,
+    plan = plan_replay(classify(load_documents(paths, leave_out=[nodes_file] if nodes_file else [])), namespace=namespace, scheduler_name=scheduler_name, run_for=run_for,
                        pool_selector={POOL_LABEL: namespace})
     if cluster in MADE_TO_MEASURE:
         require_placeable(plan.runs, nodes, pool_labels=(POOL_LABEL,))

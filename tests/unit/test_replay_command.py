@@ -132,6 +132,21 @@ def test_every_run_passing_exits_0(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert main(["replay", str(tmp_path / "run.yaml"), "--report-output", str(tmp_path / "r.yaml"), "--junit-xml", str(tmp_path / "j.xml")]) == 0
 
 
+def test_a_nodes_file_kept_beside_the_pipelines_is_read_as_nodes_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Prepared] = []
+
+    def fake_cluster(prepared: Prepared, config: Any, *, say: Any) -> Replayed:
+        seen.append(prepared)
+        return Replayed([RunResult(name, run.origin, Outcome.PASSED, 1.0) for run, name in prepared.instances[0]])
+
+    monkeypatch.setattr(replay_cli, "replay_on_cluster", fake_cluster)
+    (tmp_path / "run.yaml").write_text(RUN)
+    (tmp_path / "nodes.yaml").write_text("apiVersion: v1\nkind: Node\nmetadata: {name: ci-1, labels: {zone: a}}\nstatus: {allocatable: {cpu: '8', memory: 16Gi}}\n")
+    argv = ["replay", str(tmp_path), "--nodes", str(tmp_path / "nodes.yaml"), "--report-output", str(tmp_path / "r.yaml"), "--junit-xml", str(tmp_path / "j.xml")]
+    assert main(argv) == 0
+    assert [(n.name, n.labels) for n in seen[0].nodes] == [("ci-1", {"zone": "a"})]
+
+
 def test_the_scheduler_options_are_the_suites() -> None:
     args = build_parser().parse_args(["replay", "tekton", "--scheduler", "command", "--scheduler-cmd", "s --kubeconfig {kubeconfig}",
                                       "--exempt-features", "ReservationRecords", "--rescon-timeout", "replay_run_done=30"])

@@ -32,6 +32,12 @@ def test_a_folder_is_read_recursively_in_path_order_without_hidden_folders(tmp_p
     assert yaml_files([tmp_path]) == [tmp_path / "a.yaml", tmp_path / "b" / "run.yml"]
 
 
+def test_the_nodes_file_beside_the_pipelines_is_left_out_of_a_folder(tmp_path: Path) -> None:
+    (tmp_path / "run.yaml").write_text(RUN)
+    (tmp_path / "nodes.yaml").write_text("apiVersion: v1\nkind: List\nitems: []\n")
+    assert yaml_files([tmp_path], leave_out=[tmp_path / "nodes.yaml"]) == [tmp_path / "run.yaml"]
+
+
 def test_a_file_given_by_name_is_read_whatever_its_suffix(tmp_path: Path) -> None:
     file = tmp_path / "pipeline.json"
     file.write_text('{"apiVersion": "tekton.dev/v1", "kind": "Pipeline", "metadata": {"name": "ci"}}')
