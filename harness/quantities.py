@@ -220,6 +220,24 @@ def _status_weights(spec: Mapping[str, Any], status: Mapping[str, Any]) -> tuple
     return _containers_total(spec, allocated), _containers_total(spec, actuated)
 
 
+def _status_repeats_spec(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    """_status_repeats_spec() is True when the status can change nothing: no pod-level values, and each container's
+    allocated and actuated requests, where given, are its spec's requests as written (KWOK's pods, a kubelet's before
+    any resize). Then the weight is the spec's; the monitor weighs every pod at every state, so this saves its time.
+    """
+    if status.get("allocatedResources") or status.get("resources") or status.get("conditions") and _resize_infeasible(status):
+        return False
+    for part, statuses in (("containers", "containerStatuses"), ("initContainers", "initContainerStatuses")):
+        requests = {c.get("name"): (c.get("resources") or {}).get("requests") for c in spec.get(part) or []}
+        for container in status.get(statuses) or []:
+            spec_requests = requests.get(container.get("name"))
+            allocated = container.get("allocatedResources")
+            actuated = (container.get("resources") or {}).get("requests")
+            if (allocated and allocated != spec_requests) or (actuated and actuated != spec_requests):
+                return False
+    return True
+
+
 def pod_request(pod: Mapping[str, Any]) -> Amount:
     """pod_request() is what a pod weighs, as kube-scheduler v1.37 and the kubelet count it, for every counted resource.
 
@@ -242,7 +260,7 @@ def pod_request(pod: Mapping[str, Any]) -> Amount:
     status = pod.get("status") or {}
     infeasible = _resize_infeasible(status)
     containers = ZERO if infeasible else _containers_total(spec, _spec_weight)
-    if status:
+    if status and not _status_repeats_spec(spec, status):
         allocated, actuated = _status_weights(spec, status)
         containers = containers.max(allocated).max(actuated)
     pod_level = (spec.get("resources") or {}).get("requests") or {}

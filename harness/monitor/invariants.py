@@ -78,6 +78,21 @@ class World:
     nodes: dict[str, Obj] = field(default_factory=dict)  # by name, the scenario's pool
     records: dict[tuple[str, str], Record] = field(default_factory=dict)  # by (namespace, name)
     pipeline_runs: dict[tuple[str, str], Obj] = field(default_factory=dict)
+    #: Each pod's weight by (uid, resourceVersion): a version never changes, and the room rules weigh every pod at every state.
+    weights: dict[tuple[str, str], Amount] = field(default_factory=dict, repr=False, compare=False)
+
+    def weight_of(self, pod: Obj) -> Amount:
+        """weight_of() is pod_request(pod), computed once per pod version (a pod without a uid or version each time)."""
+        meta = _meta(pod)
+        key = (meta.get("uid") or "", meta.get("resourceVersion") or "")
+        if not all(key):
+            return pod_request(pod)
+        weight = self.weights.get(key)
+        if weight is None:
+            if len(self.weights) > 100_000:
+                self.weights.clear()
+            weight = self.weights[key] = pod_request(pod)
+        return weight
 
 
 def _meta(obj: Obj) -> Obj:
@@ -159,7 +174,7 @@ def node_room(world: World, node: str, *, with_reservations: bool) -> NodeRoom:
     residual 3600m, total 4800m.
     """
     live = sorted(_live_on(world.pods.values(), node), key=_name)
-    requests = {id(pod): pod_request(pod) for pod in live}  # each pod's request once, for its own row and its group's
+    requests = {id(pod): world.weight_of(pod) for pod in live}  # each pod's request once, for its own row and its group's
     records = _records_by_run(world)
     pods = tuple(
         CountedPod(_name(p), requests[id(p)], str((p.get("status") or {}).get("phase") or "Pending"), _group_label(records, p),

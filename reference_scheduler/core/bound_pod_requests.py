@@ -32,9 +32,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from reference_scheduler.core.pod_requests import pod_effective_request
+from reference_scheduler.core.pod_requests import pod_effective_request, resource_amounts, with_overhead
 from reference_scheduler.core.resource_names import counted, is_pod_level_resource
-from reference_scheduler.core.resources import InvalidQuantity, Resources, amount_of
+from reference_scheduler.core.resources import Resources
 
 __all__ = ["bound_pod_request"]
 
@@ -100,15 +100,7 @@ def _containers_read(spec: Mapping[str, Any], status: Mapping[str, Any], read: _
 
 
 def _pod_level(values: Mapping[str, Any], field: str) -> Resources:
-    amounts = {}
-    for resource, value in values.items():
-        if value is None or not counted(resource):
-            continue
-        try:
-            amounts[resource] = amount_of(resource, value)
-        except InvalidQuantity as err:
-            raise InvalidQuantity(f"{field} {resource}: {err}") from err
-    return Resources.of(amounts)
+    return Resources.of(resource_amounts(values, keep=counted, what=field + " {}"))
 
 
 def _containers_weight(spec: Mapping[str, Any], status: Mapping[str, Any], infeasible: bool) -> Resources:
@@ -147,16 +139,26 @@ def bound_pod_request(pod: Mapping[str, Any]) -> Resources:
     """
     spec = _mapping(pod.get("spec"))
     status = _mapping(pod.get("status"))
-    if not status:
+    if not status or _status_repeats_spec(spec, status):
         return pod_effective_request(spec)
     infeasible = resize_infeasible(status)
     amounts = dict(_containers_weight(spec, status, infeasible).items())
     amounts.update(_pod_level_weight(spec, status, infeasible))
-    for resource, value in _mapping(spec.get("overhead")).items():
-        if value is None or not counted(resource):
-            continue
-        try:
-            amounts[resource] = amounts.get(resource, 0) + amount_of(resource, value)
-        except InvalidQuantity as err:
-            raise InvalidQuantity(f"pod overhead {resource}: {err}") from err
-    return Resources.of(amounts)
+    return with_overhead(amounts, _mapping(spec.get("overhead")))
+
+
+def _status_repeats_spec(spec: Mapping[str, Any], status: Mapping[str, Any]) -> bool:
+    """The status can change nothing: no pod-level values, no Infeasible resize, and every container's allocated and
+    actuated requests, where given, are its spec's as written (KWOK's pods, a kubelet's before any resize); the spec
+    then decides, without reading the status three ways on the scheduler's hot path."""
+    if status.get("allocatedResources") or status.get("resources") or resize_infeasible(status):
+        return False
+    for part, statuses in (("containers", "containerStatuses"), ("initContainers", "initContainerStatuses")):
+        requests = {c.get("name"): _mapping(c.get("resources")).get("requests") for c in _list(spec.get(part))}
+        for container in _list(status.get(statuses)):
+            written = requests.get(container.get("name"))
+            allocated = container.get("allocatedResources")
+            actuated = _mapping(container.get("resources")).get("requests")
+            if (allocated and allocated != written) or (actuated and actuated != written):
+                return False
+    return True

@@ -36,13 +36,13 @@ after the sidecar would count as 2.2 CPU. A container requesting
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from reference_scheduler.core.resource_names import counted, is_hugepages_resource_name, is_pod_level_resource
 from reference_scheduler.core.resources import ZERO, InvalidQuantity, Resources, amount_of
 
-__all__ = ["container_request", "pod_effective_request"]
+__all__ = ["container_request", "pod_effective_request", "resource_amounts", "with_overhead"]
 
 
 def _mapping(value: object) -> Mapping[str, Any]:
@@ -91,17 +91,25 @@ def _containers(pod_spec: Mapping[str, Any], key: str) -> Sequence[Mapping[str, 
     return [c for c in value if isinstance(c, Mapping)]
 
 
-def _pod_level_amounts(pod_spec: Mapping[str, Any], field: str) -> dict[str, int]:
-    values = _mapping(_mapping(pod_spec.get("resources")).get(field))
+def resource_amounts(values: Mapping[str, Any], *, keep: Callable[[str], bool], what: str) -> dict[str, int]:
+    """resource_amounts reads a map of quantities, keeping the resources ``keep`` accepts; a malformed one is named by ``what.format(resource)``.
+
+    Example: resource_amounts({'cpu': '1', 'pods': '3'}, keep=counted, what='status.allocatedResources {}') == {'cpu': 1000}.
+    """
     result = {}
     for resource, value in values.items():
-        if value is None or not is_pod_level_resource(resource):
+        if value is None or not keep(resource):
             continue
         try:
             result[resource] = amount_of(resource, value)
         except InvalidQuantity as err:
-            raise InvalidQuantity(f"pod-level {resource} {field[:-1]}: {err}") from err
+            raise InvalidQuantity(f"{what.format(resource)}: {err}") from err
     return result
+
+
+def _pod_level_amounts(pod_spec: Mapping[str, Any], field: str) -> dict[str, int]:
+    values = _mapping(_mapping(pod_spec.get("resources")).get(field))
+    return resource_amounts(values, keep=is_pod_level_resource, what="pod-level {} " + field[:-1])
 
 
 def pod_effective_request(pod_spec: Mapping[str, Any]) -> Resources:
@@ -151,13 +159,16 @@ def pod_effective_request(pod_spec: Mapping[str, Any]) -> Resources:
         if resource not in pod_requests and (resource not in present or is_hugepages_resource_name(resource)):
             amounts[resource] = amount
 
-    for resource, value in overhead.items():
-        if value is None or not counted(resource):
-            continue
-        try:
-            amounts[resource] = amounts.get(resource, 0) + amount_of(resource, value)
-        except InvalidQuantity as err:
-            raise InvalidQuantity(f"pod overhead {resource}: {err}") from err
+    return with_overhead(amounts, overhead)
 
-    return Resources.of(amounts)
+
+def with_overhead(amounts: Mapping[str, int], overhead: Mapping[str, Any]) -> Resources:
+    """with_overhead adds a pod's ``spec.overhead`` to its amounts, the last step of PodRequests.
+
+    Example: with_overhead({'cpu': 38}, {'cpu': '593m'}) == Resources(cpu=631).
+    """
+    added = dict(amounts)
+    for resource, amount in resource_amounts(overhead, keep=counted, what="pod overhead {}").items():
+        added[resource] = added.get(resource, 0) + amount
+    return Resources.of(added)
 
