@@ -58,6 +58,9 @@ class TimeoutConfig:
     cluster_lock: float = field(default=3600.0, metadata={"kind": "knob"})
     #: The contract monitor has listed pods, nodes, PipelineRuns and records, before a scenario applies anything.
     monitor_synced: float = field(default=30.0, metadata={"kind": "knob"})
+    #: The contract monitor, stopped, has evaluated every event it received: on a loaded machine its evaluator
+    #: may run behind the watches, and a verdict drawn before it catches up would miss what it has not reached.
+    monitor_drained: float = field(default=180.0, metadata={"kind": "knob"})
     #: A restarted cluster component (kube-apiserver, etcd, Tekton's controller) serves again: /readyz answers,
     #: the leader-elected controllers renewed their leases (or, if the outage cost them their lease, were started
     #: again), Tekton reconciles a probe TaskRun. Bounds each step of harness.cluster.local's restart_component.

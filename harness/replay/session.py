@@ -33,7 +33,7 @@ from harness.contract.install import install_crd
 from harness.errors import HarnessError
 from harness.kube import Kube, decoded, json_object
 from harness.monitor.latencies import Latencies
-from harness.monitor.watcher import ContractMonitor, Violation
+from harness.monitor.watcher import ContractMonitor, MonitorBehind, Violation
 from harness.replay.attribution import attributed, pod_runs
 from harness.replay.cluster_nodes import ReplayPool, make_pool, remove_pool
 from harness.replay.follow import Followed, follow_round
@@ -137,6 +137,14 @@ def run_round(
                 told[0] += 1
 
         followed = follow_round(kube, namespace, created, timeouts=config.timeouts, on_poll=on_poll, say=say)
+        # Judged once the monitor has evaluated every state it was sent: on a loaded machine its evaluator runs
+        # behind the watches, and what it had not reached would otherwise surface during the cleanup, unjudged.
+        draining = time.monotonic()
+        monitor.stop()
+        say(f"replay: contract monitor evaluated {monitor.events_seen} events, the last {time.monotonic() - draining:.1f}s after the runs ended")
+        if monitor.unjudged:
+            raise MonitorBehind(monitor.behind_message())
+        on_poll()
         results = judge_round(kube, namespace, instances, followed, list(monitor.violations), checks_records=checks_records)
         latencies = monitor.latencies()
     if number < rounds:  # the next round starts on an empty pool: this one's runs go, with their pods and records
