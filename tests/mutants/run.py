@@ -14,14 +14,16 @@ import threading
 from typing import Sequence
 
 from .faults import MUTANTS
+from .intermittent import INTERMITTENT
 
 
 def main(argv: Sequence[str]) -> int:
-    if not argv or argv[0] not in MUTANTS:
+    runnable = {**MUTANTS, **INTERMITTENT}
+    if not argv or argv[0] not in runnable:
         given = repr(argv[0]) if argv else "nothing"
-        print(f"tests.mutants.run: got {given}: name a mutant first, one of {', '.join(MUTANTS)}", file=sys.stderr)
+        print(f"tests.mutants.run: got {given}: name a mutant first, one of {', '.join(runnable)}", file=sys.stderr)
         return 2
-    mutant = MUTANTS[argv[0]]
+    mutant = runnable[argv[0]]
     mutant.apply()
     print(f"tests.mutants.run: mutant {mutant.name}: {mutant.fault}", file=sys.stderr, flush=True)
     from reference_scheduler.main import main as scheduler_main
