@@ -659,7 +659,7 @@ class ContractMonitor:
         """_fresh_world() reads pods first, then nodes, PipelineRuns and records (see the module's docstring)."""
         fresh = rules.World()
         pods, _ = self._list("pods")
-        fresh.pods = {str(p["metadata"]["uid"]): p for p in pods if p["metadata"].get("namespace") in self.namespaces or rules.node_of(p)}
+        fresh.pods = rules.PodsByUid({str(p["metadata"]["uid"]): p for p in pods if p["metadata"].get("namespace") in self.namespaces or rules.node_of(p)})
         nodes, _ = self._list("nodes")
         fresh.nodes = {str(n["metadata"]["name"]): n for n in nodes}
         runs, _ = self._list("pipelineruns")
