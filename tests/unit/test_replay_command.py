@@ -247,3 +247,16 @@ def test_config_defaults_that_already_route_to_the_scheduler_are_left_alone() ->
     with pods_routed_to(_kube(core=core), "ns", "tkn-scheduler", timeouts=DEFAULT_TIMEOUTS, say=said.append):
         pass
     assert core.patched == [] and said == ["replay: Tekton's config-defaults already sends task pods to tkn-scheduler"]
+
+
+def test_the_monitors_own_line_for_a_violation_is_dropped_and_its_other_warnings_kept() -> None:
+    import logging
+
+    from harness.replay.cli import _not_a_violation
+
+    def record(message: str, *args: object, name: str = "rescon.monitor") -> logging.LogRecord:
+        return logging.LogRecord(name, logging.WARNING, __file__, 0, message, args, None)
+
+    assert not _not_a_violation(record("%s", "contract monitor: node-overcommitted at 4.2s: node n1 holds ..."))
+    assert _not_a_violation(record("contract monitor could not evaluate a %s event: %s", "pods", "boom"))
+    assert _not_a_violation(record("contract monitor: anything", name="rescon.other"))
