@@ -12,6 +12,8 @@
                                  the installed scenarios, from any directory (reports under ./reports/);
                                  every option of the suite passes through: --scheduler-cmd, --cluster, -k, -n 2, ...
     rescon audit --scheduler-name N  the contract monitor's rules on a live cluster, one line per violation (docs/audit.md)
+    rescon replay PATH... [--nodes FILE | --pool 4x4cpu8Gi] [--copies N] [--repeat N] [scheduler options]
+                                 your own Tekton YAML, steps simulated, run against the scheduler and judged run by run (docs/replay.md)
 
 Errors are one line naming the fix; the exit code is 2 for bad input, 1 for failures.
 """
@@ -98,6 +100,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return run_audit(args)
 
 
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from harness.replay.cli import run_replay
+
+    return run_replay(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rescon", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -134,6 +142,17 @@ def build_parser() -> argparse.ArgumentParser:
     audit = commands.add_parser("audit", help="watch a live cluster and report every broken contract rule (read-only)")
     add_audit_arguments(audit)
     audit.set_defaults(func=_cmd_audit)
+
+    from harness.replay.options import add_arguments as add_replay_arguments
+
+    replay = commands.add_parser(
+        "replay", help="run your own Tekton YAML (steps simulated) against the scheduler under test and judge every run",
+        description="rescon replay: your Tasks, Pipelines and PipelineRuns, steps simulated, run against the scheduler under test on "
+        "nodes like yours, each run judged by the contract monitor and against the suite's own groups and peaks (docs/replay.md). "
+        "Exit code 0 when every run passed, 1 otherwise, 2 for bad input.",
+    )
+    add_replay_arguments(replay)
+    replay.set_defaults(func=_cmd_replay)
     return parser
 
 

@@ -58,6 +58,9 @@ class TimeoutConfig:
     cluster_lock: float = field(default=3600.0, metadata={"kind": "knob"})
     #: The contract monitor has listed pods, nodes, PipelineRuns and records, before a scenario applies anything.
     monitor_synced: float = field(default=30.0, metadata={"kind": "knob"})
+    #: The contract monitor, stopped, has evaluated every event it received: on a loaded machine its evaluator
+    #: may run behind the watches, and a verdict drawn before it catches up would miss what it has not reached.
+    monitor_drained: float = field(default=180.0, metadata={"kind": "knob"})
     #: A restarted cluster component (kube-apiserver, etcd, Tekton's controller) serves again: /readyz answers,
     #: the leader-elected controllers renewed their leases (or, if the outage cost them their lease, were started
     #: again), Tekton reconciles a probe TaskRun. Bounds each step of harness.cluster.local's restart_component.
@@ -138,6 +141,11 @@ class TimeoutConfig:
     #: (bindTimeoutSeconds). A scheduler with a longer bound sets `--rescon-timeout provisioning_given_up=SECONDS`
     #: (its bound plus 30 s).
     provisioning_given_up: float = field(default=60.0, metadata={"kind": "max"})
+    #: `rescon replay`: every run of a round reaches a terminal condition, counted from the round's apply. The runs are a
+    #: user's pipelines with simulated steps (a couple of seconds each), applied `--copies` at once to contend for a pool
+    #: that may hold only a few at a time: far longer than one scenario's run (pipelinerun_done), and still bounded, so a
+    #: pod that no scheduler ever binds ends the round with the runs still going named, never a hang.
+    replay_run_done: float = field(default=600.0, metadata={"kind": "max"})
 
     def with_overrides(self, overrides: dict[str, float]) -> TimeoutConfig:
         """with_overrides({'pod_scheduled': 60}) returns a copy; an unknown name fails naming the known ones."""

@@ -97,24 +97,42 @@ def node_manifest(
     allocatable, as kube-scheduler does, sees the room the scenario means. Both
     also list ephemeral-storage and hugepages as a kubelet does (kubelet_allocatable()).
     """
-    allocatable = kubelet_allocatable(cpu, memory, pods)
+    return kwok_node_manifest(
+        name, pool=pool, labels=labels, taints=taints,
+        capacity=kubelet_capacity(cpu, memory, pods), allocatable=kubelet_allocatable(cpu, memory, pods),
+    )
+
+
+def kwok_node_manifest(
+    name: str,
+    *,
+    pool: str,
+    labels: Mapping[str, str],
+    taints: Sequence[Mapping[str, Any]],
+    capacity: Mapping[str, str],
+    allocatable: Mapping[str, str],
+    unschedulable: bool = False,
+) -> dict[str, Any]:
+    """kwok_node_manifest() is a KWOK node of the pool with exactly these resource lists; KWOK keeps them as they are.
+
+    Its labels are `labels` over the ones a kubelet sets (hostname, os, arch),
+    and the pool's: `rescon replay` gives a user's nodes their own labels,
+    a scenario's pool nodes get the defaults.
+    """
+    kubelet_labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "type": "kwok"}
+    spec: dict[str, Any] = {"taints": [dict(t) for t in taints]} if taints else {}
+    if unschedulable:
+        spec["unschedulable"] = True
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {
             "name": name,
-            "labels": {
-                **labels,
-                POOL_LABEL: pool,
-                "kubernetes.io/hostname": name,
-                "kubernetes.io/os": "linux",
-                "kubernetes.io/arch": "amd64",
-                "type": "kwok",
-            },
+            "labels": {**kubelet_labels, **labels, POOL_LABEL: pool},
             "annotations": {KWOK_NODE_ANNOTATION: "fake", "node.alpha.kubernetes.io/ttl": "0"},
         },
-        "spec": {"taints": [dict(t) for t in taints]} if taints else {},
-        "status": {"capacity": kubelet_capacity(cpu, memory, pods), "allocatable": allocatable},
+        "spec": spec,
+        "status": {"capacity": dict(capacity), "allocatable": dict(allocatable)},
     }
 
 
@@ -143,11 +161,12 @@ def add_node_pool(
                 raise HarnessError(f"node {node} already exists: remove pool {name!r} first (rescon cluster down resets everything)") from err
             raise
 
-    _wait_schedulable(kube, names, {str(t.get("key")) for t in taints}, what=f"node pool {name}", timeouts=timeouts)
+    wait_schedulable(kube, names, {str(t.get("key")) for t in taints}, what=f"node pool {name}", timeouts=timeouts)
     return NodePool(name, names, cpu, memory, pods, dict(labels or {}))
 
 
-def _wait_schedulable(kube: Kube, names: Sequence[str], own_taints: set[str], *, what: str, timeouts: TimeoutConfig) -> None:
+def wait_schedulable(kube: Kube, names: Sequence[str], own_taints: set[str], *, what: str, timeouts: TimeoutConfig) -> None:
+    """wait_schedulable() returns once every named node is Ready and rid of the lifecycle taints it was not made with (nodes_ready)."""
     def all_ready() -> None:
         for node in names:
             current = kube.core.read_node(node)
@@ -186,7 +205,7 @@ def register_again(kube: Kube, node: Mapping[str, Any], *, timeouts: TimeoutConf
     manifest = registered_again(node)
     kube.core.create_node(kubernetes.client.V1Node.model_validate(manifest))
     own_taints = {str(t.get("key")) for t in (manifest["spec"].get("taints") or [])}
-    _wait_schedulable(kube, (manifest["metadata"]["name"],), own_taints, what=f"node {manifest['metadata']['name']} to register again", timeouts=timeouts)
+    wait_schedulable(kube, (manifest["metadata"]["name"],), own_taints, what=f"node {manifest['metadata']['name']} to register again", timeouts=timeouts)
 
 
 #: Taints the node lifecycle controller puts on a node that is not (or not yet) Ready.

@@ -70,16 +70,88 @@ class Finding:
     room: NodeRoom | None = None
 
 
+class PodsByUid(dict[str, Obj]):
+    """PodsByUid is a dict of pods by uid that counts its changes, so an index over it knows when to rebuild."""
+
+    changes = 0
+
+    def __setitem__(self, key: str, value: Obj) -> None:
+        self.changes += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.changes += 1
+        super().__delitem__(key)
+
+    def pop(self, key: str, *default: Any) -> Any:
+        self.changes += 1
+        return super().pop(key, *default)
+
+    def popitem(self) -> tuple[str, Obj]:
+        self.changes += 1
+        return super().popitem()
+
+    def clear(self) -> None:
+        self.changes += 1
+        super().clear()
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.changes += 1
+        super().update(*args, **kwargs)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.changes += 1
+        return super().setdefault(key, default)
+
+    def __ior__(self, other: Any) -> PodsByUid:  # type: ignore[override,misc]
+        self.changes += 1
+        return super().__ior__(other)
+
+
 @dataclass
 class World:
     """World is the last observed state of what the monitor watches, keyed as the API keys it."""
 
-    pods: dict[str, Obj] = field(default_factory=dict)  # by uid
+    pods: dict[str, Obj] = field(default_factory=PodsByUid)  # by uid
     nodes: dict[str, Obj] = field(default_factory=dict)  # by name, the scenario's pool
     records: dict[tuple[str, str], Record] = field(default_factory=dict)  # by (namespace, name)
     pipeline_runs: dict[tuple[str, str], Obj] = field(default_factory=dict)
     #: Each pod's weight by (uid, resourceVersion): a version never changes, and the room rules weigh every pod at every state.
     weights: dict[tuple[str, str], Amount] = field(default_factory=dict, repr=False, compare=False)
+    #: Each PipelineRun's expected groups by (uid, resourceVersion), for the same reason.
+    _groups: dict[tuple[str, str], tuple[ExpectedGroup, ...] | None] = field(default_factory=dict, repr=False, compare=False)
+    #: Task pods by (namespace, PipelineRun), rebuilt when `pods` has changed since (PodsByUid.changes).
+    _run_pods: dict[tuple[str, str], list[Obj]] = field(default_factory=dict, repr=False, compare=False)
+    _run_pods_at: int = field(default=-1, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.pods, PodsByUid):
+            self.pods = PodsByUid(self.pods)
+
+    def groups_of(self, pipeline_run: Obj) -> tuple[ExpectedGroup, ...] | None:
+        """groups_of() is expected_groups(pipeline_run), computed once per run version (a run without a uid or version each time)."""
+        meta = _meta(pipeline_run)
+        key = (meta.get("uid") or "", meta.get("resourceVersion") or "")
+        if not all(key):
+            return expected_groups(pipeline_run)
+        if key not in self._groups:
+            if len(self._groups) > 10_000:
+                self._groups.clear()
+            self._groups[key] = expected_groups(pipeline_run)
+        return self._groups[key]
+
+    def run_pods(self, namespace: str, pipeline_run: str) -> list[Obj]:
+        """run_pods() are the task pods of one PipelineRun (every task, every attempt), from an index kept with `pods`."""
+        pods = self.pods
+        changes = pods.changes if isinstance(pods, PodsByUid) else -2
+        if changes != self._run_pods_at or changes == -2:
+            index: dict[tuple[str, str], list[Obj]] = {}
+            for pod in pods.values():
+                owner = task_of(pod)
+                if owner is not None:
+                    index.setdefault(owner[:2], []).append(pod)
+            self._run_pods, self._run_pods_at = index, changes
+        return self._run_pods.get((namespace, pipeline_run), [])
 
     def weight_of(self, pod: Obj) -> Amount:
         """weight_of() is pod_request(pod), computed once per pod version (a pod without a uid or version each time)."""
@@ -126,7 +198,8 @@ def pod_key(pod: Obj) -> str:
 
 def group_pods(world: World, namespace: str, pipeline_run: str, tasks: Iterable[str]) -> list[Obj]:
     """group_pods() are the pods Tekton made for these tasks of one PipelineRun (every attempt)."""
-    return group_pods_of(world.pods.values(), namespace, pipeline_run, tasks)
+    wanted = set(tasks)
+    return [p for p in world.run_pods(namespace, pipeline_run) if str(_meta(p).get("labels", {}).get(PIPELINE_TASK_LABEL)) in wanted]
 
 
 def _live_on(pods: Iterable[Obj], node: str) -> list[Obj]:
@@ -227,7 +300,7 @@ def too_much(resources: Iterable[str], allocatable: Amount) -> str:
 
 def _groups_by_run(world: World) -> Iterable[tuple[tuple[str, str], ExpectedGroup]]:
     for key, pipeline_run in world.pipeline_runs.items():
-        for group in expected_groups(pipeline_run) or ():
+        for group in world.groups_of(pipeline_run) or ():
             yield key, group
 
 
@@ -293,7 +366,7 @@ def record_for_bound_pod(world: World, pod: Obj) -> Finding | None:
     pipeline_run = world.pipeline_runs.get((namespace, run))
     if pipeline_run is None or _meta(pipeline_run).get("deletionTimestamp"):
         return None
-    groups = expected_groups(pipeline_run)
+    groups = world.groups_of(pipeline_run)
     if not groups or group_of(groups, task) is None:
         return None
     record = world.records.get((namespace, run))

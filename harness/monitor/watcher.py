@@ -43,6 +43,7 @@ from typing import Any, Callable, ClassVar, Iterator, Mapping
 
 import kubernetes
 
+from harness.errors import HarnessError
 from harness.contract import record as contract
 from harness.kube import Kube, json_object
 from harness.monitor import invariants as rules
@@ -95,6 +96,10 @@ class Violation:
 
 #: How the failure's detail, the arithmetic of the violations about room, is titled in pytest's output and the report.
 ARITHMETIC_SECTION = "(the contract's arithmetic)"
+
+
+class MonitorBehind(HarnessError):
+    """MonitorBehind: the monitor stopped with events it never evaluated, so no verdict can be drawn from it (not the scheduler's fault)."""
 
 
 class ContractBroken(AssertionError):
@@ -158,6 +163,8 @@ class ContractMonitor:
         self.world = rules.World()
         self.violations: list[Violation] = []
         self.events_seen = 0
+        #: Events received but never evaluated: stop() ran out of monitor_drained (0 until then, and when it drained).
+        self.unjudged = 0
         self.confirmations = 0
         self._queue: queue.Queue[_Event] = queue.Queue()
         self._stop = threading.Event()
@@ -208,12 +215,27 @@ class ContractMonitor:
         raise WaitTimeout(f"timed out after {self.timeouts.monitor_synced:g}s (monitor_synced) listing {sorted(set(kinds) - self._synced)} for the contract monitor")
 
     def stop(self) -> None:
-        """stop() evaluates every event received so far, then ends the evaluator (watch threads end on their own)."""
+        """stop() evaluates every event received so far, then ends the evaluator (watch threads end on their own).
+
+        Bounded by monitor_drained: the events still queued then are counted in
+        `unjudged`, and raise_if_violated(final=True) refuses to give a verdict.
+        """
+        if self._stop.is_set():
+            return
         self._queue.put(_Event("stop", "STOP"))
-        self._evaluator.join(timeout=self.timeouts.monitor_synced)
+        self._evaluator.join(timeout=self.timeouts.monitor_drained)
+        self.unjudged = self._queue.qsize() if self._evaluator.is_alive() else 0
         self._stop.set()
 
     # --- verdicts ---
+
+    def behind_message(self) -> str:
+        """behind_message() says, in one line, that the monitor stopped behind and what to change."""
+        return (
+            f"contract monitor: {self.unjudged} event(s) left unevaluated after {self.timeouts.monitor_drained:g}s (monitor_drained), "
+            f"{self.events_seen} evaluated: the machine is too loaded to judge every state; run fewer at once "
+            "(pytest -n, rescon replay --copies) or raise it with --rescon-timeout monitor_drained=SECONDS"
+        )
 
     def first_violation(self) -> Violation | None:
         with self._lock:
@@ -244,6 +266,8 @@ class ContractMonitor:
         """raise_if_violated() fails the scenario with the first violation, if any; with keep_going, only when `final`, with all of them."""
         if self.keep_going and not final:
             return
+        if final and self.unjudged:
+            raise MonitorBehind(self.behind_message())
         broken = self.describe_violations()
         if broken is not None:
             raise ContractBroken(broken, self.describe_arithmetic())
@@ -635,7 +659,7 @@ class ContractMonitor:
         """_fresh_world() reads pods first, then nodes, PipelineRuns and records (see the module's docstring)."""
         fresh = rules.World()
         pods, _ = self._list("pods")
-        fresh.pods = {str(p["metadata"]["uid"]): p for p in pods if p["metadata"].get("namespace") in self.namespaces or rules.node_of(p)}
+        fresh.pods = rules.PodsByUid({str(p["metadata"]["uid"]): p for p in pods if p["metadata"].get("namespace") in self.namespaces or rules.node_of(p)})
         nodes, _ = self._list("nodes")
         fresh.nodes = {str(n["metadata"]["name"]): n for n in nodes}
         runs, _ = self._list("pipelineruns")

@@ -41,13 +41,13 @@ if TYPE_CHECKING:
 SAMPLE_SECONDS = 0.5
 
 
-def hold_cluster(config: SuiteConfig) -> contextlib.AbstractContextManager[None]:
-    """hold_cluster() is the machine-wide lock of the local cluster for this session (nothing for kind or existing)."""
+def hold_cluster(config: SuiteConfig, *, purpose: str = "the conformance suite") -> contextlib.AbstractContextManager[None]:
+    """hold_cluster() is the machine-wide lock of the local cluster for this session (nothing for kind or existing); `purpose` tells a waiting session who holds it."""
     if config.cluster != "local":
         return contextlib.nullcontext()
     from harness.cluster.cluster_lock import local_cluster_lock
 
-    return local_cluster_lock(timeouts=config.timeouts, purpose="the conformance suite")
+    return local_cluster_lock(timeouts=config.timeouts, purpose=purpose)
 
 
 def make_provider(config: SuiteConfig) -> Any:

@@ -33,6 +33,7 @@ from reference_scheduler.core.container_defaults import CONFIG_DEFAULTS_CONFIGMA
 from reference_scheduler.core.tekton_config import FEATURE_FLAGS_CONFIGMAP, coschedule_of, coschedule_problem, feature_flags_of
 from reference_scheduler.core.volume_binding import VolumeLookups
 from reference_scheduler.core.volume_provisioning import DEFAULT_VOLUME_BINDING_TIMEOUT
+from reference_scheduler.runtime.assumed_claims import AssumedClaims
 from reference_scheduler.runtime.background import Background
 from reference_scheduler.runtime.cluster_view import ClusterView, is_terminal, pipeline_task_of
 from reference_scheduler.runtime.cycle import Cycle, Outcome
@@ -139,15 +140,19 @@ class Scheduler:
             self.limit_ranges,
             self.runtime_classes, self.tekton_flags, self.tekton_defaults, self.claims, self.volumes, self.storage_classes, self.namespaces,
         ]
+        # Our own selected-node writes count at once, before the claim watch shows them (V3 reads them).
+        self.assumed_claims = AssumedClaims(self.claims.get)
         volume_lookups = VolumeLookups(
-            get_claim=self.claims.get,
+            get_claim=self.assumed_claims.get,
             get_volume=lambda name: self.volumes.get("", name),
             get_storage_class=lambda name: self.storage_classes.get("", name),
         )
 
         self.queue = SchedulingQueue()
         self.view = ClusterView(pods=self.pods, nodes=self.nodes, records=self.records)
-        self.volume_binder = VolumeBinder(api, lookups=volume_lookups, node_named=self.view.node_named, timeout=volume_binding_timeout)
+        self.volume_binder = VolumeBinder(
+            api, lookups=volume_lookups, node_named=self.view.node_named, timeout=volume_binding_timeout, assume=self.assumed_claims.assume,
+        )
         self.binds = Background("bind", threads=BIND_THREADS)
         self.labels = Background("labels", threads=1)  # one thread: label writes stay in order
         self.record_writes = Lanes("record-writes", threads=RECORD_WRITE_THREADS)

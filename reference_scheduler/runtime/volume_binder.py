@@ -73,6 +73,8 @@ class Selection:
 
     failure: str | None = None
     known_version: str = ""
+    #: The claim as the API server answered our write (None when nothing was written), for AssumedClaims.
+    written: Mapping[str, Any] | None = None
 
 
 def _api_reason(err: kubernetes.client.ApiException) -> str:
@@ -143,7 +145,7 @@ def select_node(core: KubeApi, namespace: str, claim_name: str, node: str, *, ca
                 claim = None  # changed since it was read: read it again and decide again
                 continue
             log.info("persistentvolumeclaim %s/%s: selected node %s", namespace, claim_name, node)
-            return Selection(known_version=_version(written))
+            return Selection(known_version=_version(written), written=written)
     except kubernetes.client.ApiException as err:
         if err.status == 404:
             return Selection(CLAIM_GONE_MESSAGE.format(claim=claim_name))
@@ -151,7 +153,7 @@ def select_node(core: KubeApi, namespace: str, claim_name: str, node: str, *, ca
     return Selection(f'persistentvolumeclaim "{claim_name}" changed {CLAIM_WRITE_ATTEMPTS} times while node {node} was being selected')
 
 
-def unselect_node(core: KubeApi, namespace: str, claim_name: str, node: str) -> None:
+def unselect_node(core: KubeApi, namespace: str, claim_name: str, node: str) -> Obj | None:
     """unselect_node() takes the selected-node annotation off a claim still unbound and still naming ``node`` (V4).
 
     It reads the claim from the API, not the cache (the cache may not show the
@@ -161,26 +163,28 @@ def unselect_node(core: KubeApi, namespace: str, claim_name: str, node: str) -> 
     ``node`` and goes there. Module-level, so a fault can be patched in for it.
 
     Example: ``src`` Pending and annotated n1: one GET and one PATCH removing the
-    annotation; ``src`` Bound meanwhile: one GET, nothing written.
+    annotation; ``src`` Bound meanwhile: one GET, nothing written. Returns the
+    claim as the API server answered the write, or None when nothing was written.
     """
     try:
         for _ in range(CLAIM_WRITE_ATTEMPTS):
             claim = read_claim(core, namespace, claim_name)
             if not should_unselect(claim, node):
-                return
+                return None
             try:
-                _patch_claim(core, namespace, claim_name, selection_patch(None, _version(claim)))
+                written = _patch_claim(core, namespace, claim_name, selection_patch(None, _version(claim)))
             except kubernetes.client.ApiException as err:
                 if err.status == 409:
                     continue
                 raise
             log.info("persistentvolumeclaim %s/%s: took off selected node %s", namespace, claim_name, node)
-            return
+            return written
     except kubernetes.client.ApiException as err:
         if err.status != 404:
             log.warning("cannot take selected node %s off persistentvolumeclaim %s/%s: %s %s", node, namespace, claim_name, err.status, _api_reason(err))
-        return
+        return None
     log.warning("persistentvolumeclaim %s/%s kept changing; its selected node %s may stay", namespace, claim_name, node)
+    return None
 
 
 def cache_caught_up(cached_version: str, known_version: str) -> bool:
@@ -332,9 +336,12 @@ class VolumeBinder:
         node_named: NodeNamed,
         timeout: float = DEFAULT_VOLUME_BINDING_TIMEOUT,
         clock: Callable[[], float] = time.monotonic,
+        assume: Callable[[Mapping[str, Any] | None], None] = lambda written: None,
     ) -> None:
         self._core = KubeApi(api)
         self.lookups = lookups
+        #: Our writes count in the caches at once (AssumedClaims.assume), not only once the watch shows them.
+        self._assume = assume
         self.timeout = timeout
         self._node_named = node_named
         self.waits = ProvisionWaits(lookups=lookups, node_named=node_named, clock=clock)
@@ -363,6 +370,7 @@ class VolumeBinder:
         known: dict[str, str] = {}
         for name in claims:
             selection = select_node(self._core, namespace, name, node, cached=self.lookups.get_claim(namespace, name))
+            self._assume(selection.written)
             if selection.failure is not None:
                 return known, selection.failure
             if selection.known_version:
@@ -372,7 +380,7 @@ class VolumeBinder:
     def unselect(self, namespace: str, claims: tuple[str, ...], node: str) -> None:
         """unselect() takes the node's selection off each claim still unbound and naming it (``unselect_node``)."""
         for name in claims:
-            unselect_node(self._core, namespace, name, node)
+            self._assume(unselect_node(self._core, namespace, name, node))
 
     def wait(self, namespace: str, claims: tuple[str, ...], node: str, known: Mapping[str, str]) -> str | None:
         """wait() blocks until the claims are Bound on the node, at most ``timeout``: None, or why not."""

@@ -11,7 +11,7 @@ import pytest
 from harness.contract.record import Record, ReleaseReason
 from harness.monitor import invariants as rules
 from harness.monitor.release_truth import ReleaseTruth
-from harness.monitor.watcher import ContractBroken, ContractMonitor, Violation, _Event
+from harness.monitor.watcher import ContractBroken, ContractMonitor, MonitorBehind, Violation, _Event
 from harness.timeouts import DEFAULT_TIMEOUTS
 
 pytestmark = pytest.mark.unit
@@ -389,3 +389,38 @@ def test_the_monitor_times_a_requeue_from_room_freed_on_the_node_the_waiting_pod
     clock[0] = 5.5
     monitor._apply(_Event("pods", "MODIFIED", obj=_waiting_pod("b", node="n1", phase="Running", marked=True)))
     assert monitor.latencies().requeue == (0.5,)
+
+
+def _evaluator_only(monitor: ContractMonitor) -> None:
+    """Starts the evaluator thread alone: events are put on its queue by hand, no watch runs."""
+    monitor._evaluator.start()
+
+
+def test_stop_evaluates_every_queued_event_before_the_verdict() -> None:
+    monitor = _monitor([0.0])
+    monitor._apply = lambda event: setattr(monitor, "events_seen", monitor.events_seen + 1)  # type: ignore[method-assign]
+    for _ in range(50):
+        monitor._queue.put(_Event("records", "MODIFIED", obj=RECORD))
+    _evaluator_only(monitor)
+    monitor.stop()
+    assert (monitor.events_seen, monitor.unjudged) == (50, 0)
+    monitor.raise_if_violated(final=True)
+
+
+def test_a_monitor_that_cannot_catch_up_within_monitor_drained_refuses_a_verdict() -> None:
+    import threading
+
+    release = threading.Event()
+    timeouts = dataclasses.replace(DEFAULT_TIMEOUTS, monitor_drained=0.2)
+    monitor = ContractMonitor(None, "ns", {"pool": "p"}, timeouts=timeouts, checks_records=True)  # type: ignore[arg-type]
+    monitor._apply = lambda event: release.wait(5)  # type: ignore[method-assign]
+    for _ in range(3):
+        monitor._queue.put(_Event("records", "MODIFIED", obj=RECORD))
+    _evaluator_only(monitor)
+    monitor.stop()
+    release.set()
+    assert monitor.unjudged >= 2
+    with pytest.raises(MonitorBehind, match=r"event\(s\) left unevaluated after 0.2s \(monitor_drained\).*monitor_drained=SECONDS"):
+        monitor.raise_if_violated(final=True)
+    monitor.stop()  # a second stop (the with block's exit) changes nothing
+    assert monitor.unjudged >= 2
