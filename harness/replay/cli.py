@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import argparse
 import logging
+import shutil
 import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.cluster import tekton
 from harness.cluster.namespaces import unique_name
+from harness.replay.allure_results import write_allure_results
 from harness.replay.bad_input import ReplayInputError
 from harness.replay.junit import junit_xml
 from harness.replay.options import DEFAULT_POOL, check_counts, suite_config
@@ -70,7 +74,13 @@ def _write_reports(args: argparse.Namespace, config: SuiteConfig, replayed: Repl
     written = write_report(report, args.report_output)
     args.junit_xml.parent.mkdir(parents=True, exist_ok=True)
     args.junit_xml.write_text(junit_xml(replayed.results, seconds=wall), encoding="utf-8")
-    return [f"ConformanceReport: {written}", f"JUnit XML: {args.junit_xml}"]
+    shutil.rmtree(args.alluredir, ignore_errors=True)  # the last replay's results would read as this one's
+    write_allure_results(replayed.results, args.alluredir, pictures=replayed.pictures, stop_ms=int(time.time() * 1000))
+    drawn = f", {len(replayed.pictures)} timeline pictures" if replayed.pictures else ""
+    return [
+        f"ConformanceReport: {written}", f"JUnit XML: {args.junit_xml}",
+        f"Allure results: {args.alluredir}{drawn} (make report ALLURE_RESULTS={args.alluredir})",
+    ]
 
 
 def _not_a_violation(record: logging.LogRecord) -> bool:
@@ -93,14 +103,16 @@ def run_replay(args: argparse.Namespace) -> int:
             run_for=args.run_for, scheduler_name=config.scheduler_name, cluster=config.cluster, namespace=unique_name("replay", "run"),
         )
         _say_plan(prepared, copies=args.copies, rounds=args.repeat, cluster=config.cluster)
-        replayed = replay_on_cluster(prepared, config, say=_progress)
+        with tempfile.TemporaryDirectory(prefix="rescon-replay-pictures-") as pictures:
+            replayed = replay_on_cluster(prepared, config, say=_progress, pictures_dir=Path(pictures))
+            wall = time.monotonic() - started
+            written = _write_reports(args, config, replayed, wall)  # while the pictures are there to copy
     except ReplayInputError as err:
         print(f"rescon replay: error: {err}", file=sys.stderr, flush=True)
         return BAD_INPUT
-    wall = time.monotonic() - started
     for result in replayed.results:
         _out(result_line(result))
     _out(summary_line(replayed.results, wall))
-    for line in _write_reports(args, config, replayed, wall):
+    for line in written:
         _out(line)
     return PASSED if all(r.outcome.value == "passed" for r in replayed.results) else FAILED

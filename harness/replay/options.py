@@ -25,6 +25,8 @@ DEFAULT_POOL = "2x4cpu8Gi"
 DEFAULT_RUN_FOR = "2s"
 DEFAULT_REPORT = Path("reports/replay-report.yaml")
 DEFAULT_JUNIT = Path("reports/replay-junit.xml")
+#: Where each run's Allure result and timeline picture go: a directory of their own, replaced on each replay.
+DEFAULT_ALLURE = Path("reports/replay-allure-results")
 #: A duration both KWOK's Stages and the kind step script read: whole milliseconds, seconds, minutes or hours.
 _DURATION = re.compile(r"^[0-9]+(ms|s|m|h)$")
 
@@ -65,6 +67,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     report = parser.add_argument_group("reports")
     report.add_argument("--report-output", type=Path, default=DEFAULT_REPORT, help=f"the ConformanceReport YAML (default {DEFAULT_REPORT})")
     report.add_argument("--junit-xml", type=Path, default=DEFAULT_JUNIT, help=f"JUnit XML, one testcase per run (default {DEFAULT_JUNIT})")
+    report.add_argument("--alluredir", type=Path, default=DEFAULT_ALLURE,
+                        help=f"Allure results, one per run with its timeline picture; replaced on each replay (default {DEFAULT_ALLURE}; "
+                             "`make report ALLURE_RESULTS=<dir>` renders them)")
     report.add_argument("--implementation-organization", default=None, help="report metadata")
     report.add_argument("--implementation-project", default=None, help="report metadata (default: the reference, kube-scheduler, or the schedulerName)")
     report.add_argument("--implementation-url", default="")

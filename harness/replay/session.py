@@ -14,9 +14,11 @@ the scheduler under test, the monitor and the report are the suite's own.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import kubernetes
@@ -38,6 +40,7 @@ from harness.replay.attribution import attributed, pod_runs
 from harness.replay.cluster_nodes import ReplayPool, make_pool, remove_pool
 from harness.replay.follow import Followed, follow_round
 from harness.replay.judging import RunResult, judge_run
+from harness.replay.pictures import RoundPictures, node_capacities
 from harness.replay.plan import PlannedRun, ReplayPlan, require_placeable
 from harness.replay.prepare import Prepared
 from harness.replay.routing import pods_routed_to
@@ -61,6 +64,8 @@ class Replayed:
     results: list[RunResult] = field(default_factory=list)
     latencies: list[Latencies] = field(default_factory=list)
     kubernetes_version: str = "unknown"
+    #: Each run's timeline picture, by run name (harness.replay.pictures), when pictures were asked for.
+    pictures: dict[str, Path] = field(default_factory=dict)
 
 
 def violation_text(violation: Violation) -> str:
@@ -114,15 +119,19 @@ def judge_round(
 
 def run_round(
     kube: Kube, namespace: str, pool: ReplayPool, instances: Sequence[tuple[PlannedRun, str]], config: SuiteConfig, *,
-    scheduler: Any, number: int, rounds: int, say: Say,
-) -> tuple[list[RunResult], Latencies]:
-    """run_round() creates every copy of every run at once under a fresh contract monitor, follows them to their ends and judges them."""
+    scheduler: Any, number: int, rounds: int, say: Say, pictures_dir: Path | None = None,
+) -> tuple[list[RunResult], Latencies, dict[str, Path]]:
+    """run_round() creates every copy of every run at once under a fresh contract monitor, follows them to their ends and judges them.
+
+    With `pictures_dir`, each run's timeline is drawn there (<run>.png), the monitor's violations that concern it as red lines.
+    """
     checks_records = Feature.RESERVATION_RECORDS in config.supported
     monitor = ContractMonitor(
         kube, namespace, pool.pool.selector, timeouts=config.timeouts, checks_records=checks_records,
         scheduler_name=config.scheduler_name, keep_going=True,
     )
-    with monitor:
+    pictures = RoundPictures(kube, namespace, node_capacities(pool.nodes)) if pictures_dir is not None else None
+    with monitor, pictures if pictures is not None else contextlib.nullcontext():
         created: dict[str, float] = {}
         for planned, name in instances:
             runs.create(kube, namespace, planned.named(name))
@@ -147,10 +156,21 @@ def run_round(
         on_poll()
         results = judge_round(kube, namespace, instances, followed, list(monitor.violations), checks_records=checks_records)
         latencies = monitor.latencies()
+    drawn: dict[str, Path] = {}
+    if pictures is not None and pictures_dir is not None:
+        names = [name for _, name in instances]
+        marks = violation_marks(list(monitor.violations), _pods(kube, namespace), names, shift=monitor.started - pictures.started)
+        drawn = pictures.render(names, pictures_dir, marks=marks)
     if number < rounds:  # the next round starts on an empty pool: this one's runs go, with their pods and records
         kube.custom.delete_collection_namespaced_custom_object(runs.GROUP, runs.VERSION, namespace, "pipelineruns")
         wait_pods_gone(kube, namespace, timeouts=config.timeouts)
-    return results, latencies
+    return results, latencies, drawn
+
+
+def violation_marks(violations: Sequence[Violation], pods: Sequence[Obj], names: Sequence[str], *, shift: float) -> dict[str, list[tuple[float, str]]]:
+    """violation_marks() is, per run, the (time on its picture, rule) of each violation that concerns it; `shift` moves monitor time to picture time."""
+    by_run = attributed([str(i) for i in range(len(violations))], [v.objects for v in violations], pod_runs(pods), names)
+    return {name: [(violations[int(i)].at + shift, violations[int(i)].rule) for i in found] for name, found in by_run.items()}
 
 
 def _clean_up(cluster: Any, kube: Kube, namespace: str, pool: ReplayPool | None, config: SuiteConfig, say: Say) -> None:
@@ -164,7 +184,7 @@ def _clean_up(cluster: Any, kube: Kube, namespace: str, pool: ReplayPool | None,
     say(f"replay: namespace {namespace} and its {len(pool.nodes) if pool else 0} nodes removed")
 
 
-def replay_on_cluster(prepared: Prepared, config: SuiteConfig, *, say: Say) -> Replayed:
+def replay_on_cluster(prepared: Prepared, config: SuiteConfig, *, say: Say, pictures_dir: Path | None = None) -> Replayed:
     """replay_on_cluster() runs the prepared replay on the cluster the config names and returns every run's verdict."""
     plan = prepared.plan
     replayed = Replayed()
@@ -179,7 +199,7 @@ def replay_on_cluster(prepared: Prepared, config: SuiteConfig, *, say: Say) -> R
                                    "mark one StorageClass default (storageclass.kubernetes.io/is-default-class: \"true\")")
             scheduler = start_scheduler(cluster, kube, config)
             try:
-                _replay_in_namespace(cluster, kube, prepared, config, scheduler, replayed, say)
+                _replay_in_namespace(cluster, kube, prepared, config, scheduler, replayed, say, pictures_dir)
             finally:
                 scheduler.stop()
         finally:
@@ -189,7 +209,9 @@ def replay_on_cluster(prepared: Prepared, config: SuiteConfig, *, say: Say) -> R
     return replayed
 
 
-def _replay_in_namespace(cluster: Any, kube: Kube, prepared: Prepared, config: SuiteConfig, scheduler: Any, replayed: Replayed, say: Say) -> None:
+def _replay_in_namespace(
+    cluster: Any, kube: Kube, prepared: Prepared, config: SuiteConfig, scheduler: Any, replayed: Replayed, say: Say, pictures_dir: Path | None,
+) -> None:
     plan = prepared.plan
     namespace = cluster.create_test_namespace(kube, plan.namespace)
     pool: ReplayPool | None = None
@@ -202,10 +224,12 @@ def _replay_in_namespace(cluster: Any, kube: Kube, prepared: Prepared, config: S
                 require_cluster_resolver(kube, namespace, timeouts=config.timeouts)
             _apply_all(kube, namespace, plan, say)
             for number, instances in enumerate(prepared.instances, start=1):
-                results, latencies = run_round(
+                results, latencies, drawn = run_round(
                     kube, namespace, pool, instances, config, scheduler=scheduler, number=number, rounds=len(prepared.instances), say=say,
+                    pictures_dir=pictures_dir,
                 )
                 replayed.results += results
                 replayed.latencies.append(latencies)
+                replayed.pictures.update(drawn)
     finally:
         _clean_up(cluster, kube, namespace, pool, config, say)

@@ -4,6 +4,7 @@ a round's wait ends in time with the runs still going named, and the pieces that
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -95,7 +96,7 @@ def test_a_replay_prints_its_plan_and_run_lines_and_writes_both_reports(
 ) -> None:
     seen: list[Prepared] = []
 
-    def fake_cluster(prepared: Prepared, config: Any, *, say: Any) -> Replayed:
+    def fake_cluster(prepared: Prepared, config: Any, *, say: Any, **_: Any) -> Replayed:
         seen.append(prepared)
         say("replay: round 1 of 1: 2 runs created")
         (_, first), (_, second) = prepared.instances[0]
@@ -106,7 +107,11 @@ def test_a_replay_prints_its_plan_and_run_lines_and_writes_both_reports(
     monkeypatch.setattr(replay_cli, "replay_on_cluster", fake_cluster)
     (tmp_path / "run.yaml").write_text(RUN)
     report, junit = tmp_path / "out" / "report.yaml", tmp_path / "out" / "junit.xml"
-    code = main(["replay", str(tmp_path / "run.yaml"), "--copies", "2", "--report-output", str(report), "--junit-xml", str(junit)])
+    allure_dir = tmp_path / "out" / "allure"
+    (allure_dir).mkdir(parents=True)
+    (allure_dir / "stale-result.json").write_text("{}")
+    code = main(["replay", str(tmp_path / "run.yaml"), "--copies", "2", "--report-output", str(report), "--junit-xml", str(junit),
+                 "--alluredir", str(allure_dir)])
     assert code == 1
     out, err = capsys.readouterr()
     lines = out.replace(str(tmp_path) + "/", "").splitlines()
@@ -114,7 +119,13 @@ def test_a_replay_prints_its_plan_and_run_lines_and_writes_both_reports(
     assert lines[1] == "PASSED     4.0s  build-c1  1 group held to their peaks, no violation"
     assert lines[2] == "FAILED     6.5s  build-c2  release-late at 21.0s: group source ..."
     assert lines[3].startswith("replay: 2 runs: 1 passed, 1 failed, 0 errors in ")
-    assert lines[4:] == [f"ConformanceReport: {report}".replace(str(tmp_path) + "/", ""), f"JUnit XML: {junit}".replace(str(tmp_path) + "/", "")]
+    assert lines[4:] == [
+        f"ConformanceReport: {report}".replace(str(tmp_path) + "/", ""), f"JUnit XML: {junit}".replace(str(tmp_path) + "/", ""),
+        "Allure results: out/allure (make report ALLURE_RESULTS=out/allure)",
+    ]
+    results = sorted((json.loads(p.read_text()) for p in allure_dir.glob("*-result.json")), key=lambda r: r["name"])
+    assert [(r["name"], r["status"]) for r in results] == [("build-c1", "passed"), ("build-c2", "failed")]
+    assert results[1]["statusDetails"]["message"] == "release-late at 21.0s: group source ..."
     assert "replay: 1 runs x 2 copies x 1 rounds = 2 PipelineRuns on 2 nodes (local)" in err
     assert [n.name for n in seen[0].nodes] == [f"{seen[0].plan.namespace}-0", f"{seen[0].plan.namespace}-1"]
     written = read_report(report)
@@ -124,25 +135,27 @@ def test_a_replay_prints_its_plan_and_run_lines_and_writes_both_reports(
 
 
 def test_every_run_passing_exits_0(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    def fake_cluster(prepared: Prepared, config: Any, *, say: Any) -> Replayed:
+    def fake_cluster(prepared: Prepared, config: Any, *, say: Any, **_: Any) -> Replayed:
         return Replayed([RunResult(name, run.origin, Outcome.PASSED, 1.0) for run, name in prepared.instances[0]])
 
     monkeypatch.setattr(replay_cli, "replay_on_cluster", fake_cluster)
     (tmp_path / "run.yaml").write_text(RUN)
-    assert main(["replay", str(tmp_path / "run.yaml"), "--report-output", str(tmp_path / "r.yaml"), "--junit-xml", str(tmp_path / "j.xml")]) == 0
+    assert main(["replay", str(tmp_path / "run.yaml"), "--report-output", str(tmp_path / "r.yaml"), "--junit-xml", str(tmp_path / "j.xml"),
+                 "--alluredir", str(tmp_path / "allure")]) == 0
 
 
 def test_a_nodes_file_kept_beside_the_pipelines_is_read_as_nodes_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Prepared] = []
 
-    def fake_cluster(prepared: Prepared, config: Any, *, say: Any) -> Replayed:
+    def fake_cluster(prepared: Prepared, config: Any, *, say: Any, **_: Any) -> Replayed:
         seen.append(prepared)
         return Replayed([RunResult(name, run.origin, Outcome.PASSED, 1.0) for run, name in prepared.instances[0]])
 
     monkeypatch.setattr(replay_cli, "replay_on_cluster", fake_cluster)
     (tmp_path / "run.yaml").write_text(RUN)
     (tmp_path / "nodes.yaml").write_text("apiVersion: v1\nkind: Node\nmetadata: {name: ci-1, labels: {zone: a}}\nstatus: {allocatable: {cpu: '8', memory: 16Gi}}\n")
-    argv = ["replay", str(tmp_path), "--nodes", str(tmp_path / "nodes.yaml"), "--report-output", str(tmp_path / "r.yaml"), "--junit-xml", str(tmp_path / "j.xml")]
+    argv = ["replay", str(tmp_path), "--nodes", str(tmp_path / "nodes.yaml"), "--report-output", str(tmp_path / "r.yaml"), "--junit-xml", str(tmp_path / "j.xml"),
+            "--alluredir", str(tmp_path / "allure")]
     assert main(argv) == 0
     assert [(n.name, n.labels) for n in seen[0].nodes] == [("ci-1", {"zone": "a"})]
 
