@@ -252,32 +252,21 @@ def run_stream(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: st
     )
     timeline = PodTimeline(ctx.kube, namespace, label_selector=f"{RUN_LABEL}={run_label}")
     timeline.start()
-    sampler = None
+    window = PacedWindow(namespace)
     stages: dict[str, float] = {}
     try:
         stages["runs_created_and_resolved"] = create_resolved_runs(ctx, namespace, run_label, workload.pipeline_runs)
-        before = ctx.requests()
-        pid = scheduler.start()
-        sampler = ProcSampler(pid)
-        sampler.start()
-        probe_seconds = probe_ready(ctx, scheduler, namespace, pool, run_label)
-        window_start = time.time()
-        paced_create(ctx.kube, namespace, list(workload.pods), rate=case.stream_rate)
-        complete = wait_until(lambda: timeline.bound_count() >= len(workload.pods) + 1, timeout=ctx.scale.run_timeout, alive=scheduler.alive)
-        stages["streaming"] = time.time() - window_start
-        time.sleep(0.5)
+        window.stream(ctx, scheduler, pool, run_label, list(workload.pods), rate=case.stream_rate, timeline=timeline, stages=stages)
     finally:
-        if sampler is not None:
-            sampler.stop()
-        scheduler.stop()
+        window.stop(scheduler)
         timeline.stop()
     traces = timeline.snapshot()
-    result = summarise_throughput(traces, expected=len(workload.pods), sampler=sampler, window_start=window_start)
+    result = summarise_throughput(traces, expected=len(workload.pods), sampler=window.sampler, window_start=window.started)
     # The probe pod is the scheduler's too: its writes are in the count, so it is in the divisor.
     bound = sum(1 for t in traces if t.bound is not None)
-    result.update(complete=complete, rate=case.stream_rate, probe_seconds=probe_seconds, stage_seconds=stages,
-                  api=api_writes.requests_between(before, ctx.requests(), pods=bound).as_dict(),
-                  plans_lost=len(bc.verify_plans(ctx.kube, namespace, run_label)), log_tail=scheduler.log_tail(5) if not complete else None)
+    result.update(complete=window.complete, rate=case.stream_rate, probe_seconds=window.probe_seconds, stage_seconds=stages,
+                  api=api_writes.requests_between(window.before, ctx.requests(), pods=bound).as_dict(),
+                  plans_lost=len(bc.verify_plans(ctx.kube, namespace, run_label)), log_tail=scheduler.log_tail(5) if not window.complete else None)
     return result
 
 
@@ -299,27 +288,16 @@ def run_volumes(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: s
     )
     timeline = PodTimeline(ctx.kube, namespace, label_selector=selector)
     claims = ClaimTimeline(ctx.kube, namespace, label_selector=selector)
-    sampler = None
+    window = PacedWindow(namespace)
     stages: dict[str, float] = {}
     try:
         timeline.start()
         claims.start()
         stages["runs_created_and_resolved"] = create_resolved_runs(ctx, namespace, run_label, workload.pipeline_runs)
         bc.create_claims(ctx.kube, namespace, workload.claims)
-        before = ctx.requests()
-        pid = scheduler.start()
-        sampler = ProcSampler(pid)
-        sampler.start()
-        probe_seconds = probe_ready(ctx, scheduler, namespace, pool, run_label)
-        window_start = time.time()
-        paced_create(ctx.kube, namespace, list(workload.pods), rate=case.volume_rate)
-        complete = wait_until(lambda: timeline.bound_count() >= len(workload.pods) + 1, timeout=ctx.scale.run_timeout, alive=scheduler.alive)
-        stages["streaming"] = time.time() - window_start
-        time.sleep(0.5)
+        window.stream(ctx, scheduler, pool, run_label, list(workload.pods), rate=case.volume_rate, timeline=timeline, stages=stages)
     finally:
-        if sampler is not None:
-            sampler.stop()
-        scheduler.stop()
+        window.stop(scheduler)
         timeline.stop()
         claims.stop()
         cleanup_started = time.monotonic()
@@ -329,13 +307,50 @@ def run_volumes(ctx: Context, case: ThroughputCase, pool: NodePool, namespace: s
             say(f"  cleanup: {err}")
         stages["claims_removed"] = time.monotonic() - cleanup_started
     traces = timeline.snapshot()
-    result = summarise_throughput(traces, expected=len(workload.pods), sampler=sampler, window_start=window_start)
+    result = summarise_throughput(traces, expected=len(workload.pods), sampler=window.sampler, window_start=window.started)
     bound = sum(1 for t in traces if t.bound is not None)
-    result.update(complete=complete, rate=case.volume_rate, probe_seconds=probe_seconds, stage_seconds=stages,
-                  api=api_writes.requests_between(before, ctx.requests(), pods=bound).as_dict(),
+    result.update(complete=window.complete, rate=case.volume_rate, probe_seconds=window.probe_seconds, stage_seconds=stages,
+                  api=api_writes.requests_between(window.before, ctx.requests(), pods=bound).as_dict(),
                   volumes=summarise_provisioning(traces, claims.snapshot(), workload.claim_of_run()),
-                  plans_lost=len(bc.verify_plans(ctx.kube, namespace, run_label)), log_tail=scheduler.log_tail(5) if not complete else None)
+                  plans_lost=len(bc.verify_plans(ctx.kube, namespace, run_label)), log_tail=scheduler.log_tail(5) if not window.complete else None)
     return result
+
+
+@dataclass
+class PacedWindow:
+    """PacedWindow is a stream's measured window: the scheduler started and probed, pods created at a rate, all bound or timed out.
+
+    Filled as it goes, so the caller's `finally` stops what was started (stop()) whatever failed.
+    """
+
+    namespace: str
+    sampler: ProcSampler | None = None
+    before: Any = None
+    probe_seconds: float = 0.0
+    started: float = 0.0
+    complete: bool = False
+
+    def stream(
+        self, ctx: Context, scheduler: Any, pool: NodePool, run_label: str, pods: list[dict[str, Any]], *,
+        rate: float, timeline: PodTimeline, stages: dict[str, float],
+    ) -> None:
+        """stream() starts the scheduler, waits for its probe pod, creates `pods` at `rate` and waits until every one is bound."""
+        self.before = ctx.requests()
+        self.sampler = ProcSampler(scheduler.start())
+        self.sampler.start()
+        self.probe_seconds = probe_ready(ctx, scheduler, self.namespace, pool, run_label)
+        self.started = time.time()
+        paced_create(ctx.kube, self.namespace, pods, rate=rate)
+        # + 1: the probe pod is bound too.
+        self.complete = wait_until(lambda: timeline.bound_count() >= len(pods) + 1, timeout=ctx.scale.run_timeout, alive=scheduler.alive)
+        stages["streaming"] = time.time() - self.started
+        time.sleep(0.5)  # the last binds' events reach the timeline's watch
+
+    def stop(self, scheduler: Any) -> None:
+        """stop() stops the sampler, if it started, and the scheduler."""
+        if self.sampler is not None:
+            self.sampler.stop()
+        scheduler.stop()
 
 
 def create_resolved_runs(ctx: Context, namespace: str, run_label: str, runs: tuple[dict[str, Any], ...]) -> float:
