@@ -46,6 +46,9 @@ class TimeoutConfig:
     namespace_deleted: float = field(default=120.0, metadata={"kind": "knob"})
     #: A cluster the suite did not start answers /version (existing clusters, kind); includes retries.
     api_reachable: float = field(default=15.0, metadata={"kind": "knob"})
+    #: Concurrent scenarios on shared nodes (kind's workers, an existing cluster's slots, `-n N`): a scenario's
+    #: pool waits for enough free slot nodes while other workers' scenarios hold them (about the longest scenario).
+    pool_slots_free: float = field(default=600.0, metadata={"kind": "knob"})
     #: A PVC pre-bound to its PersistentVolume reports Bound.
     volume_bound: float = field(default=30.0, metadata={"kind": "knob"})
     #: A kind cluster's default-storage provisioner (its Deployment in local-path-storage) has a Ready replica.

@@ -13,15 +13,25 @@ cluster. A slot is handed out only once no pod of an earlier scenario (a test
 namespace's) is left on it: a pod still terminating there would hold room the
 next scenario counts on.
 
+Scenarios that run side by side (`pytest -n N`) claim slots one worker at a
+time: the controller names a lock file (CLAIM_LOCK_ENV), and a claim holds it
+from choosing its nodes to labelling them, so two workers never label one
+node. A pool that finds too few slots free then waits for the other workers'
+scenarios to give theirs back (timeout pool_slots_free) rather than failing;
+a plain session, whose slots nobody else holds, fails at once.
+
 `choose_slots()` and `usable_size()` decide (pure); `claim_slot_pool()` and
 `release_slot_pool()` do the I/O.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import kubernetes
 
@@ -34,6 +44,14 @@ from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
 from harness.waits import NotYet, wait_for
 
 POOL_SLOT_LABEL = "rescon.dev/pool-slot"
+
+#: Set by the xdist controller (harness.suite.session.ControllerCluster) for its workers: the file whose
+#: flock makes one worker's claim of slot nodes whole (choose, wait for leftovers, label) before another's.
+CLAIM_LOCK_ENV = "RESCON_SLOT_CLAIM_LOCK"
+
+
+class SlotsTaken(HarnessError):
+    """SlotsTaken: the cluster offers enough slot nodes, but too few are free now (other pools hold them)."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +87,8 @@ def _slot_order(node: SlotNode) -> tuple[int, str]:
 def choose_slots(nodes: Iterable[SlotNode], count: int, pool: str) -> list[SlotNode]:
     """choose_slots(nodes, 2, 'peak') is the two lowest free, usable slots, or a HarnessError naming the fix.
 
-    Example: slots 0 (held by pool 'a'), 1 and 2 free -> [slot 1, slot 2].
+    Example: slots 0 (held by pool 'a'), 1 and 2 free -> [slot 1, slot 2]. Too few
+    free of enough offered is SlotsTaken (a concurrent session waits for them).
     """
     offered = list(nodes)
     if not offered:
@@ -81,7 +100,8 @@ def choose_slots(nodes: Iterable[SlotNode], count: int, pool: str) -> list[SlotN
     if len(free) < count:
         held = sorted(f"{n.name} (pool {n.pool})" for n in offered if n.pool is not None)
         unusable = sorted(n.name for n in offered if n.pool is None and not n.usable)
-        raise HarnessError(
+        error = SlotsTaken if len(offered) >= count else HarnessError
+        raise error(
             f"node pool {pool!r} needs {count} free node(s) labelled {POOL_SLOT_LABEL} but {len(free)} of {len(offered)} are free"
             f" (held: {', '.join(held) or 'none'}; not Ready or cordoned: {', '.join(unusable) or 'none'}): "
             f"label more nodes {POOL_SLOT_LABEL}=<n> or remove leftover pools with "
@@ -156,6 +176,44 @@ def _test_namespaces(kube: Kube) -> set[str]:
     return {present(n.metadata).name or "" for n in kube.core.list_namespace(label_selector=f"{TEST_NAMESPACE_LABEL}=true").items}
 
 
+@contextlib.contextmanager
+def claim_turn(timeouts: TimeoutConfig) -> Iterator[bool]:
+    """claim_turn() holds the workers' slot-claim lock and yields True when scenarios run side by side; else yields False.
+
+    Taken by polling (timeout pool_slots_free), so a worker never waits unbounded
+    behind one that is itself waiting for slots.
+    """
+    path = os.environ.get(CLAIM_LOCK_ENV)
+    if not path:
+        yield False
+        return
+    with open(path, "a+", encoding="utf-8") as handle:
+
+        def taken() -> None:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise NotYet("another worker is claiming slot nodes") from None
+
+        wait_for(taken, what="the other workers' claims of slot nodes", timeout="pool_slots_free", timeouts=timeouts)
+        yield True  # closing the file lets go of the flock
+
+
+def _free_slots(kube: Kube, count: int, pool: str, *, wait: bool, timeouts: TimeoutConfig) -> list[SlotNode]:
+    """_free_slots() chooses the pool's nodes; with `wait` it waits while other pools hold too many (SlotsTaken)."""
+
+    def chosen() -> list[SlotNode]:
+        offered = [slot_node(n) for n in kube.core.list_node(label_selector=POOL_SLOT_LABEL).items]
+        try:
+            return choose_slots(offered, count, pool)
+        except SlotsTaken as err:
+            if not wait:
+                raise
+            raise NotYet(str(err)) from None
+
+    return wait_for(chosen, what=f"{count} free slot node(s) for pool {pool!r}", timeout="pool_slots_free", timeouts=timeouts)
+
+
 def claim_slot_pool(
     kube: Kube,
     name: str,
@@ -180,31 +238,36 @@ def claim_slot_pool(
         raise HarnessError(
             f"node pool {name!r} asks for taints, which the suite only puts on nodes it makes: run this scenario with --cluster local"
         )
-    offered = [slot_node(n) for n in kube.core.list_node(label_selector=POOL_SLOT_LABEL).items]
-    chosen = choose_slots(offered, count, name)
-
-    def previous_pods_gone() -> None:
-        earlier = _test_namespaces(kube) - {current_namespace}
-        left = [pod for node in chosen for pod in leftover_pods(_pods_on(kube, node.name), earlier)]
-        if left:
-            raise NotYet(f"{len(left)} pod(s) of earlier scenarios are still on the pool's nodes: {', '.join(left[:5])}")
-
-    wait_for(previous_pods_gone, what=f"the nodes of pool {name!r} to be free of earlier scenarios' pods", timeout="namespace_deleted", timeouts=timeouts)
-    tests = _test_namespaces(kube)
-    on_nodes = {node.name: _pods_on(kube, node.name) for node in chosen}
-    daemons = {name: foreign_requests(pods, tests) for name, pods in on_nodes.items()}
-    size = usable_size(chosen, daemons)
-    daemon_pods = {name: foreign_pod_count(listed, tests) for name, listed in on_nodes.items()}
-    slots = min(int(n.allocatable.get("pods", "0")) - daemon_pods[n.name] for n in chosen)
-    if pods is not None and limit_pods is not None:
-        for node in chosen:
-            max_pods = kubelet_max_pods(pods, int(node.allocatable.get("pods", "0")), daemon_pods[node.name])
-            if max_pods is not None:
-                limit_pods(node.name, max_pods)
-        slots = min(slots, pods)
     extra = dict(labels or {})
-    for node in chosen:
-        kube.core.patch_node(node.name, {"metadata": {"labels": {**extra, POOL_LABEL: name}}})
+    with claim_turn(timeouts) as concurrent:
+        chosen = _free_slots(kube, count, name, wait=concurrent, timeouts=timeouts)
+
+        def previous_pods_gone() -> None:
+            earlier = _test_namespaces(kube) - {current_namespace}
+            left = [pod for node in chosen for pod in leftover_pods(_pods_on(kube, node.name), earlier)]
+            if left:
+                raise NotYet(f"{len(left)} pod(s) of earlier scenarios are still on the pool's nodes: {', '.join(left[:5])}")
+
+        wait_for(previous_pods_gone, what=f"the nodes of pool {name!r} to be free of earlier scenarios' pods", timeout="namespace_deleted", timeouts=timeouts)
+        # Labelled before the turn ends: the label is what keeps the next worker's claim off these nodes.
+        for node in chosen:
+            kube.core.patch_node(node.name, {"metadata": {"labels": {**extra, POOL_LABEL: name}}})
+    try:
+        tests = _test_namespaces(kube)
+        on_nodes = {node.name: _pods_on(kube, node.name) for node in chosen}
+        daemons = {name: foreign_requests(pods, tests) for name, pods in on_nodes.items()}
+        size = usable_size(chosen, daemons)
+        daemon_pods = {name: foreign_pod_count(listed, tests) for name, listed in on_nodes.items()}
+        slots = min(int(n.allocatable.get("pods", "0")) - daemon_pods[n.name] for n in chosen)
+        if pods is not None and limit_pods is not None:
+            for node in chosen:
+                max_pods = kubelet_max_pods(pods, int(node.allocatable.get("pods", "0")), daemon_pods[node.name])
+                if max_pods is not None:
+                    limit_pods(node.name, max_pods)
+            slots = min(slots, pods)
+    except BaseException:
+        release_slot_pool(kube, name, extra=extra)
+        raise
     return NodePool(
         name,
         tuple(n.name for n in chosen),
@@ -215,10 +278,10 @@ def claim_slot_pool(
     )
 
 
-def release_slot_pool(kube: Kube, pool: NodePool | str) -> None:
+def release_slot_pool(kube: Kube, pool: NodePool | str, *, extra: Mapping[str, str] | None = None) -> None:
     """release_slot_pool() removes the pool label (and the pool's extra labels) from its nodes; idempotent."""
     name = pool if isinstance(pool, str) else pool.name
-    extra = {} if isinstance(pool, str) else dict(pool.labels)
+    extra = dict(extra or {}) if isinstance(pool, str) else dict(pool.labels)
     removal: dict[str, None] = {key: None for key in (*extra, POOL_LABEL)}
     for node in kube.core.list_node(label_selector=f"{POOL_LABEL}={name}").items:
         kube.core.patch_node(present(present(node.metadata).name), {"metadata": {"labels": removal}})

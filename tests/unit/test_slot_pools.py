@@ -9,6 +9,7 @@ import pytest
 from harness.cluster.existing import ExistingCluster, coschedule_mismatch_message, coschedule_of, missing_crds, tekton_missing_message
 from harness.cluster.slot_pools import POOL_SLOT_LABEL, SlotNode, choose_slots
 from harness.errors import HarnessError
+from harness.timeouts import DEFAULT_TIMEOUTS
 
 pytestmark = pytest.mark.unit
 
@@ -39,6 +40,50 @@ def test_too_few_free_slots_says_who_holds_them() -> None:
     nodes = [SlotNode("w0", "0", pool="old-pool"), SlotNode("w1", "1", usable=False)]
     with pytest.raises(HarnessError, match=r"needs 1 free node.*0 of 2 are free \(held: w0 \(pool old-pool\); not Ready or cordoned: w1\)"):
         choose_slots(nodes, 1, "p")
+
+
+def test_too_few_free_of_enough_offered_is_slots_taken_and_too_few_offered_is_not() -> None:
+    from harness.cluster.slot_pools import SlotsTaken
+
+    held = [SlotNode("w0", "0", pool="a"), SlotNode("w1", "1")]
+    # Two offered, one held: a concurrent session waits for pool 'a' to give w0 back.
+    with pytest.raises(SlotsTaken):
+        choose_slots(held, 2, "p")
+    # Two offered for a pool of three: no waiting makes room, so the error is the plain one.
+    with pytest.raises(HarnessError) as raised:
+        choose_slots(held, 3, "p")
+    assert not isinstance(raised.value, SlotsTaken)
+
+
+def test_claim_turn_is_nothing_in_a_plain_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    from harness.cluster.slot_pools import CLAIM_LOCK_ENV, claim_turn
+
+    monkeypatch.delenv(CLAIM_LOCK_ENV, raising=False)
+    with claim_turn(DEFAULT_TIMEOUTS) as concurrent:
+        assert concurrent is False
+
+
+def test_claim_turn_keeps_a_second_claimer_out_until_the_first_is_done(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import dataclasses
+    import fcntl
+
+    from harness.cluster.slot_pools import CLAIM_LOCK_ENV, claim_turn
+    from harness.waits import WaitTimeout
+
+    lock = tmp_path / "slot-claims"
+    monkeypatch.setenv(CLAIM_LOCK_ENV, str(lock))
+    short = dataclasses.replace(DEFAULT_TIMEOUTS, pool_slots_free=0.3)
+    with claim_turn(short) as concurrent:
+        assert concurrent is True
+        # Another worker's open file description: flock holds it out while this turn lasts.
+        with open(lock, "a+", encoding="utf-8") as other:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(WaitTimeout, match=r"pool_slots_free.*another worker is claiming slot nodes"):
+            with claim_turn(short):
+                pass
+    with claim_turn(short) as concurrent:
+        assert concurrent is True
 
 
 def test_missing_tekton_names_how_to_install_it() -> None:
