@@ -23,7 +23,7 @@ images, so it needs --tekton-manifest.
 The offline image has no CNI daemon: the provider gives each node a ptp CNI
 config for its podCIDR and routes to the other nodes' podCIDRs (network()). A
 scenario that deletes a worker's Node (node_loss) gets it back before the next
-one: restore_nodes() restarts that node's kubelet, which registers it again
+one: restore_nodes(), at its pool's removal, restarts that node's kubelet, which registers it again
 with its kind labels, then re-routes.
 
 The provider deletes the kind cluster at the end only if it created it and
@@ -33,7 +33,9 @@ One that an earlier session of this suite left behind with another image or
 config (a session killed mid-run, another checkout) is deleted and made anew;
 any other is refused, in one line naming the fix. A session holds its cluster's
 lock file from up() to down(), so a cluster another live session is using is
-never replaced under it: that, too, is refused in one line.
+never replaced under it: that, too, is refused in one line. With `pytest -n N`
+the xdist controller holds the lock and brings the cluster up; its workers
+attach() to it, each scenario on slot workers of its own (harness.cluster.slot_pools).
 """
 
 from __future__ import annotations
@@ -313,6 +315,28 @@ class KindProvider:
         storage.wait_provisioner_ready(kube, timeouts=self.timeouts)
         return kube
 
+    def attach(self) -> Kube:
+        """attach() is a client of the cluster an xdist controller brought up with up(): no lock, creation or install.
+
+        The controller holds the cluster's lock for the whole session; its workers
+        share the cluster (each scenario on slot workers of its own), so they only
+        connect, and note what restore_nodes() needs.
+        """
+        self.require_container_runtime()
+        self.node_image_name, self.offline = self.choose_node_image()
+        if not self.kubeconfig.is_file():
+            raise HarnessError(f"kind cluster {self.name} has no kubeconfig at {self.kubeconfig}: the session's controller did not bring it up")
+        kube = Kube.connect(self.kubeconfig)
+        wait_for(
+            lambda: api_ready(kube),
+            what=f"the API server of kind cluster {self.name}",
+            timeout="api_ready",
+            timeouts=self.timeouts,
+            hint=f"docker logs {self.name}-control-plane",
+        )
+        self.remember_workers(kube)
+        return kube
+
     def down(self) -> None:
         """down() deletes the kind cluster if up() created it (and keep is off), then lets go of its lock; idempotent."""
         try:
@@ -549,10 +573,14 @@ class KindProvider:
             if result.returncode != 0:
                 raise HarnessError(f"writing the CNI config on kind node {name} failed ({result.stderr.strip()[-200:]}): is the node running?")
 
-    def restore_nodes(self, kube: Kube) -> None:
-        """restore_nodes() brings back every worker whose Node object is gone (node_loss), with its kind labels, Ready."""
+    def restore_nodes(self, kube: Kube, nodes: Sequence[str]) -> None:
+        """restore_nodes() brings back each of `nodes` whose Node object is gone (node_loss), with its kind labels, Ready.
+
+        Only a pool's own nodes: a worker lost on purpose by a scenario running beside
+        (`-n N`) is that scenario's to bring back.
+        """
         present_nodes = {present(n.metadata).name for n in kube.core.list_node().items}
-        lost = [name for name in self.worker_labels if name not in present_nodes]
+        lost = [name for name in nodes if name in self.worker_labels and name not in present_nodes]
         if not lost:
             return
         runtime = container_runtime()
@@ -589,8 +617,6 @@ class KindProvider:
         labels: Mapping[str, str] | None = None,
         taints: Sequence[Mapping[str, Any]] = (),
     ) -> NodePool:
-        self.restore_nodes(kube)
-
         def limit_pods(node: str, max_pods: int) -> None:
             self.set_max_pods(kube, node, max_pods)
 
@@ -599,10 +625,11 @@ class KindProvider:
         )
 
     def remove_node_pool(self, kube: Kube, pool: NodePool) -> None:
-        slot_pools.release_slot_pool(kube, pool)
+        # The nodes go back as the next pool expects them, before the label that keeps other workers off them.
+        self.restore_nodes(kube, pool.nodes)
         for node in [n for n in pool.nodes if n in self.limited_pods]:
             self.set_max_pods(kube, node, None)
-        self.restore_nodes(kube)
+        slot_pools.release_slot_pool(kube, pool)
 
     def set_max_pods(self, kube: Kube, node: str, max_pods: int | None) -> None:
         """set_max_pods() sets a worker's kubelet maxPods (None: the kubelet's default again) and waits for its `pods` allocatable.

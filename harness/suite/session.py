@@ -80,10 +80,9 @@ class ControllerCluster:
     def __init__(self, config: SuiteConfig, state: SuiteState) -> None:
         import tempfile
 
+        from harness.cluster.slot_pools import CLAIM_LOCK_ENV
         from harness.suite.workers import SLOTS_ENV
 
-        if config.cluster == "kind":
-            raise HarnessError("-n (concurrent scenarios) works on --cluster local and existing; kind runs its pools on its own workers: drop -n")
         self.config = config
         self._stack = contextlib.ExitStack()
         self._stack.enter_context(hold_cluster(config))
@@ -96,6 +95,9 @@ class ControllerCluster:
         slots = Path(tempfile.mkdtemp(prefix="rescon-slots-"))
         os.environ[SLOTS_ENV] = str(slots)
         self._stack.callback(os.environ.pop, SLOTS_ENV, None)
+        # Workers that claim shared nodes (kind's workers, an existing cluster's slots) claim them one at a time.
+        os.environ[CLAIM_LOCK_ENV] = str(slots / "slot-claims")
+        self._stack.callback(os.environ.pop, CLAIM_LOCK_ENV, None)
 
     def close(self) -> None:
         try:
@@ -106,11 +108,14 @@ class ControllerCluster:
 
 
 def worker_client(cluster: Any) -> Kube:
-    """worker_client() is an xdist worker's client of the cluster its controller brought up (local: no second bring-up)."""
+    """worker_client() is an xdist worker's client of the cluster its controller brought up (local, kind: no second bring-up)."""
+    from harness.cluster.kind import KindProvider
     from harness.cluster.local import LocalCluster
 
     if isinstance(cluster, LocalCluster):
         return Kube.connect(cluster.kubeconfig)
+    if isinstance(cluster, KindProvider):
+        return cluster.attach()
     return cluster.up()  # type: ignore[no-any-return]
 
 
