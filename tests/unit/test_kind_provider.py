@@ -432,7 +432,7 @@ def test_host_inotify_limits_reads_proc(tmp_path: Path) -> None:
 
 def test_kind_kubelets_refresh_downward_api_volumes_within_seconds() -> None:
     # A held step reads its release from a downward-API volume; the kubelet's default 1m sync
-    # let a release go unseen past pod_created (60 s).
+    # let a release go unseen past pod_created (60 s); at 1s it costs a scenario about a second.
     config = yaml.safe_load(KIND_CONFIG.read_text())
     kubelet = [yaml.safe_load(p) for p in config.get("kubeadmConfigPatches", []) if "KubeletConfiguration" in p]
-    assert [p.get("syncFrequency") for p in kubelet] == ["5s"]
+    assert [p.get("syncFrequency") for p in kubelet] == ["1s"]
