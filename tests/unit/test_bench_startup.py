@@ -1,17 +1,30 @@
-"""The reference's start as the bench measures it: the offline start's phases."""
+"""The reference's start as the bench measures it: its bytecode compiled before it runs, and the offline start's phases."""
 
 from __future__ import annotations
 
 import gc
+import importlib.util
 import logging
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from bench import offline_startup
+from bench.schedulers import compile_bytecode
 
 pytestmark = pytest.mark.unit
+
+
+def test_the_bytecode_is_written_even_where_imports_write_none(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "pkg"
+    (package / "core").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "core" / "decide.py").write_text("ANSWER = 42\n")
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # what PYTHONDONTWRITEBYTECODE sets
+    assert compile_bytecode(package)
+    assert Path(importlib.util.cache_from_source(str(package / "core" / "decide.py"))).is_file()
 
 
 def test_a_phase_table_shows_each_trees_median_and_range_in_ms() -> None:
