@@ -38,6 +38,8 @@ from harness.cluster.toolchain import Toolchain
 from harness.suite.scheduler_under_test import SchedulerUnderTest, kube_scheduler_config
 
 KINDS = ("reference", "kube-scheduler", "reference-baseline", "command")
+#: The kinds that run this project's reference scheduler (from this checkout or BENCH_BASELINE_TREE).
+REFERENCE_KINDS = ("reference", "reference-baseline")
 
 #: The user's scheduler: its command (placeholders as the suite's --scheduler-cmd), its config template, its name in the report.
 COMMAND_ENV = "BENCH_SCHEDULER_CMD"
@@ -115,7 +117,7 @@ class BenchScheduler:
             if found is None:
                 raise ValueError(f"{argv[0]!r} from {COMMAND_ENV} is not on PATH and not a path from {os.getcwd()}")
             return [os.path.abspath(found), *argv[1:]]
-        if self.kind in ("reference", "reference-baseline"):
+        if self.kind in REFERENCE_KINDS:
             args = [
                 "--kubeconfig", str(self.kubeconfig),
                 "--scheduler-name", self.name,
@@ -151,7 +153,8 @@ class BenchScheduler:
         if self.kind == "command":
             env = {**os.environ, QPS_ENV: f"{self.qps.qps:g}", BURST_ENV: str(self.qps.burst)}
             return self.process.start(self.argv(), env=env, cwd=self.workdir)
-        compile_bytecode(tree / "reference_scheduler")
+        if self.kind in REFERENCE_KINDS:
+            compile_bytecode(tree / "reference_scheduler")
         return self.process.start(self.argv(), env=env, cwd=tree)
 
     def pid(self) -> int | None:
