@@ -16,17 +16,20 @@ import sys
 import threading
 from typing import Callable, Sequence
 
-import kubernetes
-import urllib3
+from reference_scheduler.runtime.heap import filling_caches, importing
 
-from reference_scheduler.config import ConfigError, SchedulerConfig, parse_config
-from reference_scheduler.runtime.heap import filling_caches
-from reference_scheduler.runtime.kube_api import KubeApi
-from reference_scheduler.runtime.leader import LeaderElector, default_identity
-from reference_scheduler.runtime.observability import ApiClientName, Observability, configure_logging
-from reference_scheduler.runtime.ratelimit import TokenBucket, limit_requests
-from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION
-from reference_scheduler.runtime.scheduler import Scheduler
+# The imports make some 80,000 objects that live as long as the process: never walked by the collector (runtime/heap.py).
+with importing():
+    import kubernetes
+    import urllib3
+
+    from reference_scheduler.config import ConfigError, SchedulerConfig, parse_config
+    from reference_scheduler.runtime.kube_api import KubeApi
+    from reference_scheduler.runtime.leader import LeaderElector, default_identity
+    from reference_scheduler.runtime.observability import ApiClientName, Observability, configure_logging
+    from reference_scheduler.runtime.ratelimit import TokenBucket, limit_requests
+    from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION
+    from reference_scheduler.runtime.scheduler import Scheduler
 
 log = logging.getLogger("tkn-scheduler")
 

@@ -1,4 +1,4 @@
-"""heap.filling_caches(): the collector off while the caches fill, every object alive frozen after."""
+"""heap.filling_caches() and heap.importing(): the collector off while the caches fill (or the imports run), every object alive frozen after."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from reference_scheduler.runtime.heap import filling_caches
+from reference_scheduler.runtime.heap import filling_caches, importing
 
 pytestmark = pytest.mark.unit
 
@@ -29,9 +29,19 @@ def test_the_collector_is_off_while_the_caches_fill_and_what_they_hold_is_frozen
 
 
 def test_a_start_that_fails_freezes_nothing_and_turns_the_collector_back_on() -> None:
+    frozen = gc.get_freeze_count()  # what importing reference_scheduler.main froze, if this process did
     with pytest.raises(RuntimeError), filling_caches():
         raise RuntimeError("the nodes cache did not sync")
-    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert gc.isenabled() and gc.get_freeze_count() == frozen
+
+
+def test_the_imports_run_with_no_collection_and_what_they_made_is_frozen_after() -> None:
+    collections = gc.get_stats()[0]["collections"]
+    with importing():
+        modules = [{"name": f"m-{i}", "functions": [object()]} for i in range(5000)]  # well past a young collection's 700
+        assert not gc.isenabled()
+    assert gc.get_stats()[0]["collections"] == collections
+    assert gc.isenabled() and gc.get_freeze_count() >= len(modules)
 
 
 def test_a_collector_that_was_off_stays_off() -> None:
