@@ -124,9 +124,14 @@ class World:
     _run_pods: dict[tuple[str, str], list[Obj]] = field(default_factory=dict, repr=False, compare=False)
     _run_pods_at: int = field(default=-1, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.pods, PodsByUid):
-            self.pods = PodsByUid(self.pods)
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Whatever is assigned to `pods` counts its changes, and the run index starts again from it:
+        # a new mapping's count says nothing about the index built from the last one.
+        if name == "pods":
+            if not isinstance(value, PodsByUid):
+                value = PodsByUid(value)
+            object.__setattr__(self, "_run_pods_at", -1)
+        object.__setattr__(self, name, value)
 
     def groups_of(self, pipeline_run: Obj) -> tuple[ExpectedGroup, ...] | None:
         """groups_of() is expected_groups(pipeline_run), computed once per run version (a run without a uid or version each time)."""
@@ -143,8 +148,9 @@ class World:
     def run_pods(self, namespace: str, pipeline_run: str) -> list[Obj]:
         """run_pods() are the task pods of one PipelineRun (every task, every attempt), from an index kept with `pods`."""
         pods = self.pods
-        changes = pods.changes if isinstance(pods, PodsByUid) else -2
-        if changes != self._run_pods_at or changes == -2:
+        assert isinstance(pods, PodsByUid)  # __setattr__ wraps every mapping assigned
+        changes = pods.changes
+        if changes != self._run_pods_at:
             index: dict[tuple[str, str], list[Obj]] = {}
             for pod in pods.values():
                 owner = task_of(pod)

@@ -69,3 +69,23 @@ def test_expected_groups_are_computed_once_per_run_version(monkeypatch: pytest.M
     world.groups_of({"metadata": {}})
     world.groups_of({"metadata": {}})
     assert len(calls) == 4
+
+
+def test_a_plain_dict_assigned_later_is_wrapped_and_indexed_afresh() -> None:
+    world = rules.World(pods={"u1": _pod("u1", "a", "r1", "build", 1)})
+    assert [p["metadata"]["uid"] for p in rules.group_pods(world, "a", "r1", ["build"])] == ["u1"]
+    # A new mapping whose own count of changes equals the one the index was built at.
+    world.pods = {"u2": _pod("u2", "a", "r1", "build", 2)}
+    assert isinstance(world.pods, rules.PodsByUid)
+    assert [p["metadata"]["uid"] for p in rules.group_pods(world, "a", "r1", ["build"])] == ["u2"]
+    world.pods["u3"] = _pod("u3", "a", "r1", "build", 3)
+    assert [p["metadata"]["uid"] for p in rules.group_pods(world, "a", "r1", ["build"])] == ["u2", "u3"]
+
+
+def test_a_new_counted_mapping_is_indexed_afresh_even_at_the_same_count() -> None:
+    world = rules.World(pods={"u1": _pod("u1", "a", "r1", "build", 1)})
+    assert [p["metadata"]["uid"] for p in rules.group_pods(world, "a", "r1", ["build"])] == ["u1"]
+    fresh = rules.PodsByUid({"u2": _pod("u2", "a", "r1", "build", 2)})
+    assert fresh.changes == world.pods.changes  # its count alone cannot tell the index is stale
+    world.pods = fresh
+    assert [p["metadata"]["uid"] for p in rules.group_pods(world, "a", "r1", ["build"])] == ["u2"]
