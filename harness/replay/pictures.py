@@ -13,8 +13,6 @@ monitor's violations that name it as red lines.
 from __future__ import annotations
 
 import logging
-import threading
-import time
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -22,7 +20,8 @@ from harness.contract import record as contract
 from harness.kube import Kube, decoded, json_object
 from harness.monitor.invariants import PIPELINE_RUN_LABEL
 from harness.replay.nodes import NodeSpec
-from harness.report.timeline import NodeCapacity, TimelineRecorder, render_timeline
+from harness.report.timeline import NodeCapacity, render_timeline
+from harness.report.timeline_sampler import Obj, TimelineSampler
 
 log = logging.getLogger("rescon.replay")
 
@@ -30,55 +29,30 @@ log = logging.getLogger("rescon.replay")
 SAMPLE_SECONDS = 1.0
 
 
-class RoundPictures:
+class RoundPictures(TimelineSampler):
     """RoundPictures samples one round's pods and records into a timeline, and draws each run's part of it."""
 
     def __init__(self, kube: Kube, namespace: str, nodes: Sequence[NodeCapacity]) -> None:
+        super().__init__(seconds=SAMPLE_SECONDS, name="replay-pictures")
         self.kube = kube
         self.namespace = namespace
         self.nodes = list(nodes)
-        self.recorder = TimelineRecorder()
-        self.started = time.monotonic()
         #: Each pod's run, from its tekton.dev/pipelineRun label: the recorder keeps pod names only.
         self.run_of_pod: dict[str, str] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="replay-pictures", daemon=True)
 
-    def __enter__(self) -> RoundPictures:
-        self._thread.start()
-        return self
+    def read(self) -> tuple[list[Obj], list[Obj]]:
+        pods = decoded(self.kube.core.list_namespaced_pod(self.namespace, _preload_content=False)).get("items") or []
+        records = json_object(self.kube.custom.list_namespaced_custom_object(
+            contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL,
+        )).get("items") or []
+        return list(pods), list(records)
 
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=SAMPLE_SECONDS * 5)
-        self.sample()
-        self.recorder.finish(self.now())
-
-    def now(self) -> float:
-        return time.monotonic() - self.started
-
-    def sample(self) -> None:
-        """sample() records the namespace's pods and records as they are now; a failed read is skipped (the picture is for reading only)."""
-        try:
-            pods = decoded(self.kube.core.list_namespaced_pod(self.namespace, _preload_content=False)).get("items") or []
-            records = json_object(self.kube.custom.list_namespaced_custom_object(
-                contract.GROUP, contract.VERSION, self.namespace, contract.PLURAL,
-            )).get("items") or []
-        except Exception as err:  # noqa: BLE001 - a missed sample only coarsens the picture
-            log.debug("timeline sample failed: %s", err)
-            return
-        t = self.now()
+    def observed(self, pods: Sequence[Obj]) -> None:
         for pod in pods:
             meta = pod.get("metadata") or {}
             run = (meta.get("labels") or {}).get(PIPELINE_RUN_LABEL)
             if run:
                 self.run_of_pod[str(meta.get("name"))] = str(run)
-        self.recorder.observe_pods(t, pods)
-        self.recorder.observe_records(t, records)
-
-    def _loop(self) -> None:
-        while not self._stop.wait(SAMPLE_SECONDS):
-            self.sample()
 
     def render(self, runs: Sequence[str], out_dir: Path, *, marks: Mapping[str, Sequence[tuple[float, str]]]) -> dict[str, Path]:
         """render() draws each run's timeline into out_dir/<run>.png; a run whose picture fails is left out, with a warning."""

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
@@ -26,6 +24,7 @@ from harness.errors import HarnessError
 from harness.kube import Kube
 from harness.monitor.watcher import ContractMonitor
 from harness.quantities import cpu_millis, memory_bytes
+from harness.report.timeline_sampler import Obj, TimelineSampler
 from harness.suite import manifests
 from harness.suite.attachments import attach_scenario_artifacts
 from harness.suite.launch_logs import LOGS_DIR_NAME, LaunchLogs
@@ -152,40 +151,16 @@ def start_scheduler(cluster: Any, kube: Kube, config: SuiteConfig) -> SchedulerU
     return scheduler
 
 
-class _Sampler:
-    """_Sampler feeds the timeline recorder from a background thread until stopped."""
+class _Sampler(TimelineSampler):
+    """_Sampler records the scenario's pods and records, in every namespace of its run, for its timeline."""
 
     def __init__(self, run: ScenarioRun) -> None:
-        from harness.report.timeline import TimelineRecorder
-
-        self.recorder = TimelineRecorder()
+        super().__init__(seconds=SAMPLE_SECONDS, name="timeline-sampler")
         self._run = run
-        self._stop = threading.Event()
-        self.started = time.monotonic()
-        self._thread = threading.Thread(target=self._loop, name="timeline-sampler", daemon=True)
 
-    def __enter__(self) -> _Sampler:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self.sample()
-        self.recorder.finish(time.monotonic() - self.started)  # the picture spans the whole scenario
-
-    def sample(self) -> None:
-        t = time.monotonic() - self.started
-        try:
-            runs = self._run.every_namespace()
-            self.recorder.observe_pods(t, [pod for run in runs for pod in run.pods()])
-            self.recorder.observe_records(t, [record for run in runs for record in run.records()])
-        except Exception:  # noqa: BLE001 - the picture is for humans; never fail a scenario over it
-            pass
-
-    def _loop(self) -> None:
-        while not self._stop.wait(SAMPLE_SECONDS):
-            self.sample()
+    def read(self) -> tuple[list[Obj], list[Obj]]:
+        runs = self._run.every_namespace()
+        return [pod for run in runs for pod in run.pods()], [record for run in runs for record in run.records()]
 
 
 @contextlib.contextmanager
