@@ -298,16 +298,7 @@ class KindProvider:
         config = self.write_config()
         self.check_inotify(config)
         self.create_cluster(kind_path, config)
-        kube = Kube.connect(self.kubeconfig)
-        # A kept cluster whose containers have just started again (a restarted Docker) is awaited, not judged.
-        wait_for(
-            lambda: api_ready(kube),
-            what=f"the API server of kind cluster {self.name}",
-            timeout="api_ready",
-            timeouts=self.timeouts,
-            hint=f"docker logs {self.name}-control-plane",
-        )
-        self.remember_workers(kube)
+        kube = self._connected()
         if self.offline:
             self.network(kube)
         self._wait_nodes_ready(kube)
@@ -326,7 +317,12 @@ class KindProvider:
         self.node_image_name, self.offline = self.choose_node_image()
         if not self.kubeconfig.is_file():
             raise HarnessError(f"kind cluster {self.name} has no kubeconfig at {self.kubeconfig}: the session's controller did not bring it up")
+        return self._connected()
+
+    def _connected(self) -> Kube:
+        """_connected() is a client of the cluster once its API server answers, with its workers' labels noted."""
         kube = Kube.connect(self.kubeconfig)
+        # A kept cluster whose containers have just started again (a restarted Docker) is awaited, not judged.
         wait_for(
             lambda: api_ready(kube),
             what=f"the API server of kind cluster {self.name}",

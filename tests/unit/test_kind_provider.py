@@ -436,3 +436,13 @@ def test_kind_kubelets_refresh_downward_api_volumes_within_seconds() -> None:
     config = yaml.safe_load(KIND_CONFIG.read_text())
     kubelet = [yaml.safe_load(p) for p in config.get("kubeadmConfigPatches", []) if "KubeletConfiguration" in p]
     assert [p.get("syncFrequency") for p in kubelet] == ["1s"]
+
+
+def test_a_worker_attaches_without_the_lock_and_refuses_a_cluster_not_brought_up(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RESCON_CACHE_DIR", str(tmp_path / "cache"))
+    provider = KindProvider(name="rescon-unit", image="stock")
+    monkeypatch.setattr(provider, "require_container_runtime", lambda: None)
+    with pytest.raises(HarnessError, match=r"kind cluster rescon-unit has no kubeconfig at .*: the session's controller did not bring it up"):
+        provider.attach()
+    # Attaching never takes the cluster's lock: the controller holds it for the whole session.
+    assert provider.session_lock is None and not provider.lock_file.exists()
