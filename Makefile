@@ -14,6 +14,7 @@ E2E_WORKERS ?= 8
 # On kind, scenarios share the seven slot workers (each pool on workers of its own, claimed one worker at a time,
 # harness/cluster/slot_pools.py); every one of its task pods is real containers on the same two cores.
 KIND_WORKERS ?= 3
+kind_workers = $(if $(filter-out 0,$(KIND_WORKERS)),-n $(KIND_WORKERS))
 # `make soak` runs at the count its 10 of 10 was measured at (docs/soak.md).
 SOAK_WORKERS ?= 6
 # The Generative scenario's budget: PipelineRuns drawn (new seed each session, printed with a replay command) in `make e2e`;
@@ -85,7 +86,7 @@ integration: venv tools
 # Each run starts a fresh allure-results (--clean-alluredir), so `make report` shows this run only.
 e2e: venv tools
 	@mkdir -p $(REPORTS)
-	$(PYTEST) tests/conformance --cluster=$(CLUSTER) --timeout=900 $(if $(filter local existing,$(CLUSTER)),-n $(E2E_WORKERS),$(if $(filter kind,$(CLUSTER)),$(if $(filter-out 0,$(KIND_WORKERS)),-n $(KIND_WORKERS)))) \
+	$(PYTEST) tests/conformance --cluster=$(CLUSTER) --timeout=900 $(if $(filter local existing,$(CLUSTER)),-n $(E2E_WORKERS),$(if $(filter kind,$(CLUSTER)),$(kind_workers))) \
 		$(call generative,$(GENERATIVE_RUNS)) --report-output=$(REPORTS)/conformance-report.yaml \
 		--junitxml=$(REPORTS)/junit.xml --alluredir=$(REPORTS)/allure-results --clean-alluredir $(PYTEST_ARGS)
 
@@ -93,7 +94,7 @@ e2e: venv tools
 # registry, `rescon kind node-image` builds the node image first (cached per user).
 e2e-kind: venv tools
 	@mkdir -p $(REPORTS)/kind
-	$(PYTEST) tests/conformance --cluster=kind --timeout=1800 $(if $(filter-out 0,$(KIND_WORKERS)),-n $(KIND_WORKERS)) \
+	$(PYTEST) tests/conformance --cluster=kind --timeout=1800 $(kind_workers) \
 		--report-output=$(REPORTS)/kind/conformance-report.yaml \
 		--junitxml=$(REPORTS)/kind/junit.xml --alluredir=$(REPORTS)/kind/allure-results $(PYTEST_ARGS)
 
