@@ -567,6 +567,13 @@ def component_table(result: Result) -> str:
     return "\n".join(rows)
 
 
+def json_from_tree(argv: list[str], tree: str, run: Callable[..., subprocess.CompletedProcess[str]] = subprocess.run) -> Obj:
+    """json_from_tree(argv, tree) runs a driver in `tree`, first on its PYTHONPATH, and is the JSON of its output's last line."""
+    out = run(argv, env={**os.environ, "PYTHONPATH": tree}, cwd=tree, capture_output=True, text=True, check=True).stdout
+    got: Obj = json.loads(out.strip().splitlines()[-1])
+    return got
+
+
 def compare(trees: list[str], sizes: list[int], turns: int, extra: list[str]) -> int:
     """compare() runs each size in each tree in fresh processes, in turns (tree A, tree B, tree A, ...), and prints the spread.
 
@@ -577,11 +584,7 @@ def compare(trees: list[str], sizes: list[int], turns: int, extra: list[str]) ->
     for turn in range(turns):
         for nodes in sizes:
             for tree in trees:
-                out = subprocess.run(
-                    [sys.executable, "-m", "bench.offline_backlog", "--nodes", str(nodes), "--json", *extra],
-                    env={**os.environ, "PYTHONPATH": tree}, cwd=tree, capture_output=True, text=True, check=True,
-                ).stdout
-                got = json.loads(out.strip().splitlines()[-1])
+                got = json_from_tree([sys.executable, "-m", "bench.offline_backlog", "--nodes", str(nodes), "--json", *extra], tree)
                 runs.setdefault((tree, nodes), []).append(got)
                 print(f"turn {turn + 1} {tree} nodes={nodes}: {got['ms_per_pod']:.2f} ms/pod, import {got['import_cpu_s']:.2f}s, digest {got['digest']}", flush=True)
     for nodes in sizes:

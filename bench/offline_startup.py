@@ -149,12 +149,9 @@ def compare(trees: list[str], nodes: int, turns: int, run: Callable[..., subproc
     runs: dict[str, list[dict[str, float]]] = {tree: [] for tree in trees}
     for _ in range(turns):
         for tree in trees:
-            out = run(
-                # -P: this file's directory (bench/) stays off sys.path, so `bench` is the tree's package.
-                [sys.executable, "-P", str(Path(__file__).resolve()), "--once", "--nodes", str(nodes)],
-                env={**os.environ, "PYTHONPATH": tree}, cwd=tree, capture_output=True, text=True, check=True,
-            ).stdout
-            runs[tree].append(json.loads(out.strip().splitlines()[-1]))
+            # -P: this file's directory (bench/) stays off sys.path, so `bench` is the tree's package.
+            argv = [sys.executable, "-P", str(Path(__file__).resolve()), "--once", "--nodes", str(nodes)]
+            runs[tree].append(offline_backlog.json_from_tree(argv, tree, run))
     return phase_table(runs)
 
 
