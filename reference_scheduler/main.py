@@ -30,6 +30,7 @@ with importing():
     from reference_scheduler.runtime.ratelimit import TokenBucket, limit_requests
     from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION
     from reference_scheduler.runtime.scheduler import MAIN_CLIENT_CONNECTIONS, Scheduler
+    from reference_scheduler.runtime.tls import share_tls_context
 
 log = logging.getLogger("tkn-scheduler")
 
@@ -57,6 +58,8 @@ def api_client(
     # bounds their rate (runtime/ratelimit.py).
     configuration.connection_pool_maxsize = max(4, config.burst // 10, connections)
     api = kubernetes.client.ApiClient(configuration)
+    # One TLS context for all of the client's connections, made now rather than at each (runtime/tls.py).
+    share_tls_context(api.rest_client.pool_manager)
     limit_requests(api, TokenBucket(config.qps, config.burst), on_request)
     return api
 

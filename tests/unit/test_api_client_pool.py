@@ -1,4 +1,4 @@
-"""main.api_client(): a pool as large as the requests the main client can have open."""
+"""main.api_client(): a pool as large as the requests the main client can have open, and one TLS context for all its connections."""
 
 from __future__ import annotations
 
@@ -46,6 +46,16 @@ def test_the_main_client_keeps_a_connection_for_each_request_it_can_have_open(tm
     assert settings["maxsize"] == MAIN_CLIENT_CONNECTIONS
     # The events client: at least 4, and a tenth of the burst, as before.
     assert api_client(config).rest_client.pool_manager.connection_pool_kw["maxsize"] == 10
+
+
+def test_the_client_trusts_the_kubeconfig_ca_through_one_context(tmp_path: Path, ca_pem: str) -> None:
+    config = parse_config(["--kubeconfig", str(_kubeconfig(tmp_path, ca_pem))])
+    settings = api_client(config).rest_client.pool_manager.connection_pool_kw
+    context = settings["ssl_context"]
+    assert "ca_certs" not in settings and "cert_file" not in settings
+    assert settings["cert_reqs"] == ssl.CERT_REQUIRED
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert [ca["subject"] for ca in context.get_ca_certs()] == [((("commonName", "ca"),),)]
 
 
 def test_the_informers_are_as_many_as_the_pool_counts() -> None:
