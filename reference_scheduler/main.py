@@ -31,6 +31,7 @@ with importing():
     from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION
     from reference_scheduler.runtime.scheduler import MAIN_CLIENT_CONNECTIONS, Scheduler
     from reference_scheduler.runtime.tls import share_tls_context
+    from reference_scheduler.runtime.token_refresh import refresh_token_only
 
 log = logging.getLogger("tkn-scheduler")
 
@@ -52,6 +53,8 @@ def api_client(
         kubernetes.config.load_kube_config(config_file=config.kubeconfig, context=config.context, client_configuration=configuration)  # type: ignore[no-untyped-call]
     else:
         kubernetes.config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    # Before each request the loader's hook refreshes the token; the rest it would re-apply is in place (runtime/token_refresh.py).
+    refresh_token_only(configuration)
     configuration.retries = urllib3.Retry(total=3, connect=3, read=0, backoff_factor=0.2)
     # The pool size is how many idle connections are kept, not a bound on requests open at once (urllib3
     # opens another when none is free, and closes it afterwards if the pool is full); the token bucket
