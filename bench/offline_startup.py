@@ -62,14 +62,25 @@ PHASES = (
 )
 
 
-def kubeconfig_text() -> str:
-    """kubeconfig_text() is a kind-shaped kubeconfig (inline CA, client certificate and key); nothing ever connects with it."""
-    blob = base64.b64encode(b"\0" * 1200).decode()  # about a kind certificate's size; only written to temp files
+def kubeconfig_text(workdir: Path) -> str:
+    """kubeconfig_text(dir) is a kind-shaped kubeconfig (inline CA, client certificate and key, RSA-2048 as kind's); nothing ever connects with it.
+
+    The certificates are real, made in `dir` with the openssl command: the client loads them into its
+    TLS context when it is made (reference_scheduler/runtime/tls.py), as the scheduler does at start.
+    """
+
+    def openssl(*args: str) -> None:
+        subprocess.run(["openssl", *args], cwd=workdir, check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=offline-ca")
+    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", "client.key", "-out", "client.csr", "-subj", "/O=system:masters/CN=offline-admin")
+    openssl("x509", "-req", "-in", "client.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "client.crt", "-days", "2")
+    ca, cert, key = (base64.b64encode((workdir / name).read_bytes()).decode() for name in ("ca.crt", "client.crt", "client.key"))
     return (
         "apiVersion: v1\nkind: Config\ncurrent-context: offline\npreferences: {}\n"
-        f"clusters:\n- name: offline\n  cluster:\n    server: https://offline.invalid:6443\n    certificate-authority-data: {blob}\n"
+        f"clusters:\n- name: offline\n  cluster:\n    server: https://offline.invalid:6443\n    certificate-authority-data: {ca}\n"
         "contexts:\n- name: offline\n  context:\n    cluster: offline\n    user: offline\n"
-        f"users:\n- name: offline\n  user:\n    client-certificate-data: {blob}\n    client-key-data: {blob}\n"
+        f"users:\n- name: offline\n  user:\n    client-certificate-data: {cert}\n    client-key-data: {key}\n"
     )
 
 
@@ -96,7 +107,7 @@ def start_once(nodes: int) -> dict[str, float]:
     offline_backlog.build_world(server, offline_backlog.Shape(nodes, offline_backlog.BACKLOG_PODS.get(nodes, 300)))
     with tempfile.TemporaryDirectory() as tmp:
         kubeconfig = Path(tmp) / "kubeconfig"
-        kubeconfig.write_text(kubeconfig_text())
+        kubeconfig.write_text(kubeconfig_text(Path(tmp)))
         phases.skip()
         config = parse_config([
             "--kubeconfig", str(kubeconfig), "--scheduler-name", bench_scheduler_name("reference"),

@@ -29,7 +29,9 @@ with importing():
     from reference_scheduler.runtime.observability import ApiClientName, Observability, configure_logging
     from reference_scheduler.runtime.ratelimit import TokenBucket, limit_requests
     from reference_scheduler.runtime.records import GROUP, PLURAL, VERSION
-    from reference_scheduler.runtime.scheduler import Scheduler
+    from reference_scheduler.runtime.scheduler import MAIN_CLIENT_CONNECTIONS, Scheduler
+    from reference_scheduler.runtime.tls import share_tls_context
+    from reference_scheduler.runtime.token_refresh import refresh_token_only
 
 log = logging.getLogger("tkn-scheduler")
 
@@ -37,21 +39,30 @@ log = logging.getLogger("tkn-scheduler")
 GAUGE_SECONDS = 2.0
 
 
-def api_client(config: SchedulerConfig, *, on_request: Callable[[str], None] | None = None) -> kubernetes.client.ApiClient:
+def api_client(
+    config: SchedulerConfig, *, on_request: Callable[[str], None] | None = None, connections: int = 0
+) -> kubernetes.client.ApiClient:
     """api_client() loads the kubeconfig (or the in-cluster config), its requests limited to --qps/--burst.
 
     Each client has its own token bucket, as each client-go clientset does; `on_request(method)`
-    is called for every request (the API-requests metric).
+    is called for every request (the API-requests metric). Its pool keeps up to `connections`
+    connections (at least 4 and a tenth of the burst).
     """
     configuration = kubernetes.client.Configuration()
     if config.kubeconfig:
         kubernetes.config.load_kube_config(config_file=config.kubeconfig, context=config.context, client_configuration=configuration)  # type: ignore[no-untyped-call]
     else:
         kubernetes.config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    # Before each request the loader's hook refreshes the token; the rest it would re-apply is in place (runtime/token_refresh.py).
+    refresh_token_only(configuration)
     configuration.retries = urllib3.Retry(total=3, connect=3, read=0, backoff_factor=0.2)
-    # The pool size bounds concurrent requests; the token bucket bounds their rate (runtime/ratelimit.py).
-    configuration.connection_pool_maxsize = max(4, config.burst // 10)
+    # The pool size is how many idle connections are kept, not a bound on requests open at once (urllib3
+    # opens another when none is free, and closes it afterwards if the pool is full); the token bucket
+    # bounds their rate (runtime/ratelimit.py).
+    configuration.connection_pool_maxsize = max(4, config.burst // 10, connections)
     api = kubernetes.client.ApiClient(configuration)
+    # One TLS context for all of the client's connections, made now rather than at each (runtime/tls.py).
+    share_tls_context(api.rest_client.pool_manager)
     limit_requests(api, TokenBucket(config.qps, config.burst), on_request)
     return api
 
@@ -81,7 +92,7 @@ def check_records_api(api: kubernetes.client.ApiClient) -> None:
 
 def serve(config: SchedulerConfig) -> int:
     observability = Observability()
-    api = api_client(config, on_request=lambda verb: observability.api_request(ApiClientName.MAIN, verb))
+    api = api_client(config, on_request=lambda verb: observability.api_request(ApiClientName.MAIN, verb), connections=MAIN_CLIENT_CONNECTIONS)
     check_records_api(api)
     # Events get a client (and a token bucket) of their own, as kube-scheduler's event broadcaster does.
     events_api = api_client(config, on_request=lambda verb: observability.api_request(ApiClientName.EVENTS, verb))

@@ -66,6 +66,16 @@ AttemptObserver = Callable[[str, float], None]
 BIND_THREADS = 8
 #: Records whose writes (create, claim, join) are in flight at once; each record's run in order.
 RECORD_WRITE_THREADS = 8
+#: The caches, each an informer holding one watch open on the main client.
+INFORMERS = 16
+#: The other threads that send requests on the main client: the scheduling loop, the label writer,
+#: the releaser, the resizer, the volume waits and the lease's renewal.
+OTHER_REQUESTING_THREADS = 6
+#: MAIN_CLIENT_CONNECTIONS is how many requests the main client can have open at once (38).
+#: Its connection pool keeps that many: urllib3 never makes a caller wait for a connection, it opens
+#: a new one and, when the pool is full, closes it after its request, so a smaller pool made a TLS
+#: connection (about 5 ms of CPU) for many of the writes once the watches held most of the pool.
+MAIN_CLIENT_CONNECTIONS = INFORMERS + BIND_THREADS + RECORD_WRITE_THREADS + OTHER_REQUESTING_THREADS
 
 
 def _custom_lister(custom: KubeApi, group: str, version: str, plural: str) -> Callable[..., Any]:
