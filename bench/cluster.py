@@ -291,8 +291,10 @@ def resolve_pipeline_runs(kube: Kube, namespace: str, run_label: str, expected: 
     would park every pod. The write waits until Tekton has marked the run
     Pending: Tekton's status update replaces the whole status, so a plan
     written before Tekton's first reconcile of the run could be overwritten
-    by it; after it, Tekton reconciles from a copy that has the plan and
-    writes nothing (verify_plans checks that after the run).
+    by it. Even after it, a reconcile that began from a copy without the
+    plan can still write its status over the patch (seen once in 10 runs at
+    5000 nodes), so plans found missing are written again until every run
+    has one, within the same timeout (verify_plans checks again after the run).
     """
     group, version, plural = PIPELINE_RUNS
     done: set[str] = set()
@@ -300,22 +302,40 @@ def resolve_pipeline_runs(kube: Kube, namespace: str, run_label: str, expected: 
     while True:
         runs = list_pipeline_runs(kube, namespace, f"{workload.RUN_LABEL}={run_label}")
         ready = [r for r in runs if r["metadata"]["name"] not in done and workload.tekton_marked_pending(r)]
-        parallel(
-            lambda r: kube.custom.patch_namespaced_custom_object_status(
-                group, version, namespace, plural, r["metadata"]["name"], workload.resolved_status_patch(r),
-                _content_type="application/merge-patch+json", _preload_content=False,
-            ),
-            ready,
-        )
+        _write_plans(kube, namespace, ready)
         done.update(r["metadata"]["name"] for r in ready)
         if len(done) >= expected:
             break
         if time.monotonic() > deadline:
             raise RuntimeError(f"Tekton marked only {len(done)} of {expected} PipelineRuns Pending within {timeout:.0f}s: is its controller running?")
         time.sleep(0.5)
-    missing = verify_plans(kube, namespace, run_label)
-    if missing:
-        raise RuntimeError(f"{len(missing)} PipelineRuns lost their status.pipelineSpec at once (e.g. {missing[0]})")
+    while True:
+        lost = plans_to_write_again(list_pipeline_runs(kube, namespace, f"{workload.RUN_LABEL}={run_label}"))
+        if not lost:
+            return
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"{len(lost)} PipelineRuns lost their status.pipelineSpec again after it was written again, for {timeout:.0f}s "
+                f"(e.g. {lost[0]['metadata']['name']}): Tekton's controller keeps rewriting their status"
+            )
+        _write_plans(kube, namespace, lost)
+        time.sleep(0.5)
+
+
+def _write_plans(kube: Kube, namespace: str, runs: list[dict[str, Any]]) -> None:
+    group, version, plural = PIPELINE_RUNS
+    parallel(
+        lambda r: kube.custom.patch_namespaced_custom_object_status(
+            group, version, namespace, plural, r["metadata"]["name"], workload.resolved_status_patch(r),
+            _content_type="application/merge-patch+json", _preload_content=False,
+        ),
+        runs,
+    )
+
+
+def plans_to_write_again(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """plans_to_write_again(runs) is the pending runs whose plan Tekton's status write replaced (a started run is left alone)."""
+    return [r for r in runs if workload.tekton_marked_pending(r) and not workload.has_resolved_plan(r)]
 
 
 def verify_plans(kube: Kube, namespace: str, run_label: str) -> list[str]:
