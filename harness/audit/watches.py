@@ -25,7 +25,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception
 from harness.audit.metrics import RESTART_ERROR, RESTART_EXPIRED, AuditMetrics
 from harness.audit.slim import slim_node, slim_pipeline_run, slim_pod
 from harness.contract import record as contract
-from harness.kube import Kube, json_object
+from harness.kube import Kube, as_plain_watch, json_object
 
 log = logging.getLogger("rescon.audit")
 
@@ -161,7 +161,7 @@ class WatchSource:
         func, args, kwargs = self._call()
         watch: Any = kubernetes.watch.Watch()  # type: ignore[no-untyped-call]
         return iter(watch.stream(
-            func, *args, resource_version=self.resource_version, timeout_seconds=WATCH_SECONDS,
+            as_plain_watch(func), *args, resource_version=self.resource_version, timeout_seconds=WATCH_SECONDS,
             allow_watch_bookmarks=True, _request_timeout=READ_TIMEOUT_SECONDS, **kwargs,
         ))
 

@@ -45,7 +45,7 @@ import kubernetes
 
 from harness.errors import HarnessError
 from harness.contract import record as contract
-from harness.kube import Kube, json_object
+from harness.kube import Kube, as_plain_watch, json_object
 from harness.monitor import invariants as rules
 from harness.monitor import rulebook
 from harness.monitor import volume_reads
@@ -299,14 +299,14 @@ class ContractMonitor:
         common: dict[str, Any] = {"resource_version": resource_version, "timeout_seconds": WATCH_SECONDS, "allow_watch_bookmarks": True}
         core, custom = self.kube.core, self.kube.custom
         if kind == "pods":
-            return iter(watch.stream(core.list_pod_for_all_namespaces, **common))
+            return iter(watch.stream(as_plain_watch(core.list_pod_for_all_namespaces), **common))
         if kind == "nodes":
-            return iter(watch.stream(core.list_node, label_selector=self.pool_selector, **common))
+            return iter(watch.stream(as_plain_watch(core.list_node), label_selector=self.pool_selector, **common))
         api = (contract.GROUP, contract.VERSION) if kind == "records" else TEKTON
         plural = contract.PLURAL if kind == "records" else "pipelineruns"
         if len(self.namespaces) == 1:
-            return iter(watch.stream(custom.list_namespaced_custom_object, *api, self.namespace, plural, **common))
-        return iter(watch.stream(custom.list_cluster_custom_object, *api, plural, **common))
+            return iter(watch.stream(as_plain_watch(custom.list_namespaced_custom_object), *api, self.namespace, plural, **common))
+        return iter(watch.stream(as_plain_watch(custom.list_cluster_custom_object), *api, plural, **common))
 
     def _watch_loop(self, kind: str) -> None:
         resource_version = ""
