@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import allure
-import yaml
 
+from harness import yaml_docs
 from harness.cluster.processes import tail
 from harness.kube import json_object, present
 from harness.quantities import Amount, amount_of
@@ -61,7 +61,7 @@ def attach_scenario_artifacts(
     for name, text in run.rendered.items():
         allure.attach(text, f"manifest {name}", allure.attachment_type.YAML)
     try:
-        allure.attach(yaml.safe_dump_all(_final_objects(run), sort_keys=False), "final objects", allure.attachment_type.YAML)
+        allure.attach(yaml_docs.dump_all(_final_objects(run)), "final objects", allure.attachment_type.YAML)
     except Exception as err:  # noqa: BLE001
         allure.attach(f"cannot read final objects: {err}", "final objects (error)", allure.attachment_type.TEXT)
     if include_logs:

@@ -22,6 +22,7 @@ import yaml
 from harness.cluster.compute_resources import compute_resources
 from harness.cluster.paths import SUITE_ROOT
 from harness.cluster.simulation import sim_task_spec
+from harness import yaml_docs
 from harness.errors import HarnessError
 
 FIXTURES_DIR = SUITE_ROOT / "fixtures" / "pipelines"
@@ -89,13 +90,22 @@ def render_text(name: str, context: RenderContext, directory: Path = FIXTURES_DI
 
 def render(name: str, context: RenderContext, directory: Path = FIXTURES_DIR) -> list[dict[str, Any]]:
     """render() returns the fixture's manifests, each forced into the scenario's namespace."""
+    return render_with_text(name, context, directory)[1]
+
+
+def render_with_text(name: str, context: RenderContext, directory: Path = FIXTURES_DIR) -> tuple[str, list[dict[str, Any]]]:
+    """render_with_text() is the fixture rendered once: its text, for the report, and its manifests in the scenario's namespace."""
     text = render_text(name, context, directory)
+    return text, manifests_of(name, text, context.namespace)
+
+
+def manifests_of(name: str, text: str, namespace: str) -> list[dict[str, Any]]:
     try:
-        docs = [d for d in yaml.safe_load_all(text) if d]
+        docs = [d for d in yaml_docs.load_all(text) if d]
     except yaml.YAMLError as err:
         raise HarnessError(f"fixture {name} renders invalid YAML: {err}") from err
     for doc in docs:
         if not isinstance(doc, dict) or "kind" not in doc or "apiVersion" not in doc:
             raise HarnessError(f"fixture {name} has a document without apiVersion/kind: fix the template")
-        doc.setdefault("metadata", {})["namespace"] = context.namespace
+        doc.setdefault("metadata", {})["namespace"] = namespace
     return docs

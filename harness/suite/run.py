@@ -15,8 +15,8 @@ from datetime import UTC, datetime
 from typing import Any, Callable, Iterator
 
 import kubernetes
-import yaml
 
+from harness import yaml_docs
 from harness.cluster import node_readiness
 from harness.cluster.node_pools import NodePool, register_again
 from harness.cluster.namespaces import release_pod_hold
@@ -129,7 +129,8 @@ class ScenarioRun:
             **{**self.context.__dict__, "extra": {**self.context.extra, **extra}}
         )
         label = f"{fixture} (in {self.elsewhere})" if self.elsewhere else fixture
-        return self._create(label, manifests.render(fixture, context), text=manifests.render_text(fixture, context))
+        text, docs = manifests.render_with_text(fixture, context)
+        return self._create(label, docs, text=text)
 
     def apply_objects(self, label: str, docs: list[Obj]) -> list[Obj]:
         """apply_objects('generative-00', docs) creates objects the test made itself (a drawn run), in this namespace, in order.
@@ -138,7 +139,7 @@ class ScenarioRun:
         report attaches it as it attaches a fixture's manifests.
         """
         placed = [{**doc, "metadata": {**doc.get("metadata", {}), "namespace": self.namespace}} for doc in docs]
-        return self._create(label, placed, text=yaml.safe_dump_all(placed, sort_keys=False))
+        return self._create(label, placed, text=yaml_docs.dump_all(placed))
 
     def _create(self, label: str, docs: list[Obj], *, text: str) -> list[Obj]:
         """_create() refuses objects not named after the scenario, keeps `text` under `label` for the report, and creates `docs` in order."""

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
-import yaml
 
+from harness import yaml_docs
 from harness.cluster.namespaces import unique_name, wait_pods_gone
 from harness.cluster.node_pools import shape_pool_nodes, unshape_pool_nodes
 from harness.cluster.storage import default_storage_class_of
@@ -317,4 +317,4 @@ def retired_pools(cluster: Any, kube: Kube, config: SuiteConfig) -> RetiredPools
 
 
 def dump_yaml(objects: list[dict[str, Any]]) -> str:
-    return yaml.safe_dump_all(objects, sort_keys=False)
+    return yaml_docs.dump_all(objects)
