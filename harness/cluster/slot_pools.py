@@ -225,6 +225,7 @@ def claim_slot_pool(
     current_namespace: str | None = None,
     pods: int | None = None,
     limit_pods: Callable[[str, int], None] | None = None,
+    unlimit_pods: Callable[[str], None] | None = None,
 ) -> NodePool:
     """claim_slot_pool(kube, 'peak', count=2) labels two free slot nodes `rescon.dev/pool=peak`.
 
@@ -233,6 +234,8 @@ def claim_slot_pool(
     memory less their requests, pod slots less their number. A pool that asks
     for fewer pod slots (`pods`) than a node has left gets them through
     `limit_pods(node, max_pods)` (kind sets the kubelet's maxPods), when given.
+    A claim that fails after that gives each node it limited to
+    `unlimit_pods(node)` before it lets the nodes go.
     """
     if taints:
         raise HarnessError(
@@ -252,6 +255,7 @@ def claim_slot_pool(
         # Labelled before the turn ends: the label is what keeps the next worker's claim off these nodes.
         for node in chosen:
             kube.core.patch_node(node.name, {"metadata": {"labels": {**extra, POOL_LABEL: name}}})
+    limited: list[str] = []
     try:
         tests = _test_namespaces(kube)
         on_nodes = {node.name: _pods_on(kube, node.name) for node in chosen}
@@ -263,10 +267,15 @@ def claim_slot_pool(
             for node in chosen:
                 max_pods = kubelet_max_pods(pods, int(node.allocatable.get("pods", "0")), daemon_pods[node.name])
                 if max_pods is not None:
+                    limited.append(node.name)  # noted first: a limit that failed half-way is undone too
                     limit_pods(node.name, max_pods)
             slots = min(slots, pods)
     except BaseException:
-        release_slot_pool(kube, name, extra=extra)
+        try:
+            for node_name in limited if unlimit_pods is not None else ():
+                unlimit_pods(node_name)
+        finally:
+            release_slot_pool(kube, name, extra=extra)
         raise
     return NodePool(
         name,

@@ -157,3 +157,30 @@ def test_a_coschedule_other_than_the_judged_one_names_the_patch_and_the_baseline
     assert message.startswith("Tekton's coschedule is 'workspaces' on context ci (openshift-pipelines/feature-flags), but the suite judges against 'disabled'")
     assert """kubectl -n openshift-pipelines patch configmap feature-flags --type merge -p '{"data":{"coschedule":"disabled"}}'""" in message
     assert message.endswith("or pass --coschedule workspaces to judge that mode as a baseline")
+
+
+def test_a_claim_that_fails_after_limiting_pods_gives_the_kubelets_their_maxpods_back_before_the_label(monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from harness.cluster import slot_pools
+
+    steps: list[str] = []
+    chosen = [SlotNode(f"w{i}", str(i), allocatable={"cpu": "4", "memory": "8Gi", "pods": "110"}) for i in range(3)]
+    monkeypatch.delenv(slot_pools.CLAIM_LOCK_ENV, raising=False)
+    monkeypatch.setattr(slot_pools, "_free_slots", lambda *a, **k: chosen)
+    monkeypatch.setattr(slot_pools, "_test_namespaces", lambda kube: set())
+    monkeypatch.setattr(slot_pools, "_pods_on", lambda kube, node: [])
+    monkeypatch.setattr(slot_pools, "release_slot_pool", lambda kube, name, extra=None: steps.append(f"release {name}"))
+    kube = SimpleNamespace(core=SimpleNamespace(patch_node=lambda name, body: steps.append(f"label {name}")))
+
+    def limit_pods(node: str, max_pods: int) -> None:
+        if node == "w1":
+            raise HarnessError("setting maxPods on w1: the kubelet did not come back")
+        steps.append(f"limit {node} {max_pods}")
+
+    with pytest.raises(HarnessError, match="kubelet did not come back"):
+        slot_pools.claim_slot_pool(
+            kube, "p", count=3, pods=4, timeouts=DEFAULT_TIMEOUTS,  # type: ignore[arg-type]
+            limit_pods=limit_pods, unlimit_pods=lambda node: steps.append(f"unlimit {node}"),
+        )
+    assert steps == ["label w0", "label w1", "label w2", "limit w0 4", "unlimit w0", "unlimit w1", "release p"]
