@@ -272,8 +272,9 @@ def claim_slot_pool(
             slots = min(slots, pods)
     except BaseException:
         try:
-            for node_name in limited if unlimit_pods is not None else ():
-                unlimit_pods(node_name)
+            for node_name in limited:
+                if unlimit_pods is not None:
+                    unlimit_pods(node_name)
         finally:
             release_slot_pool(kube, name, extra=extra)
         raise
