@@ -94,11 +94,7 @@ def main(argv: list[str]) -> int:
                     bc.clear_namespace(ctx.kube, namespace)
                     Path(args.out).write_text(json.dumps(rows, indent=1))
         finally:
-            bc.delete_namespace(ctx.kube, namespace)
-            try:
-                bc.wait_pods_gone(ctx.kube, namespace, timeout=120)
-            except RuntimeError as err:
-                say(f" cleanup: {err}")
+            bc.remove_namespace(ctx.kube, namespace, say)
             bc.remove_pool(ctx.kube, pool_name)
             bc.tear_down_identity(ctx.kube)
     for kind in kinds:

@@ -206,6 +206,15 @@ def wait_pods_gone(kube: Kube, namespace: str, timeout: float = 300.0) -> None:
         time.sleep(1.0)
 
 
+def remove_namespace(kube: Kube, namespace: str, say: Callable[[str], None]) -> None:
+    """remove_namespace() deletes a run's namespace at its end and waits up to 2 min for its pods; a wait that runs out is said, not raised."""
+    delete_namespace(kube, namespace)
+    try:
+        wait_pods_gone(kube, namespace, timeout=120)
+    except RuntimeError as err:
+        say(f" cleanup: {err}")
+
+
 # --- the scheduler's identity and its request counter (bench/api_writes.py) ---------
 
 

@@ -207,11 +207,7 @@ def measure_requeue(ctx: Context, pool: NodePool, kind: str, path: str, *, say: 
         if records is not None:
             records.stop()
         scheduler.stop()
-        bc.delete_namespace(ctx.kube, namespace)
-        try:
-            bc.wait_pods_gone(ctx.kube, namespace, timeout=120)
-        except RuntimeError as err:
-            say(f" cleanup: {err}")
+        bc.remove_namespace(ctx.kube, namespace, say)
 
 
 def _mark_run_done(ctx: Context, namespace: str, run: str) -> None:

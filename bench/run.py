@@ -504,11 +504,7 @@ def throughput_part(ctx: Context) -> None:
                         ctx.save()
                         say(f"  ({results[-1]['seconds']:.0f}s with set-up and clean-up; {time.monotonic() - ctx.started:.0f}s since the benchmark started)")
         finally:
-            bc.delete_namespace(ctx.kube, namespace)
-            try:
-                bc.wait_pods_gone(ctx.kube, namespace, timeout=120)
-            except RuntimeError as err:
-                say(f" cleanup: {err}")
+            bc.remove_namespace(ctx.kube, namespace, say)
             removing = time.monotonic()
             bc.remove_pool(ctx.kube, pool_name)
             stages[f"{case.nodes} nodes: pool down"] = time.monotonic() - removing
@@ -633,11 +629,7 @@ def contention_part(ctx: Context) -> None:
                     scheduler.stop()
                 if coschedule != "disabled":
                     set_coschedule("disabled")
-                bc.delete_namespace(ctx.kube, namespace)
-                try:
-                    bc.wait_pods_gone(ctx.kube, namespace, timeout=120)
-                except RuntimeError as err:
-                    say(f" cleanup: {err}")
+                bc.remove_namespace(ctx.kube, namespace, say)
             say(f"  {_clean(result)}")
             results[:] = [e for e in results if e.get("mode") != mode]  # a re-measurement replaces the old one
             results.append(_clean(result))
