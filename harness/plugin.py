@@ -634,9 +634,10 @@ def cluster(request: pytest.FixtureRequest, suite_config: SuiteConfig) -> Iterat
 
 @pytest.fixture(scope="session")
 def kube(request: pytest.FixtureRequest, cluster: Any, suite_config: SuiteConfig, suite_state: SuiteState) -> Iterator[Any]:
-    from harness.suite.session import prepare_cluster, worker_client
+    from harness.suite.session import prepare_cluster
 
-    client = cluster.up() if worker_id(request.config) is None else worker_client(cluster)
+    # An xdist worker attaches to the cluster its controller brought up (local, kind: no second bring-up).
+    client = cluster.up() if worker_id(request.config) is None else cluster.attach()
     prepare_cluster(client, suite_config, suite_state)
     yield client
     client.close()

@@ -104,6 +104,10 @@ class ExistingCluster:
         self._kube = kube
         return kube
 
+    def attach(self) -> Kube:
+        """attach() is an xdist worker's client: the same checks as up(), which change nothing on the cluster."""
+        return self.up()
+
     def down(self) -> None:
         """down() deletes the namespaces (and their PVs) and pool labels the suite made; nothing else."""
         if self._kube is None:

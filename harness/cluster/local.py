@@ -183,6 +183,10 @@ class LocalCluster:
 
     # --- lifecycle ---
 
+    def attach(self) -> Kube:
+        """attach() is an xdist worker's client of the cluster its controller brought up with up(): it only connects."""
+        return Kube.connect(self.kubeconfig)
+
     def up(self, *, with_tekton: bool = True) -> Kube:
         """up() returns a client of a running cluster, creating whatever is missing.
 

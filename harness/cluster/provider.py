@@ -30,6 +30,10 @@ class ClusterProvider(Protocol):
         """up() returns a client of a ready cluster with Tekton running, creating it if needed."""
         ...
 
+    def attach(self) -> Kube:
+        """attach() is an xdist worker's client of the cluster its session's controller brought up with up(); it creates nothing."""
+        ...
+
     def down(self) -> None:
         """down() removes what up() created; for `existing`, only what the suite created."""
         ...

@@ -106,18 +106,6 @@ class ControllerCluster:
             self._stack.close()
 
 
-def worker_client(cluster: Any) -> Kube:
-    """worker_client() is an xdist worker's client of the cluster its controller brought up (local, kind: no second bring-up)."""
-    from harness.cluster.kind import KindProvider
-    from harness.cluster.local import LocalCluster
-
-    if isinstance(cluster, LocalCluster):
-        return Kube.connect(cluster.kubeconfig)
-    if isinstance(cluster, KindProvider):
-        return cluster.attach()
-    return cluster.up()  # type: ignore[no-any-return]
-
-
 def restartable_components(cluster: Any) -> frozenset[str]:
     """restartable_components() is what the provider can restart (harness.cluster.local); none for a provider without the method."""
     names = getattr(cluster, "restartable_components", None)

@@ -119,3 +119,13 @@ def test_a_cluster_made_with_other_stages_is_stale(monkeypatch: pytest.MonkeyPat
     assert not cluster._stages_stale()
     cluster.kwokctl_config.write_text(local._stages_text().replace("sim.rescon.dev/result.", "sim.rescon.dev/old."))
     assert cluster._stages_stale()
+
+
+def test_a_worker_attaches_by_connecting_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("RESCON_STATE_DIR", str(tmp_path))
+    connected: list[Path] = []
+    monkeypatch.setattr(local.Kube, "connect", classmethod(lambda cls, path, *a, **k: connected.append(path) or "client"))
+    monkeypatch.setattr(local, "Toolchain", lambda **_: pytest.fail("a worker built or started something"))
+    cluster = LocalCluster(name="shared")
+    assert cluster.attach() == "client"  # type: ignore[comparison-overlap]
+    assert connected == [cluster.kubeconfig]
