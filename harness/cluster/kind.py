@@ -613,15 +613,11 @@ class KindProvider:
         labels: Mapping[str, str] | None = None,
         taints: Sequence[Mapping[str, Any]] = (),
     ) -> NodePool:
-        def limit_pods(node: str, max_pods: int) -> None:
+        def limit_pods(node: str, max_pods: int | None) -> None:
             self.set_max_pods(kube, node, max_pods)
 
-        def unlimit_pods(node: str) -> None:
-            self.set_max_pods(kube, node, None)
-
         return slot_pools.claim_slot_pool(
-            kube, name, count=count, labels=labels, taints=taints, timeouts=self.timeouts, pods=pods,
-            limit_pods=limit_pods, unlimit_pods=unlimit_pods,
+            kube, name, count=count, labels=labels, taints=taints, timeouts=self.timeouts, pods=pods, limit_pods=limit_pods
         )
 
     def remove_node_pool(self, kube: Kube, pool: NodePool) -> None:

@@ -224,8 +224,7 @@ def claim_slot_pool(
     timeouts: TimeoutConfig = DEFAULT_TIMEOUTS,
     current_namespace: str | None = None,
     pods: int | None = None,
-    limit_pods: Callable[[str, int], None] | None = None,
-    unlimit_pods: Callable[[str], None] | None = None,
+    limit_pods: Callable[[str, int | None], None] | None = None,
 ) -> NodePool:
     """claim_slot_pool(kube, 'peak', count=2) labels two free slot nodes `rescon.dev/pool=peak`.
 
@@ -234,8 +233,8 @@ def claim_slot_pool(
     memory less their requests, pod slots less their number. A pool that asks
     for fewer pod slots (`pods`) than a node has left gets them through
     `limit_pods(node, max_pods)` (kind sets the kubelet's maxPods), when given.
-    A claim that fails after that gives each node it limited to
-    `unlimit_pods(node)` before it lets the nodes go.
+    A claim that fails after that gives each node it limited its own maxPods
+    back (`limit_pods(node, None)`) before it lets the nodes go.
     """
     if taints:
         raise HarnessError(
@@ -272,9 +271,9 @@ def claim_slot_pool(
             slots = min(slots, pods)
     except BaseException:
         try:
-            for node_name in limited:
-                if unlimit_pods is not None:
-                    unlimit_pods(node_name)
+            if limit_pods is not None:
+                for node_name in limited:
+                    limit_pods(node_name, None)
         finally:
             release_slot_pool(kube, name, extra=extra)
         raise

@@ -19,10 +19,10 @@ from typing import Any, Mapping
 import jinja2
 import yaml
 
+from harness import yaml_docs
 from harness.cluster.compute_resources import compute_resources
 from harness.cluster.paths import SUITE_ROOT
 from harness.cluster.simulation import sim_task_spec
-from harness import yaml_docs
 from harness.errors import HarnessError
 
 FIXTURES_DIR = SUITE_ROOT / "fixtures" / "pipelines"

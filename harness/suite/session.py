@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
 
-from harness import yaml_docs
 from harness.cluster.namespaces import unique_name, wait_pods_gone
 from harness.cluster.node_pools import shape_pool_nodes, unshape_pool_nodes
 from harness.cluster.storage import default_storage_class_of
@@ -302,7 +301,3 @@ def retired_pools(cluster: Any, kube: Kube, config: SuiteConfig) -> RetiredPools
     from harness.cluster.local import LocalCluster
 
     return RetiredPools(cluster, kube, config.timeouts, defer=isinstance(cluster, LocalCluster))
-
-
-def dump_yaml(objects: list[dict[str, Any]]) -> str:
-    return yaml_docs.dump_all(objects)

@@ -173,7 +173,10 @@ def test_a_claim_that_fails_after_limiting_pods_gives_the_kubelets_their_maxpods
     monkeypatch.setattr(slot_pools, "release_slot_pool", lambda kube, name, extra=None: steps.append(f"release {name}"))
     kube = SimpleNamespace(core=SimpleNamespace(patch_node=lambda name, body: steps.append(f"label {name}")))
 
-    def limit_pods(node: str, max_pods: int) -> None:
+    def limit_pods(node: str, max_pods: int | None) -> None:
+        if max_pods is None:
+            steps.append(f"unlimit {node}")
+            return
         if node == "w1":
             raise HarnessError("setting maxPods on w1: the kubelet did not come back")
         steps.append(f"limit {node} {max_pods}")
@@ -181,6 +184,6 @@ def test_a_claim_that_fails_after_limiting_pods_gives_the_kubelets_their_maxpods
     with pytest.raises(HarnessError, match="kubelet did not come back"):
         slot_pools.claim_slot_pool(
             kube, "p", count=3, pods=4, timeouts=DEFAULT_TIMEOUTS,  # type: ignore[arg-type]
-            limit_pods=limit_pods, unlimit_pods=lambda node: steps.append(f"unlimit {node}"),
+            limit_pods=limit_pods,
         )
     assert steps == ["label w0", "label w1", "label w2", "limit w0 4", "unlimit w0", "unlimit w1", "release p"]
