@@ -57,6 +57,7 @@ from harness.monitor.release_reads import TEKTON, read_release_truths, read_true
 from harness.monitor.release_truth import ReleaseTruth
 from harness.monitor.room import NodeRoom
 from harness.monitor.room_text import room_table
+from harness.monitor.scenario_view import ScenarioView, namespaced
 from harness.timeouts import TimeoutConfig
 
 log = logging.getLogger("rescon.monitor")
@@ -161,6 +162,8 @@ class ContractMonitor:
         self.keep_going = keep_going
         self.started = clock()
         self.world = rules.World()
+        #: The scenario's pods and records as last seen, for the timeline's thread (records only when watched: checks_records).
+        self.view = ScenarioView(self.namespaces)
         self.violations: list[Violation] = []
         self.events_seen = 0
         #: Events received but never evaluated: stop() ran out of monitor_drained (0 until then, and when it drained).
@@ -381,14 +384,15 @@ class ContractMonitor:
 
     def _apply(self, event: _Event) -> None:
         self.events_seen += 1
+        self.view.apply(event.kind, event.type, obj=event.obj, items=event.items)
         world = self.world
         if event.kind == "pods":
             self._apply_pods(event)
         elif event.kind == "nodes":
             _replace(world.nodes, event, key=lambda o: str(o["metadata"]["name"]))
         elif event.kind == "pipelineruns":
-            _replace(world.pipeline_runs, event, key=_namespaced)
-            for key in list(world.pipeline_runs) if event.type == "SYNC" else [_namespaced(event.obj or {})]:
+            _replace(world.pipeline_runs, event, key=namespaced)
+            for key in list(world.pipeline_runs) if event.type == "SYNC" else [namespaced(event.obj or {})]:
                 self._check_groups(key)
         elif event.kind == "records":
             self._apply_records(event)
@@ -431,7 +435,7 @@ class ContractMonitor:
             # A fresh list after a gap: compare the next states with these, not with states before the gap.
             records.clear()
         for obj in event.items if event.type == "SYNC" else [event.obj or {}]:
-            key = _namespaced(obj)
+            key = namespaced(obj)
             if event.type == "DELETED":
                 gone = records.pop(key, None)
                 self._diverged_since.pop(key, None)
@@ -663,11 +667,11 @@ class ContractMonitor:
         nodes, _ = self._list("nodes")
         fresh.nodes = {str(n["metadata"]["name"]): n for n in nodes}
         runs, _ = self._list("pipelineruns")
-        fresh.pipeline_runs = {_namespaced(r): r for r in runs}
+        fresh.pipeline_runs = {namespaced(r): r for r in runs}
         if self.checks_records:
             for obj in self._list("records")[0]:
                 try:
-                    fresh.records[_namespaced(obj)] = contract.Record.from_json(obj)
+                    fresh.records[namespaced(obj)] = contract.Record.from_json(obj)
                 except contract.ContractViolation:
                     continue  # reported from the watch
         return fresh
@@ -677,11 +681,6 @@ def _raw(response: Any) -> Obj:
     """_raw() is the JSON body of a call made with _preload_content=False (pods and nodes as plain dicts)."""
     data: Obj = json.loads(response.data)
     return data
-
-
-def _namespaced(obj: Mapping[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
 def _replace(store: dict[Any, Any], event: _Event, *, key: Callable[[Obj], Any]) -> None:

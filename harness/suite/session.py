@@ -139,15 +139,23 @@ def start_scheduler(cluster: Any, kube: Kube, config: SuiteConfig) -> SchedulerU
 
 
 class _Sampler(TimelineSampler):
-    """_Sampler records the scenario's pods and records, in every namespace of its run, for its timeline."""
+    """_Sampler records the scenario's pods and records, in every namespace of its run, for its timeline.
 
-    def __init__(self, run: ScenarioRun) -> None:
+    It reads them from the contract monitor's watches (ContractMonitor.view), not
+    from the API server: the monitor runs through the whole scenario. Records are
+    listed only where the monitor does not watch them (no ReservationRecords feature).
+    """
+
+    def __init__(self, run: ScenarioRun, monitor: ContractMonitor) -> None:
         super().__init__(seconds=SAMPLE_SECONDS, name="timeline-sampler")
         self._run = run
+        self._monitor = monitor
 
     def read(self) -> tuple[list[Obj], list[Obj]]:
-        runs = self._run.every_namespace()
-        return [pod for run in runs for pod in run.pods()], [record for run in runs for record in run.records()]
+        pods, records = self._monitor.view.snapshot()
+        if not self._monitor.checks_records:
+            records = [record for run in self._run.every_namespace() for record in run.records()]
+        return pods, records
 
 
 @contextlib.contextmanager
@@ -261,12 +269,11 @@ def _scenario_run(
             kube, namespace, pool.selector, timeouts=config.timeouts, checks_records=run.checks_records, scheduler_name=config.scheduler_name,
             keep_going=config.contract_keep_going, extra_namespaces=tuple(extra.values()),
         )
-        with monitor, _Sampler(run) as sampler:
+        # The sampler ends after the monitor: the monitor's stop() judges every event received, so the
+        # timeline's last sample, read from it, is the scenario's last state.
+        with _Sampler(run, monitor) as sampler, monitor:
             run.monitor = monitor
-            try:
-                yield run
-            finally:
-                sampler.sample()
+            yield run
         failed = getattr(request.node, "rescon_failed", False)
         attach_scenario_artifacts(
             run, sampler.recorder, cluster, scheduler, include_logs=True, failed=failed,
