@@ -94,9 +94,9 @@ def _attach_timeline(run: ScenarioRun, recorder: TimelineRecorder, marks: Sequen
     from harness.report.timeline import render_timeline
 
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "timeline.png"
+        path = Path(tmp) / "timeline.svg"
         render_timeline(
             recorder.intervals(), recorder.bands(), timeline_nodes(run), path,
             title=f"{run.scenario.name} ({run.namespace})", until=recorder.ended, marks=marks,
         )
-        allure.attach.file(str(path), "timeline", allure.attachment_type.PNG)  # type: ignore[no-untyped-call]
+        allure.attach.file(str(path), "timeline", allure.attachment_type.SVG)  # type: ignore[no-untyped-call]

@@ -211,6 +211,22 @@ def test_render_timeline_writes_a_readable_png(tmp_path: Path) -> None:
     assert len(lanes) * LANE_MIN_PX <= height <= len(lanes) * LANE_MIN_PX + 300
 
 
+def test_render_timeline_writes_an_svg_whose_labels_are_text(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    pods = [PodInterval("run-1-clone-pod", "node-a", 1.0, 3.0, "Succeeded"), PodInterval("run-2-lint-pod", None, 0.5, None, "Pending")]
+    bands = [ReservationBand("run-1", "source", "node-a", 0.5, 6.5, "Released", 3800)]
+    path = render_timeline(pods, bands, [NodeCapacity("node-a", 4000)], tmp_path / "timeline.svg", title="sample", until=8.0, marks=[(2.0, "node-overcommitted")])
+    root = ET.parse(path).getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    texts = " ".join("".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text"))
+    for wanted in ("run-1-clone-pod", "run-2-lint-pod", "run-1/source", "node-a", UNSCHEDULED_LANE, "node-overcommitted", "sample"):
+        assert wanted in texts, f"{wanted!r} is not a text of the SVG"
+    import matplotlib
+
+    assert matplotlib.rcParams["svg.fonttype"] == "path"  # set for the call only
+
+
 def test_render_timeline_with_nothing_observed(tmp_path: Path) -> None:
     path = render_timeline([], [], [], tmp_path / "empty.png", title="nothing")
     assert path.stat().st_size > 1000
