@@ -52,6 +52,7 @@ from harness.monitor import volume_reads
 from harness.monitor.expected_groups import expected_groups, group_of
 from harness.monitor.journal import Journal
 from harness.monitor.latencies import Latencies, latencies_of
+from harness.monitor.pod_event_filter import SKIPPED, FilteredWatch, PodEventFilter
 from harness.monitor.release_due import ReleaseClock
 from harness.monitor.release_reads import TEKTON, read_release_truths, read_true_reasons
 from harness.monitor.release_truth import ReleaseTruth
@@ -164,6 +165,10 @@ class ContractMonitor:
         self.world = rules.World()
         #: The scenario's pods and records as last seen, for the timeline's thread (records only when watched: checks_records).
         self.view = ScenarioView(self.namespaces)
+        #: Pod events neither of the scenario's namespaces nor on its pool are skipped undecoded (harness.monitor.pod_event_filter).
+        self.pod_filter = PodEventFilter(self.namespaces)
+        #: Set when a node joined the pool after the first list: the pods watch lists again (pods on it may have been skipped).
+        self._relist_pods = threading.Event()
         self.violations: list[Violation] = []
         self.events_seen = 0
         #: Events received but never evaluated: stop() ran out of monitor_drained (0 until then, and when it drained).
@@ -302,7 +307,7 @@ class ContractMonitor:
         common: dict[str, Any] = {"resource_version": resource_version, "timeout_seconds": WATCH_SECONDS, "allow_watch_bookmarks": True}
         core, custom = self.kube.core, self.kube.custom
         if kind == "pods":
-            return iter(watch.stream(as_plain_watch(core.list_pod_for_all_namespaces), **common))
+            return iter(FilteredWatch(self.pod_filter).stream(as_plain_watch(core.list_pod_for_all_namespaces), **common))  # type: ignore[no-untyped-call]
         if kind == "nodes":
             return iter(watch.stream(as_plain_watch(core.list_node), label_selector=self.pool_selector, **common))
         api = (contract.GROUP, contract.VERSION) if kind == "records" else TEKTON
@@ -323,13 +328,17 @@ class ContractMonitor:
                 for event in self._stream(kind, resource_version):
                     if self._stop.is_set():
                         return
+                    if kind == "pods" and self._relist_pods.is_set():
+                        self._relist_pods.clear()
+                        resource_version = ""  # a node joined the pool: list its pods, skipped until now
+                        break
                     raw = event.get("raw_object") or {}
                     if event.get("type") == "ERROR":
                         if raw.get("code") == 410:
                             resource_version = ""  # too old: list again
                         break
                     resource_version = str((raw.get("metadata") or {}).get("resourceVersion") or resource_version)
-                    if event.get("type") != "BOOKMARK" and (kind in ("pods", "nodes") or self._in_scope(raw)):
+                    if event.get("type") not in ("BOOKMARK", SKIPPED) and (kind in ("pods", "nodes") or self._in_scope(raw)):
                         self._queue.put(_Event(kind, str(event.get("type")), obj=raw))
             except kubernetes.client.ApiException as err:
                 if err.status == 410:
@@ -390,6 +399,8 @@ class ContractMonitor:
             self._apply_pods(event)
         elif event.kind == "nodes":
             _replace(world.nodes, event, key=lambda o: str(o["metadata"]["name"]))
+            if self.pod_filter.add_pool_nodes(world.nodes):
+                self._relist_pods.set()
         elif event.kind == "pipelineruns":
             _replace(world.pipeline_runs, event, key=namespaced)
             for key in list(world.pipeline_runs) if event.type == "SYNC" else [namespaced(event.obj or {})]:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from harness.cluster.namespaces import create_test_namespace, delete_test_namespace, unique_name, wait_pods_gone
 from harness.cluster.node_pools import NodePool
 from harness.contract import record as contract
 from harness.contract.install import install_crd
@@ -78,6 +79,31 @@ def test_pods_within_allocatable_are_never_reported(it_kube: Kube, namespace: st
 
         hold_for(quiet, what="the monitor staying quiet", duration="group_stays", timeouts=monitor_timeouts)
     assert monitor.events_seen >= 2
+
+
+def test_another_namespaces_pod_counts_on_the_pool_and_is_skipped_off_it(
+    request: pytest.FixtureRequest, it_kube: Kube, namespace: str, node_pool: NodePool, monitor_timeouts: TimeoutConfig
+) -> None:
+    node = node_pool.nodes[0]
+    other = create_test_namespace(it_kube, unique_name("it-other", request.node.name), timeouts=monitor_timeouts)
+    try:
+        with ContractMonitor(it_kube, namespace, node_pool.selector, timeouts=monitor_timeouts, checks_records=False) as monitor:
+
+            def pool_known() -> None:
+                if not monitor.pod_filter.knows_pool:
+                    raise NotYet("the monitor has not applied its pool's nodes yet")
+
+            wait_for(pool_known, what="the monitor to know its pool", timeout="monitor_synced", timeouts=monitor_timeouts)
+            it_kube.core.create_namespaced_pod(other, _pinned_pod("elsewhere", "rescon-no-such-node", "1"))
+            it_kube.core.create_namespaced_pod(other, _pinned_pod("neighbour", node, "3"))
+            it_kube.core.create_namespaced_pod(namespace, _pinned_pod("own", node, "2"))
+            _violation(monitor, rules.NODE_OVERCOMMITTED, monitor_timeouts)
+        assert f"pod {other}/neighbour" in monitor.violations[0].objects  # kept: bound to a pool node
+        assert monitor.pod_filter.skipped >= 1
+        assert "elsewhere" not in {p["metadata"]["name"] for p in monitor.world.pods.values()}  # skipped undecoded
+    finally:
+        delete_test_namespace(it_kube, other, timeouts=monitor_timeouts, wait=False)
+        wait_pods_gone(it_kube, other, timeouts=monitor_timeouts)
 
 
 #: A PipelineRun Tekton leaves alone (spec.status PipelineRunPending): it owns the test's record.
