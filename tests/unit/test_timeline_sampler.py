@@ -51,3 +51,47 @@ def test_a_failed_read_is_skipped_and_the_next_one_counts() -> None:
         sampler.sample()  # fails: nothing recorded, nothing raised
         assert sampler.seen == []
     assert sampler.seen == ["b"]
+
+
+class _Monitor:
+    """The part of ContractMonitor the scenario's sampler reads: its view, and whether it watches records."""
+
+    def __init__(self, *, checks_records: bool) -> None:
+        from harness.monitor.scenario_view import ScenarioView
+
+        self.checks_records = checks_records
+        self.view = ScenarioView(["ns", "ns-extra"])
+
+
+class _Run:
+    """A ScenarioRun whose records are listed per namespace; `listed` counts the LISTs."""
+
+    def __init__(self, namespace: str = "ns", others: tuple[str, ...] = ("ns-extra",)) -> None:
+        self.namespace, self.others, self.listed = namespace, others, 0
+
+    def every_namespace(self) -> list[_Run]:
+        return [self, *(_Run(name, ()) for name in self.others)]
+
+    def records(self) -> list[dict[str, Any]]:
+        self.listed += 1
+        return [{"metadata": {"name": f"listed-{self.namespace}", "namespace": self.namespace}}]
+
+
+def test_the_scenarios_sampler_reads_the_monitors_watches_and_lists_nothing() -> None:
+    from harness.suite.session import _Sampler
+
+    monitor, run = _Monitor(checks_records=True), _Run()
+    monitor.view.apply("pods", "ADDED", obj={**_pod("a", "n0", "Running"), "metadata": {"name": "a", "uid": "a", "namespace": "ns-extra"}})
+    monitor.view.apply("records", "ADDED", obj={"metadata": {"name": "run", "namespace": "ns"}})
+    pods, records = _Sampler(run, monitor).read()  # type: ignore[arg-type]
+    assert [p["metadata"]["name"] for p in pods] == ["a"]
+    assert [r["metadata"]["name"] for r in records] == ["run"]
+    assert run.listed == 0
+
+
+def test_records_are_listed_where_the_monitor_does_not_watch_them() -> None:
+    from harness.suite.session import _Sampler
+
+    monitor, run = _Monitor(checks_records=False), _Run()
+    _, records = _Sampler(run, monitor).read()  # type: ignore[arg-type]
+    assert [r["metadata"]["name"] for r in records] == ["listed-ns", "listed-ns-extra"]
