@@ -45,6 +45,12 @@ def json_object(answer: object) -> dict[str, Any]:
     return cast(dict[str, Any], answer)
 
 
+def namespaced(obj: Mapping[str, Any]) -> tuple[str, str]:
+    """namespaced() is an object's (namespace, name), as the API keys a namespaced object."""
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
 def decoded(response: Any) -> dict[str, Any]:
     """decoded(kube.core.read_node(name, _preload_content=False)) is the raw answer's JSON object, as the API sent it.
 

@@ -26,6 +26,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from harness.audit.watches import WatchEvent
 from harness.contract import record as contract
+from harness.kube import namespaced
 from harness.monitor import invariants as rules
 from harness.monitor import rulebook
 from harness.monitor.expected_groups import expected_groups
@@ -43,11 +44,6 @@ class VolumeCheck:
     pod: Obj | None = None
     record: contract.Record | None = None
     groups: tuple[str, ...] = ()
-
-
-def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
 @dataclass
@@ -106,9 +102,9 @@ class LiveState:
         if event.kind == "nodes":
             self._replace(self.world.nodes, event, key=lambda o: str((o.get("metadata") or {}).get("name")))
         elif event.kind == "pipelineruns":
-            self._replace(self.world.pipeline_runs, event, key=_key)
+            self._replace(self.world.pipeline_runs, event, key=namespaced)
             if event.type == "DELETED" and event.obj is not None:
-                self.first_binds.pop(_key(event.obj), None)
+                self.first_binds.pop(namespaced(event.obj), None)
         elif event.kind == "records":
             return self._apply_records(event, now=now, true_reasons_of=true_reasons_of)
         return []
@@ -174,7 +170,7 @@ class LiveState:
         return self._apply_record(event.obj or {}, event.type, now=now, true_reasons_of=true_reasons_of)
 
     def _apply_record(self, obj: Obj, change: str, *, now: float, true_reasons_of: TrueReasons) -> list[rules.Finding]:
-        key = _key(obj)
+        key = namespaced(obj)
         meta = obj.get("metadata") or {}
         if change == "DELETED":
             for store in (self.world.records, self.created, self.created_rv, self.invalid, self.diverged_since, self.first_binds):

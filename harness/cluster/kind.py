@@ -41,6 +41,7 @@ attach() to it, each scenario on slot workers of its own (harness.cluster.slot_p
 from __future__ import annotations
 
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -613,11 +614,9 @@ class KindProvider:
         labels: Mapping[str, str] | None = None,
         taints: Sequence[Mapping[str, Any]] = (),
     ) -> NodePool:
-        def limit_pods(node: str, max_pods: int | None) -> None:
-            self.set_max_pods(kube, node, max_pods)
-
         return slot_pools.claim_slot_pool(
-            kube, name, count=count, labels=labels, taints=taints, timeouts=self.timeouts, pods=pods, limit_pods=limit_pods
+            kube, name, count=count, labels=labels, taints=taints, timeouts=self.timeouts, pods=pods,
+            limit_pods=functools.partial(self.set_max_pods, kube),
         )
 
     def remove_node_pool(self, kube: Kube, pool: NodePool) -> None:

@@ -23,7 +23,6 @@ says so, and the monitor lists pods afresh.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -42,10 +41,9 @@ class PodEventFilter:
 
     def __init__(self, namespaces: Iterable[str]) -> None:
         self._namespace_marks = tuple(f'"namespace":"{namespace}"' for namespace in namespaces)
-        #: The pool's nodes and their marks, swapped whole (the watch thread reads it, the evaluator sets it);
+        #: The pool's nodes and their marks, swapped whole: the evaluator alone sets it, the watch thread reads it.
         #: None until the pool's nodes are first known: nothing is skipped.
         self._pool: tuple[frozenset[str], tuple[str, ...]] | None = None
-        self._lock = threading.Lock()
         self.skipped = 0
 
     @property
@@ -55,13 +53,12 @@ class PodEventFilter:
 
     def add_pool_nodes(self, names: Iterable[str]) -> bool:
         """add_pool_nodes() makes pods bound to these nodes kept too; True when a node is new after the first call (list pods again)."""
-        with self._lock:
-            known = self._pool[0] if self._pool is not None else None
-            pool = frozenset(names) | (known or frozenset())
-            if pool == known:
-                return False
-            self._pool = (pool, tuple(f'"nodeName":"{node}"' for node in sorted(pool)))
-            return known is not None
+        known = self._pool[0] if self._pool is not None else None
+        pool = frozenset(names) | (known or frozenset())
+        if pool == known:
+            return False
+        self._pool = (pool, tuple(f'"nodeName":"{node}"' for node in sorted(pool)))
+        return known is not None
 
     def skipped_version(self, line: str) -> str | None:
         """skipped_version() is the resourceVersion of a line the monitor may skip, None for a line to decode."""

@@ -15,7 +15,9 @@ picture shows what is there, the monitor judges it.
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Hashable, Iterable, Mapping
+from typing import Any, Callable, Hashable, Iterable
+
+from harness.kube import namespaced
 
 Obj = dict[str, Any]
 
@@ -60,9 +62,3 @@ def _namespace(obj: Obj) -> str:
 
 def _uid(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("uid") or "")
-
-
-def namespaced(obj: Mapping[str, Any]) -> tuple[str, str]:
-    """namespaced() is an object's (namespace, name), as the API keys a namespaced object."""
-    meta = obj.get("metadata") or {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")

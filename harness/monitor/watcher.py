@@ -45,7 +45,7 @@ import kubernetes
 
 from harness.errors import HarnessError
 from harness.contract import record as contract
-from harness.kube import Kube, as_plain_watch, json_object
+from harness.kube import Kube, as_plain_watch, json_object, namespaced
 from harness.monitor import invariants as rules
 from harness.monitor import rulebook
 from harness.monitor import volume_reads
@@ -58,7 +58,7 @@ from harness.monitor.release_reads import TEKTON, read_release_truths, read_true
 from harness.monitor.release_truth import ReleaseTruth
 from harness.monitor.room import NodeRoom
 from harness.monitor.room_text import room_table
-from harness.monitor.scenario_view import ScenarioView, namespaced
+from harness.monitor.scenario_view import ScenarioView
 from harness.timeouts import TimeoutConfig
 
 log = logging.getLogger("rescon.monitor")
