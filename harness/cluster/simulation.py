@@ -15,6 +15,9 @@ taskSpec's `metadata.annotations` (Tekton copies them to the TaskRun and the pod
     sim.rescon.dev/linger       "true"    sidecars keep running after the steps end, so the pod
                                           stays Running while its TaskRun is already terminal
     sim.rescon.dev/linger-for   "30s"     how long a lingering sidecar runs (default 1h)
+    sim.rescon.dev/linger-held  "true"    a lingering sidecar runs until the test sets
+                                          sim.rescon.dev/stop-sidecars (linger-for is not read)
+    sim.rescon.dev/stop-sidecars "true"   set by the test on the pod to stop a held lingering sidecar
     sim.rescon.dev/result.NAME  '["a","b"]'  the value the steps write to the Task's result NAME (an
                                           array result's as JSON), as a step writes /tekton/results/NAME
 
@@ -48,6 +51,8 @@ RELEASE = PREFIX + "release"
 EXIT_CODES = PREFIX + "exit-codes"
 LINGER = PREFIX + "linger"
 LINGER_FOR = PREFIX + "linger-for"
+LINGER_HELD = PREFIX + "linger-held"
+STOP_SIDECARS = PREFIX + "stop-sidecars"
 #: The prefix of the annotations that give the steps' results: RESULT + "shards" is result `shards`.
 RESULT = PREFIX + "result."
 
@@ -103,9 +108,14 @@ code=$(echo "$codes" | tr ',' '\n' | sed -n "$((attempt + 1))p")
 exit "$code"
 """
 
-#: The lingering sidecar's script on real containers: it runs for sim.rescon.dev/linger-for (default 1h).
+#: The lingering sidecar's script on real containers: it runs until sim.rescon.dev/stop-sidecars when
+#: sim.rescon.dev/linger-held says so, else for sim.rescon.dev/linger-for (default 1h).
 LINGER_SCRIPT = "\n".join(line for line in STEP_SCRIPT.splitlines() if line.startswith(("#!", "ann()", "seconds()"))) + (
-    '\nexec sleep "$(seconds "$(ann sim.rescon.dev/linger-for)" 3600)"\n'
+    '\nif [ "$(ann sim.rescon.dev/linger-held)" = "true" ]; then\n'
+    '  until [ "$(ann sim.rescon.dev/stop-sidecars)" = "true" ]; do sleep 1; done\n'
+    "  exit 0\n"
+    "fi\n"
+    'exec sleep "$(seconds "$(ann sim.rescon.dev/linger-for)" 3600)"\n'
 )
 
 #: The image real steps run in; any image with a POSIX shell, sed and tr.
@@ -126,6 +136,7 @@ def sim_task_spec(
     exit_codes: str | None = None,
     linger: bool = False,
     linger_for: str | None = None,
+    linger_held: bool = False,
     sidecar_cpu: str | None = None,
     sidecar_memory: str | None = None,
     sidecar_host_port: int | None = None,
@@ -155,7 +166,9 @@ def sim_task_spec(
       the timing;
     * step_template: the requests of `stepTemplate.computeResources`;
     * sidecar_cpu / sidecar_memory: a sidecar `helper` with those requests that
-      ends with the steps (with linger=True the sidecar is `linger` instead);
+      ends with the steps (with linger=True the sidecar is `linger` instead, which
+      runs on after the steps for linger_for, or with linger_held=True until the
+      test stops it: ScenarioRun.stop_sidecars());
     * sidecar_host_port: `helper` also binds that host port (a service a task's
       tests reach on the node, as a sidecar registry on :5000 is);
     * params, results: string params and results declared by the Task (a matrix
@@ -179,6 +192,10 @@ def sim_task_spec(
         annotations[LINGER] = "true"
     if linger_for:
         annotations[LINGER_FOR] = linger_for
+    if linger_held:
+        if not linger or linger_for:
+            raise ValueError("sim_task_spec(linger_held=True) needs linger=True and no linger_for: a held sidecar runs until the test stops it")
+        annotations[LINGER_HELD] = "true"
     for name, value in (writes or {}).items():
         annotations[RESULT + name] = value if isinstance(value, str) else json.dumps(list(value), separators=(",", ":"))
     work: dict[str, Any] = {"name": "work", "image": STEP_IMAGE, "script": STEP_SCRIPT}
@@ -424,7 +441,7 @@ def node_stages() -> list[dict[str, Any]]:
 
 
 def pod_stages() -> list[dict[str, Any]]:
-    """pod_stages() play a task pod: Running, steps end (by time or on release), sidecars stop, deletion."""
+    """pod_stages() play a task pod: Running, steps end (by time or on release), sidecars stop (by time or when told), deletion."""
     running = _stage(
         "rescon-pod-running",
         "Pod",
@@ -448,9 +465,17 @@ def pod_stages() -> list[dict[str, Any]]:
     sidecars_stop = _stage(
         "rescon-pod-sidecars-stop",
         "Pod",
-        [_NOT_DELETING, _RUNNING, _SOME_TERMINATED_CONTAINER],
+        [_NOT_DELETING, _RUNNING, _SOME_TERMINATED_CONTAINER, _lacks(LINGER_HELD)],
         {"statusTemplate": _SIDECARS_STOPPED},
         {"durationMilliseconds": DEFAULT_LINGER_FOR_MS, "durationFrom": {"expressionFrom": _annotation(LINGER_FOR)}},
+    )
+    # A held lingering sidecar matches no stage until the test stops it, as a held step does until release.
+    sidecars_stop_when_told = _stage(
+        "rescon-pod-sidecars-stop-when-told",
+        "Pod",
+        [_NOT_DELETING, _RUNNING, _SOME_TERMINATED_CONTAINER, _has(LINGER_HELD), _has(STOP_SIDECARS)],
+        {"statusTemplate": _SIDECARS_STOPPED},
+        {"durationMilliseconds": 0},
     )
     # No kubelet confirms deletion, so the simulator finishes it once finalizers are gone.
     delete = _stage(
@@ -462,7 +487,7 @@ def pod_stages() -> list[dict[str, Any]]:
         ],
         {"delete": True},
     )
-    return [running, finish_after, finish_on_release, sidecars_stop, delete]
+    return [running, finish_after, finish_on_release, sidecars_stop, sidecars_stop_when_told, delete]
 
 
 def affinity_assistant_policy() -> list[dict[str, Any]]:

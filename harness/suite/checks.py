@@ -1156,10 +1156,13 @@ KUBELET_REFUSAL = "Pod was rejected: "
 
 
 def next_task_must_wait_while_the_last_counts(run: ScenarioRun, pipeline_run: str, *, lingering: str, next_task: str) -> Obj:
-    """next_task_must_wait_while_the_last_counts(): `lingering`'s TaskRun is done but its pod still runs (a sidecar stopping), and `next_task`'s pod, which has no room beside it, must stay unbound for pod_stays_pending.
+    """next_task_must_wait_while_the_last_counts(): `lingering`'s TaskRun is done but its pod still runs (a sidecar stopping), and `next_task`'s pod, which has no room beside it, must stay unbound for pod_stays_pending; then the sidecar is stopped.
 
-    The hold needs the lingering pod to count throughout: if it finishes first,
-    the fixture's sim.rescon.dev/linger-for is too short, a setup error, not a verdict.
+    `lingering`'s sidecar is held (sim_task_spec(linger_held=True)): it runs
+    until this check has held `next_task` for the whole of pod_stays_pending,
+    however long the machine takes to get there. If the pod finishes first all
+    the same (on a real kubelet, Tekton's own stop of the sidecar outlasted its
+    grace period), that is a setup error, not a verdict.
     """
     taskrun_must_be_done(run, pipeline_run, lingering)
     task_pod_must_exist(run, pipeline_run, next_task)
@@ -1168,13 +1171,15 @@ def next_task_must_wait_while_the_last_counts(run: ScenarioRun, pipeline_run: st
         last = run.task_pods(pipeline_run, lingering)[0]
         if (last.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
             raise HarnessError(
-                f"{last['metadata']['name']} finished while {pipeline_run}/{next_task} was held: its sidecar's "
-                "sim.rescon.dev/linger-for must outlast pod_stays_pending (fix the fixture)"
+                f"{last['metadata']['name']} finished while {pipeline_run}/{next_task} was held: its sidecar must run "
+                "until the check stops it (fix the fixture: sim_task_spec(linger=True, linger_held=True))"
             )
         return run.task_pods(pipeline_run, next_task)[0]
 
     why = f"{lingering}'s pod still runs there (its TaskRun is done, its sidecar is stopping) and there is no room beside it"
-    return _must_stay_unbound(run, next_pod, what=f"{pipeline_run}/{next_task}", duration="pod_stays_pending", why=why)
+    held = _must_stay_unbound(run, next_pod, what=f"{pipeline_run}/{next_task}", duration="pod_stays_pending", why=why)
+    run.stop_sidecars(run.task_pods(pipeline_run, lingering)[0]["metadata"]["name"])
+    return held
 
 
 def no_task_pod_must_be_refused_by_a_kubelet(run: ScenarioRun, pipeline_run: str) -> None:

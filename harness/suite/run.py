@@ -20,6 +20,7 @@ from harness import yaml_docs
 from harness.cluster import node_readiness
 from harness.cluster.node_pools import NodePool, register_again
 from harness.cluster.namespaces import release_pod_hold
+from harness.cluster.simulation import RELEASE, STOP_SIDECARS
 from harness.contract import record as contract
 from harness.errors import HarnessError
 from harness.kube import Kube, decoded, json_object
@@ -41,7 +42,6 @@ TEKTON = ("tekton.dev", "v1")
 TEKTON_BETA = ("tekton.dev", "v1beta1")
 PIPELINE_RUN_LABEL = "tekton.dev/pipelineRun"
 PIPELINE_TASK_LABEL = "tekton.dev/pipelineTask"
-RELEASE_ANNOTATION = "sim.rescon.dev/release"
 NUDGE_ANNOTATION = "rescon.dev/nudge"
 #: The taint cordon(taint=True) puts on a node.
 CORDON_TAINT = {"key": "rescon.dev/cordoned", "value": "true", "effect": "NoSchedule"}
@@ -171,7 +171,11 @@ class ScenarioRun:
 
     def release_pod(self, pod_name: str) -> None:
         """release_pod() ends a held simulated task's steps (the sim.rescon.dev/release annotation)."""
-        self.kube.core.patch_namespaced_pod(pod_name, self.namespace, {"metadata": {"annotations": {RELEASE_ANNOTATION: "true"}}})
+        self.kube.core.patch_namespaced_pod(pod_name, self.namespace, {"metadata": {"annotations": {RELEASE: "true"}}})
+
+    def stop_sidecars(self, pod_name: str) -> None:
+        """stop_sidecars() ends a held lingering sidecar (sim_task_spec(linger_held=True)): the sim.rescon.dev/stop-sidecars annotation."""
+        self.kube.core.patch_namespaced_pod(pod_name, self.namespace, {"metadata": {"annotations": {STOP_SIDECARS: "true"}}})
 
     def ungate(self, pod_name: str) -> None:
         """ungate() removes every scheduling gate of a pod, as a queueing controller does once it admits the pod."""

@@ -173,6 +173,16 @@ def test_the_linger_script_runs_for_linger_for(tmp_path: Path) -> None:
     assert _run_script(LINGER_SCRIPT, tmp_path, {"sim.rescon.dev/linger-for": "200ms"}) == 0
 
 
+def test_a_held_linger_runs_until_told_to_stop_and_then_ends_cleanly(tmp_path: Path) -> None:
+    # linger-for is not read once the sidecar is held: a held one outlasts it.
+    held = {"sim.rescon.dev/linger-held": "true", "sim.rescon.dev/linger-for": "100ms"}
+    with pytest.raises(subprocess.TimeoutExpired):
+        (tmp_path / "annotations").write_text("".join(f'{k}="{v}"\n' for k, v in held.items()))
+        body = LINGER_SCRIPT.replace(PODINFO_DIR, str(tmp_path))
+        subprocess.run([str(SHELL), "sh", "-c", body] if str(SHELL).endswith("busybox") else [str(SHELL), "-c", body], timeout=3)
+    assert _run_script(LINGER_SCRIPT, tmp_path, {**held, "sim.rescon.dev/stop-sidecars": "true"}) == 0
+
+
 def test_the_step_script_writes_the_results_its_annotations_give(tmp_path: Path) -> None:
     # The downward API quotes each value as Go's %q does (json.dumps agrees for these).
     results = tmp_path / "results"

@@ -30,6 +30,16 @@ def test_a_lingering_sidecar_keeps_its_name_and_default() -> None:
     assert sim_task_spec(cpu="1", linger=True, sidecar_cpu="480m")["sidecars"][0]["name"] == "linger"
 
 
+def test_a_held_linger_is_annotated_and_needs_a_lingering_sidecar_without_a_time() -> None:
+    spec = sim_task_spec(cpu="1", linger=True, linger_held=True)
+    assert spec["metadata"]["annotations"] == {"sim.rescon.dev/linger": "true", "sim.rescon.dev/linger-held": "true"}
+    assert spec["sidecars"][0]["name"] == "linger"
+    with pytest.raises(ValueError, match="needs linger=True and no linger_for"):
+        sim_task_spec(cpu="1", linger_held=True)
+    with pytest.raises(ValueError, match="needs linger=True and no linger_for"):
+        sim_task_spec(cpu="1", linger=True, linger_for="12s", linger_held=True)
+
+
 def test_a_plain_sidecar_asks_what_it_is_given() -> None:
     (sidecar,) = sim_task_spec(cpu="1", sidecar_cpu="400m", sidecar_memory="1Gi")["sidecars"]
     assert sidecar["name"] == "helper"

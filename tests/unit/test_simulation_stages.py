@@ -147,6 +147,16 @@ def _pod(labels: dict[str, str], annotations: dict[str, str], *, phase: str | No
     return pod
 
 
+def _lingering(annotations: dict[str, str], *, deleting: bool = False) -> dict:
+    """_lingering(...) is a task pod whose steps have ended while its sidecar runs on (the TaskRun done, the pod Running)."""
+    pod = _pod(_TASK_LABELS, {"sim.rescon.dev/linger": "true", **annotations}, phase="Running", deleting=deleting)
+    pod["status"]["containerStatuses"] = [
+        {"name": "step-work", "state": {"terminated": {"exitCode": 0, "reason": "Completed"}}},
+        {"name": "sidecar-linger", "state": {"running": {"startedAt": "2026-12-01T00:00:00Z"}}},
+    ]
+    return pod
+
+
 #: An affinity-assistant pod's labels as Tekton v1.15.0 writes them (getStatefulSetLabels:
 #: the PipelineRun's labels, tekton.dev/pipelineRun, app.kubernetes.io/instance and /component);
 #: the instance is `affinity-assistant-` + 10 hex digits of a sha256. Typed out, not imported.
@@ -175,6 +185,16 @@ _TASK_LABELS = {"tekton.dev/pipelineRun": "share-x7k2p", "tekton.dev/pipelineTas
             _pod(_TASK_LABELS, {"sim.rescon.dev/hold": "true", "sim.rescon.dev/release": "true"}, phase="Running"),
             {"rescon-pod-steps-finish-on-release"},
         ),
+        ("lingering-sidecar-stops-after-linger-for", _lingering({"sim.rescon.dev/linger-for": "1s"}), {"rescon-pod-sidecars-stop"}),
+        ("held-linger-waits", _lingering({"sim.rescon.dev/linger-held": "true"}), set()),
+        (
+            "held-linger-stops-when-told",
+            _lingering({"sim.rescon.dev/linger-held": "true", "sim.rescon.dev/stop-sidecars": "true"}),
+            {"rescon-pod-sidecars-stop-when-told"},
+        ),
+        # stop-sidecars means nothing to a sidecar that is not held: it still runs for linger-for.
+        ("unheld-linger-ignores-stop", _lingering({"sim.rescon.dev/stop-sidecars": "true"}), {"rescon-pod-sidecars-stop"}),
+        ("held-linger-deleted-goes", _lingering({"sim.rescon.dev/linger-held": "true"}, deleting=True), {"rescon-pod-delete"}),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )
