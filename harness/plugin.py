@@ -28,7 +28,7 @@ from harness.suite.scenario import Scenario
 from harness.suite.seeds import take_seed
 from harness.suite.scheduler_under_test import MODES, default_features
 from harness.suite import scenario_seconds
-from harness.suite.workers import Slot, hand_out_order, slot_of, worker_id
+from harness.suite.workers import Slot, slot_of, slots_last, worker_id
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig, parse_override
 
 if TYPE_CHECKING:
@@ -376,9 +376,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if missing:
             item.add_marker(pytest.mark.skip(reason=skip_reason(missing)))
     if worker_id(config) is not None:
-        items[:] = hand_out_order(
-            _longest_first(items), slot_of=_slot_of, takes_time=_takes_time, workers=int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
-        )
+        ordered = slots_last(_longest_first(items), slot_of=_slot_of)
+        # Only the shared scenarios are paired: the window's and those alone stay last, whatever their length.
+        shared = sum(1 for item in ordered if _slot_of(item) is Slot.SHARED)
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
+        items[:] = scenario_seconds.first_wave(ordered[:shared], workers=workers) + ordered[shared:]
 
 
 def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
@@ -396,10 +398,6 @@ def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
     ordered = scenario_seconds.longest_first(scenarios, key_of=lambda item: scenario_seconds.module_key(item.path.stem), seconds=seconds)
     skipped = [item for item in items if scenario_of(item) is not None and item.get_closest_marker("skip") is not None]
     return ordered + skipped + [item for item in items if scenario_of(item) is None]
-
-
-def _takes_time(item: pytest.Item) -> bool:
-    return scenario_of(item) is not None and item.get_closest_marker("skip") is None
 
 
 def _slot_of(item: pytest.Item) -> Slot:

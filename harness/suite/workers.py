@@ -34,7 +34,6 @@ from typing import IO, Callable, Iterator, Sequence, TypeVar
 import pytest
 
 from harness.suite.scenario import Scenario
-from harness.suite.scenario_seconds import first_wave
 
 T = TypeVar("T")
 
@@ -214,21 +213,3 @@ def slots_last(items: Sequence[T], *, slot_of: Callable[[T], Slot]) -> list[T]:
     Example: slots_last(['a', 'X', 'b'], slot_of=lambda i: Slot.ALONE if i.isupper() else Slot.SHARED) == ['a', 'b', 'X'].
     """
     return sorted(items, key=lambda item: slot_of(item).value)
-
-
-def hand_out_order(items: Sequence[T], *, slot_of: Callable[[T], Slot], takes_time: Callable[[T], bool], workers: int) -> list[T]:
-    """hand_out_order() is the order xdist hands `items` (longest first) out in to `workers` workers.
-
-    The shared scenarios come first, xdist's first hand-out paired (scenario_seconds.first_wave); then
-    the shared items that take no time (skipped scenarios); then the window's scenarios and those that
-    run alone (slots_last). A worker gets through the skipped ones at once, so the last shared scenarios
-    are mostly started before a window scenario is handed out: one still waiting in a worker's queue
-    then would wait for the whole window.
-    Example: hand_out_order(['a', 'skip', 'W', 'b'], slot_of=lambda i: Slot.ALONE if i.isupper() else Slot.SHARED,
-    takes_time=lambda i: i != 'skip', workers=0) == ['a', 'b', 'skip', 'W'].
-    """
-    ordered = slots_last(items, slot_of=slot_of)
-    shared = [item for item in ordered if slot_of(item) is Slot.SHARED and takes_time(item)]
-    instant = [item for item in ordered if slot_of(item) is Slot.SHARED and not takes_time(item)]
-    others = [item for item in ordered if slot_of(item) is not Slot.SHARED]
-    return first_wave(shared, workers=workers) + instant + others

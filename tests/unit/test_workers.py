@@ -11,7 +11,7 @@ from pathlib import Path
 from harness.plugin import Outcome
 from harness.suite.features import Feature
 from harness.suite.scenario import Scenario
-from harness.suite.workers import ScenarioSlots, Slot, hand_out_order, runs_scenarios, scheduler_name_for, slot_of, slots_last
+from harness.suite.workers import ScenarioSlots, Slot, runs_scenarios, scheduler_name_for, slot_of, slots_last
 
 pytestmark = pytest.mark.unit
 
@@ -31,19 +31,6 @@ def test_the_settings_window_is_handed_out_after_the_shared_scenarios_and_those_
     names = ["a", "RESTART", "defaults", "b", "flags", "c"]
     assert slots_last(names, slot_of=kinds.__getitem__) == ["a", "b", "c", "defaults", "flags", "RESTART"]
     assert slots_last([], slot_of=kinds.__getitem__) == []
-
-
-def test_xdist_gets_the_shared_scenarios_paired_then_the_skipped_ones_then_the_window_then_those_alone() -> None:
-    # Longest first as _longest_first() gives them; "s1", "s2" are skipped (no time); upper case runs alone, "flags" in the window.
-    kinds = {"flags": Slot.TEKTON_SETTINGS, "RESTART": Slot.ALONE}
-    names = ["a9", "RESTART", "b8", "flags", "c5", "d3", "e2", "f1", "s1", "s2"]
-    order = hand_out_order(names, slot_of=lambda n: kinds.get(n, Slot.SHARED), takes_time=lambda n: not n.startswith("s"), workers=2)
-    # xdist 3.8 sends worker 0 the first two, worker 1 the next two: each a long one and a short one.
-    assert order == ["a9", "f1", "b8", "e2", "c5", "d3", "s1", "s2", "flags", "RESTART"]
-    # Without xdist (workers 0) only the places change: shared, skipped, window, alone.
-    assert hand_out_order(names, slot_of=lambda n: kinds.get(n, Slot.SHARED), takes_time=lambda n: not n.startswith("s"), workers=0) == [
-        "a9", "b8", "c5", "d3", "e2", "f1", "s1", "s2", "flags", "RESTART"
-    ]
 
 
 def test_a_scenario_runs_alone_when_it_restarts_a_component_and_in_the_window_when_it_changes_settings() -> None:
