@@ -11,7 +11,6 @@ it in the ConformanceReport.
 from __future__ import annotations
 
 import contextlib
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -376,28 +375,20 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if missing:
             item.add_marker(pytest.mark.skip(reason=skip_reason(missing)))
     if worker_id(config) is not None:
-        ordered = slots_last(_longest_first(items), slot_of=_slot_of)
-        # Only the shared scenarios are paired: the window's and those alone stay last, whatever their length.
-        shared = sum(1 for item in ordered if _slot_of(item) is Slot.SHARED)
-        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
-        items[:] = scenario_seconds.first_wave(ordered[:shared], workers=workers) + ordered[shared:]
+        items[:] = slots_last(_longest_first(items), slot_of=_slot_of)
 
 
 def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
-    """_longest_first() orders a worker's scenarios by the seconds beside them (harness.suite.scenario_seconds); skipped scenarios and other tests keep their place after them.
-
-    A skipped scenario takes no time, whatever its figure (none, when `make e2e` never ran it): last of the scenarios.
-    """
+    """_longest_first() orders a worker's scenarios by the seconds beside them (harness.suite.scenario_seconds); other tests keep their place after them."""
     seconds: dict[str, float] = {}
     for directory in sorted({item.path.parent for item in items if scenario_of(item) is not None}):
         try:
             seconds.update(scenario_seconds.read(directory))
         except HarnessError as err:
             raise pytest.UsageError(str(err)) from err
-    scenarios = [item for item in items if scenario_of(item) is not None and item.get_closest_marker("skip") is None]
+    scenarios = [item for item in items if scenario_of(item) is not None]
     ordered = scenario_seconds.longest_first(scenarios, key_of=lambda item: scenario_seconds.module_key(item.path.stem), seconds=seconds)
-    skipped = [item for item in items if scenario_of(item) is not None and item.get_closest_marker("skip") is not None]
-    return ordered + skipped + [item for item in items if scenario_of(item) is None]
+    return ordered + [item for item in items if scenario_of(item) is None]
 
 
 def _slot_of(item: pytest.Item) -> Slot:

@@ -3,8 +3,7 @@
 Under `pytest -n N` the session ends when its last worker does: a 56 s scenario
 handed out near the end keeps one worker busy while the others idle. Handed
 out longest first (one at a time, `--maxschedchunk 1`), the short ones fill
-the gaps at the end; xdist's first hand-out, two items a worker, pairs each of
-the longest with one of the shortest (first_wave). The seconds only order the scenarios: a stale or missing
+the gaps at the end. The seconds only order the scenarios: a stale or missing
 figure makes a session slower, never changes a verdict.
 
 The figures live beside the scenario modules, in `scenario_seconds.json`:
@@ -83,24 +82,6 @@ def longest_first(items: Sequence[T], *, key_of: Callable[[T], str], seconds: di
         return seconds.get(key_of(item), float("inf"))
 
     return sorted(items, key=expected, reverse=True)
-
-
-def first_wave(items: Sequence[T], *, workers: int) -> list[T]:
-    """first_wave() pairs each of the `workers` longest items with one of the shortest, as pytest-xdist's first hand-out needs.
-
-    xdist's load scheduler starts each worker with two consecutive items (a
-    worker runs an item only once it knows the next: the teardown needs it),
-    then sends one more each time a worker finishes one. Handed out longest
-    first as they come, the first worker would run the two longest one after
-    the other. `items` come longest first; each first pair is one of the
-    longest and one of the shortest, and the rest keep their order after them.
-    With fewer than two items a worker, xdist sends them one at a time: unchanged.
-    Example: first_wave(['a9', 'b8', 'c5', 'd3', 'e2', 'f1'], workers=2) == ['a9', 'f1', 'b8', 'e2', 'c5', 'd3'].
-    """
-    if workers < 1 or len(items) < 2 * workers:
-        return list(items)
-    longest, middle, shortest = items[:workers], items[workers : len(items) - workers], items[len(items) - workers :]
-    return [item for pair in zip(longest, reversed(shortest)) for item in pair] + list(middle)
 
 
 def main(argv: list[str]) -> int:

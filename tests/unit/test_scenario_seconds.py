@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from harness.errors import HarnessError
 from harness.suite import scenario_seconds
-from harness.suite.scenario_seconds import FILE_NAME, first_wave, from_junit, longest_first, main, module_key, read, write
+from harness.suite.scenario_seconds import FILE_NAME, from_junit, longest_first, main, module_key, read, write
 
 pytestmark = pytest.mark.unit
 
@@ -56,29 +56,6 @@ def test_ordering_keeps_every_scenario_once_and_never_puts_a_shorter_one_first(n
     assert sorted(ordered) == sorted(names)
     expected = [seconds.get(n, float("inf")) for n in ordered]
     assert expected == sorted(expected, reverse=True)
-
-
-def test_xdists_first_hand_out_pairs_each_longest_with_a_shortest() -> None:
-    assert first_wave(["a9", "b8", "c5", "d3", "e2", "f1"], workers=2) == ["a9", "f1", "b8", "e2", "c5", "d3"]
-    # Too few for two a worker: xdist hands them out one by one, longest first as they came.
-    assert first_wave(["a9", "b8", "c5"], workers=2) == ["a9", "b8", "c5"]
-    assert first_wave(["a9", "b8"], workers=0) == ["a9", "b8"]
-
-
-@given(st.integers(1, 12), st.lists(st.floats(0, 1000), max_size=60))
-def test_each_worker_starts_with_one_long_and_one_short_and_every_item_is_kept(workers: int, durations: list[float]) -> None:
-    items = sorted(enumerate(durations), key=lambda item: item[1], reverse=True)  # longest first, as longest_first() gives
-    waved = first_wave(items, workers=workers)
-    assert sorted(waved) == sorted(items)
-    if len(items) < 2 * workers:
-        assert waved == items
-        return
-    # xdist's load scheduler (3.8, LoadScheduling.schedule) sends worker k items 2k and 2k+1 first.
-    for worker in range(workers):
-        first, second = waved[2 * worker], waved[2 * worker + 1]
-        assert first == items[worker], "each worker runs one of the longest first"
-        assert second == items[len(items) - 1 - worker], "and has one of the shortest waiting behind it"
-    assert waved[2 * workers :] == items[workers : len(items) - workers], "the rest keep their order"
 
 
 def test_the_command_writes_the_file_and_refuses_a_junit_with_nothing_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
