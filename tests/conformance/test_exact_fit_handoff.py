@@ -15,8 +15,9 @@ Each task's pod asks for the whole node (a step of 0.95 and a sidecar of 0.05)
 and keeps running a while after its steps end, as a sidecar that takes a
 while to stop does: every one's for 1 s but t01's, which runs until the
 scenario stops it. The scenario holds t02's pod unbound while t01's still
-runs, stops t01's sidecar, then lets the twenty tasks run to the end, and asserts that none of their pods was refused by a kubelet and
-that the run succeeded on the claim's node. On a real kubelet (kind) a wrong
+runs, stops t01's sidecar, then lets the twenty tasks run to the end, and
+asserts that none of their pods was refused by a kubelet and that the run
+succeeded on the claim's node. On a real kubelet (kind) a wrong
 scheduler's pod is refused; on any cluster the contract monitor reports the
 node over-committed at the state where both pods count.
 """

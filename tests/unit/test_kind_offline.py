@@ -140,11 +140,11 @@ def test_the_pool_size_is_the_least_room_daemons_leave() -> None:
 SHELL = shutil.which("busybox") or shutil.which("sh")
 
 
-def _run_script(script: str, tmp_path: Path, annotations: dict[str, str], hostname: str = "tr-pod") -> int:
+def _run_script(script: str, tmp_path: Path, annotations: dict[str, str], hostname: str = "tr-pod", *, timeout: float = 20) -> int:
     (tmp_path / "annotations").write_text("".join(f'{k}="{v}"\n' for k, v in annotations.items()))
     body = script.replace(PODINFO_DIR, str(tmp_path)).replace("$(hostname |", f"$(echo {hostname} |")
     argv = [SHELL, "sh", "-c", body] if SHELL and SHELL.endswith("busybox") else [str(SHELL), "-c", body]
-    return subprocess.run(argv, timeout=20).returncode
+    return subprocess.run(argv, timeout=timeout).returncode
 
 
 @pytest.mark.parametrize(
@@ -164,9 +164,7 @@ def test_the_step_script_plays_the_vocabulary(tmp_path: Path, annotations: dict[
 
 def test_a_held_step_does_not_end_until_released(tmp_path: Path) -> None:
     with pytest.raises(subprocess.TimeoutExpired):
-        (tmp_path / "annotations").write_text('sim.rescon.dev/hold="true"\n')
-        body = STEP_SCRIPT.replace(PODINFO_DIR, str(tmp_path))
-        subprocess.run([str(SHELL), "sh", "-c", body] if str(SHELL).endswith("busybox") else [str(SHELL), "-c", body], timeout=3)
+        _run_script(STEP_SCRIPT, tmp_path, {"sim.rescon.dev/hold": "true"}, timeout=3)
 
 
 def test_the_linger_script_runs_for_linger_for(tmp_path: Path) -> None:
@@ -177,9 +175,7 @@ def test_a_held_linger_runs_until_told_to_stop_and_then_ends_cleanly(tmp_path: P
     # linger-for is not read once the sidecar is held: a held one outlasts it.
     held = {"sim.rescon.dev/linger-held": "true", "sim.rescon.dev/linger-for": "100ms"}
     with pytest.raises(subprocess.TimeoutExpired):
-        (tmp_path / "annotations").write_text("".join(f'{k}="{v}"\n' for k, v in held.items()))
-        body = LINGER_SCRIPT.replace(PODINFO_DIR, str(tmp_path))
-        subprocess.run([str(SHELL), "sh", "-c", body] if str(SHELL).endswith("busybox") else [str(SHELL), "-c", body], timeout=3)
+        _run_script(LINGER_SCRIPT, tmp_path, held, timeout=3)
     assert _run_script(LINGER_SCRIPT, tmp_path, {**held, "sim.rescon.dev/stop-sidecars": "true"}) == 0
 
 
