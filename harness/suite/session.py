@@ -27,7 +27,7 @@ from harness.report.timeline_sampler import Obj, TimelineSampler
 from harness.suite import manifests
 from harness.suite.attachments import attach_scenario_artifacts
 from harness.suite.launch_logs import LOGS_DIR_NAME, LaunchLogs
-from harness.suite.retired_pools import RetiredPools
+from harness.suite.retired_pools import RetiredPools, Retirement
 from harness.suite.run import ScenarioRun
 from harness.suite.scenario import Scenario, provider_skip_reason, storage_skip_reason, volume_admits
 from harness.suite.scheduler_under_test import SchedulerUnderTest
@@ -304,7 +304,8 @@ def _cleanup(kube: Kube, namespaces: tuple[str, ...], pool: Any, cluster: Any, c
 
 
 def retired_pools(cluster: Any, kube: Kube, config: SuiteConfig) -> RetiredPools:
-    """retired_pools() is the session's RetiredPools: pools removed later where they are nodes of their own (local)."""
+    """retired_pools() is the session's RetiredPools: later where pools are nodes of their own (local), else beside the next scenario."""
     from harness.cluster.local import LocalCluster
 
-    return RetiredPools(cluster, kube, config.timeouts, defer=isinstance(cluster, LocalCluster))
+    when = Retirement.LATER if isinstance(cluster, LocalCluster) else Retirement.BESIDE
+    return RetiredPools(cluster, kube, config.timeouts, when=when)
