@@ -12,9 +12,11 @@ PYTEST_ARGS ?=
 # 224.9 s of pytest against six's 237.3 s. At 430d761, on a fresh cluster: eight 212.2 s, ten 202.1 s; twelve 192.6 s but
 # exact_fit_handoff's t01 stopped before its hold ended (a setup error): the load stretches Tekton's hand-off.
 E2E_WORKERS ?= 8
-# On kind, scenarios share the seven slot workers (each pool on workers of its own, claimed one worker at a time,
-# harness/cluster/slot_pools.py); every one of its task pods is real containers on the same two cores.
-KIND_WORKERS ?= 3
+# On kind, scenarios share the twelve slot workers (each pool on workers of its own, claimed one worker at a time,
+# harness/cluster/slot_pools.py); every one of its task pods is real containers on the same two cores. On a kept
+# cluster (2026-12-07): three 978.7 s (seven workers), four 863.7 s (seven), 798.3 s (ten), then with pools given back
+# beside the next scenario (fe935aa) four 770.2 s (ten), five 718.8 s (twelve); still 18 % idle at five (docs/clusters.md#kind).
+KIND_WORKERS ?= 5
 kind_workers = $(if $(filter-out 0,$(KIND_WORKERS)),-n $(KIND_WORKERS))
 # `make soak` runs at the count its 10 of 10 was measured at (docs/soak.md).
 SOAK_WORKERS ?= 6

@@ -26,13 +26,13 @@ pytestmark = pytest.mark.unit
 # --- the cluster's shape and pins ---
 
 
-def test_kind_config_has_one_control_plane_and_seven_slot_workers() -> None:
+def test_kind_config_has_one_control_plane_and_twelve_slot_workers() -> None:
     config = yaml.safe_load(KIND_CONFIG.read_text())
     assert config["kind"] == "Cluster" and config["apiVersion"] == "kind.x-k8s.io/v1alpha4"
     roles = [node["role"] for node in config["nodes"]]
-    assert roles == ["control-plane"] + ["worker"] * 7
+    assert roles == ["control-plane"] + ["worker"] * 12
     slots = [node.get("labels", {}).get(POOL_SLOT_LABEL) for node in config["nodes"] if node["role"] == "worker"]
-    assert slots == ["0", "1", "2", "3", "4", "5", "6"]  # strings: kind rejects numbers as label values
+    assert slots == [str(n) for n in range(12)]  # strings: kind rejects numbers as label values
 
 
 def test_kind_has_a_slot_worker_for_every_node_of_the_largest_pool() -> None:
