@@ -77,7 +77,7 @@ class RetiredPools:
         """retire() hands over a scenario's pool once its pods and claims are deleted; an earlier removal's failure is raised here."""
         if self._when is Retirement.BESIDE:
             removal = threading.Thread(
-                target=self._remove_beside, args=(pool, namespaces), name=f"retire-{getattr(pool, 'name', pool)}", daemon=True
+                target=self._remove_noting_failure, args=(pool, namespaces), name=f"retire-{getattr(pool, 'name', pool)}", daemon=True
             )
             self._removals = [thread for thread in self._removals if thread.is_alive()] + [removal]
             removal.start()
@@ -111,24 +111,18 @@ class RetiredPools:
     def drain(self) -> None:
         """drain() waits, bounded, until every retired pool can go, and removes it: the end of a session."""
         retired, self._retired = self._retired, []
-        failures: list[Exception] = []
-        for each in retired:
-            try:
-                self._remove_when_gone(each.pool, each.namespaces)
-            except Exception as err:  # every pool gets its chance; the first failure is reported
-                failures.append(err)
+        for each in retired:  # every pool gets its chance; the first failure is reported
+            self._remove_noting_failure(each.pool, each.namespaces)
         # Each removal is bounded by its own waits (volume_bound, then the provider's).
         for removal in self._removals:
             removal.join()
         self._removals = []
-        if failures:
-            raise failures[0]
         self._raise_failures()
 
-    def _remove_beside(self, pool: Any, namespaces: tuple[str, ...]) -> None:
+    def _remove_noting_failure(self, pool: Any, namespaces: tuple[str, ...]) -> None:
         try:
             self._remove_when_gone(pool, namespaces)
-        except Exception as err:  # raised in the worker's thread at its next retire() or drain()
+        except Exception as err:  # raised in the worker's own thread at its next retire() or drain()
             with self._failures_lock:
                 self._failures.append(err)
 
