@@ -121,6 +121,13 @@ LINGER_SCRIPT = "\n".join(line for line in STEP_SCRIPT.splitlines() if line.star
 #: The image real steps run in; any image with a POSIX shell, sed and tr.
 STEP_IMAGE = "busybox:1.37"
 
+#: What an idle sidecar runs on real containers: a service that stops on SIGTERM, as a registry or a
+#: database does. A container's first process has no default action for SIGTERM, so a bare `sleep 3600`
+#: ignored the kubelet's stop and ran until the pod's 30 s grace period ended: with Tekton's
+#: enable-kubernetes-sidecar on, a native sidecar is stopped that way once the steps end, and
+#: native_sidecars' pod stayed Running 31 s after its step on kind.
+IDLE_SIDECAR_COMMAND = ("sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait")
+
 
 def _requests(cpu: str | None, memory: str | None) -> dict[str, str]:
     return {**({"cpu": cpu} if cpu else {}), **({"memory": memory} if memory else {})}
@@ -241,7 +248,7 @@ def sim_task_spec(
         helper: dict[str, Any] = {
             "name": "helper",
             "image": STEP_IMAGE,
-            "command": ["sleep", "3600"],
+            "command": list(IDLE_SIDECAR_COMMAND),
             "computeResources": {"requests": _requests(sidecar_cpu, sidecar_memory)},
         }
         if sidecar_host_port:

@@ -35,7 +35,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from harness.cluster.simulation import HOLD, PODINFO_DIR, RELEASE, RESULT, RUN_FOR, STEP_IMAGE, STEP_SCRIPT
+from harness.cluster.simulation import HOLD, IDLE_SIDECAR_COMMAND, PODINFO_DIR, RELEASE, RESULT, RUN_FOR, STEP_IMAGE, STEP_SCRIPT
 from harness.monitor.expected_groups import referenced_workspaces
 
 Obj = dict[str, Any]
@@ -130,7 +130,7 @@ def simulated_sidecars(sidecars: Sequence[Mapping[str, Any]], volumes: frozenset
     for sidecar in sidecars:
         simulated = _kept(sidecar, SIDECAR_FIELDS)
         simulated["image"] = STEP_IMAGE
-        simulated["command"] = ["sleep", "3600"]
+        simulated["command"] = list(IDLE_SIDECAR_COMMAND)
         env = workspace_env(sidecar, "sidecars")
         if env:
             simulated["env"] = env

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +16,7 @@ import pytest
 
 from harness.cluster import kind, node_image, slot_pools, tekton, tekton_release
 from harness.cluster.slot_pools import SlotNode
-from harness.cluster.simulation import LINGER_SCRIPT, PODINFO_DIR, STEP_SCRIPT
+from harness.cluster.simulation import IDLE_SIDECAR_COMMAND, LINGER_SCRIPT, PODINFO_DIR, STEP_SCRIPT
 from harness.errors import HarnessError
 from harness.quantities import Amount
 
@@ -177,6 +181,34 @@ def test_a_held_linger_runs_until_told_to_stop_and_then_ends_cleanly(tmp_path: P
     with pytest.raises(subprocess.TimeoutExpired):
         _run_script(LINGER_SCRIPT, tmp_path, held, timeout=3)
     assert _run_script(LINGER_SCRIPT, tmp_path, {**held, "sim.rescon.dev/stop-sidecars": "true"}) == 0
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(stat.parent.name))
+    return found
+
+
+def test_an_idle_sidecar_ends_cleanly_on_sigterm() -> None:
+    # The kubelet stops a native sidecar with SIGTERM once the steps end; a bare sleep, as a container's first
+    # process, ignored it and ran out the pod's 30 s grace period.
+    command = list(IDLE_SIDECAR_COMMAND)
+    argv = [str(SHELL), *command] if str(SHELL).endswith("busybox") else [str(SHELL), *command[1:]]
+    process = subprocess.Popen(argv, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 10
+        while not _children(process.pid):  # its sleep starts once the trap is set
+            assert time.monotonic() < deadline, f"{argv} started no sleep within 10 s"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=5) == 0
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)  # the sleep it leaves behind, as a container's end would
+        process.wait()
 
 
 def test_the_step_script_writes_the_results_its_annotations_give(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from harness.cluster.simulation import HOLD, PODINFO_DIR, RESULT, RUN_FOR, STEP_IMAGE, STEP_SCRIPT
+from harness.cluster.simulation import HOLD, IDLE_SIDECAR_COMMAND, PODINFO_DIR, RESULT, RUN_FOR, STEP_IMAGE, STEP_SCRIPT
 from harness.generative.pod_requests import contract_pod_request, contract_requests
 from harness.monitor.expected_groups import referenced_workspaces
 from harness.quantities import Amount
@@ -89,7 +89,7 @@ def test_a_sidecar_idles_with_its_ports_and_requests() -> None:
     sidecar = simulated_task_spec(GO_TASK["spec"])["sidecars"][0]
     assert sidecar == {
         "name": "registry", "computeResources": {"requests": {"cpu": "100m", "memory": "64Mi"}},
-        "ports": [{"containerPort": 5000, "hostPort": 5000}], "image": STEP_IMAGE, "command": ["sleep", "3600"],
+        "ports": [{"containerPort": 5000, "hostPort": 5000}], "image": STEP_IMAGE, "command": list(IDLE_SIDECAR_COMMAND),
         "env": [{"name": "RESCON_WORKSPACE_1", "value": "$(workspaces.source.path)"}],
     }
 
