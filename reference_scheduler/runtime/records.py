@@ -288,20 +288,31 @@ class RecordWriter:
         self._run_later(write)
 
     def _sync_active_label(self, namespace: str, name: str, record: Obj, entries: list[Obj]) -> None:
-        # The contract: "true" while any group is Reserved, absent otherwise.
-        active = _active_value(entries)
-        if _label_of(record) == active:
-            return
-        try:
-            patched = self._custom.patch_namespaced_custom_object(
-                GROUP, VERSION, namespace, PLURAL, name, {"metadata": {"labels": {ACTIVE_LABEL: active}}}
-            )
-        except kubernetes.client.ApiException as err:
-            if err.status != 404:
-                log.warning("cannot set %s=%s on record %s/%s: %s", ACTIVE_LABEL, active, namespace, name, err.reason)
-            return
-        if isinstance(patched, dict) and patched.get("metadata"):
+        """_sync_active_label() writes the label the record's status asks for, until the API's answer agrees.
+
+        The contract: "true" while any group is Reserved, absent otherwise. The value is
+        decided on a copy: a claim written after that copy and before the PATCH lands shows
+        only in the PATCH's answer, and its own status write saw the old label and queued
+        nothing. So the answer decides again (at most CAS_ATTEMPTS writes).
+        """
+        for _ in range(CAS_ATTEMPTS):
+            active = _active_value(entries)
+            if _label_of(record) == active:
+                return
+            try:
+                patched = self._custom.patch_namespaced_custom_object(
+                    GROUP, VERSION, namespace, PLURAL, name, {"metadata": {"labels": {ACTIVE_LABEL: active}}}
+                )
+            except kubernetes.client.ApiException as err:
+                if err.status != 404:
+                    log.warning("cannot set %s=%s on record %s/%s: %s", ACTIVE_LABEL, active, namespace, name, err.reason)
+                return
+            if not (isinstance(patched, dict) and patched.get("metadata")):
+                return
             self._on_written(patched)
+            record, entries = patched, status_entries_of(patched)
+        if _label_of(record) != _active_value(entries):
+            log.warning("record %s/%s: its status changed under each of %d label writes; its next status write sets the label again", namespace, name, CAS_ATTEMPTS)
 
 
 def without_managed_fields(record: Obj) -> Obj:
