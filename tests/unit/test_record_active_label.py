@@ -15,34 +15,30 @@ from typing import Any, Callable
 import pytest
 
 from reference_scheduler.runtime.records import ACTIVE_LABEL, CAS_ATTEMPTS, RecordWriter
+from tests.unit.test_binding_cycle import FakeRecordsApi
 
 pytestmark = pytest.mark.unit
 
 Obj = dict[str, Any]
 
 
-class RecordsApi:
-    """One stored record; `before_patch` changes it as a write from elsewhere landing just before a label PATCH does."""
+class RacingRecordsApi(FakeRecordsApi):
+    """The records API, where `before_patch` changes the record as a write from elsewhere landing just before a label PATCH does."""
 
     def __init__(self, record: Obj, before_patch: Callable[[Obj], None] = lambda stored: None) -> None:
-        self.stored = record
+        super().__init__()
+        self.put(record)
         self.before_patch = before_patch
         self.patches: list[str | None] = []
 
-    def get_namespaced_custom_object(self, group: str, version: str, ns: str, plural: str, name: str) -> Obj:
-        return _copy(self.stored)
+    @property
+    def stored(self) -> Obj:
+        return self.objects[("ns", "run-a")]
 
     def patch_namespaced_custom_object(self, group: str, version: str, ns: str, plural: str, name: str, body: Obj) -> Obj:
         self.before_patch(self.stored)
-        value = body["metadata"]["labels"][ACTIVE_LABEL]
-        self.patches.append(value)
-        labels = {**self.stored["metadata"].get("labels", {}), ACTIVE_LABEL: value}
-        self.stored["metadata"]["labels"] = {k: v for k, v in labels.items() if v is not None}
-        return _copy(self.stored)
-
-
-def _copy(record: Obj) -> Obj:
-    return {**record, "metadata": {**record["metadata"], "labels": dict(record["metadata"].get("labels", {}))}, "status": {"groups": [dict(g) for g in record["status"]["groups"]]}}
+        self.patches.append(body["metadata"]["labels"][ACTIVE_LABEL])
+        return super().patch_namespaced_custom_object(group, version, ns, plural, name, body)
 
 
 def _record(label: str | None, **states: str) -> Obj:
@@ -52,42 +48,44 @@ def _record(label: str | None, **states: str) -> Obj:
     }
 
 
-def _writer(api: RecordsApi) -> RecordWriter:
+def _writer(api: RacingRecordsApi) -> RecordWriter:
     writer = RecordWriter(None, field_manager="s")  # type: ignore[arg-type]
     writer._custom = api  # type: ignore[assignment]  # noqa: SLF001
     return writer
 
 
 def _claim_cache(stored: Obj) -> None:
-    stored["status"]["groups"][1]["state"] = "Reserved"
+    groups = [dict(g) for g in stored["status"]["groups"]]
+    groups[1]["state"] = "Reserved"
+    stored["status"] = {"groups": groups}
 
 
 def test_a_claim_that_lands_before_the_label_removal_puts_the_label_back() -> None:
-    api = RecordsApi(_record("true", source="Released", cache="Pending"), before_patch=_claim_cache)
+    api = RacingRecordsApi(_record("true", source="Released", cache="Pending"), before_patch=_claim_cache)
     _writer(api).settle_label("ns", "run-a")
     assert api.patches == [None, "true"]
     assert api.stored["metadata"]["labels"] == {ACTIVE_LABEL: "true"}
 
 
 def test_a_label_that_agrees_with_the_answer_is_written_once() -> None:
-    api = RecordsApi(_record("true", source="Released", cache="Pending"))
+    api = RacingRecordsApi(_record("true", source="Released", cache="Pending"))
     _writer(api).settle_label("ns", "run-a")
     assert api.patches == [None]
     assert api.stored["metadata"]["labels"] == {}
 
 
 def test_a_label_that_agrees_with_the_status_is_not_written() -> None:
-    api = RecordsApi(_record("true", source="Reserved", cache="Pending"))
+    api = RacingRecordsApi(_record("true", source="Reserved", cache="Pending"))
     _writer(api).settle_label("ns", "run-a")
     assert api.patches == []
 
 
 def test_a_status_that_flips_under_every_label_write_stops_after_cas_attempts() -> None:
     def flip(stored: Obj) -> None:
-        group = stored["status"]["groups"][0]
-        group["state"] = "Released" if group["state"] == "Reserved" else "Reserved"
+        state = stored["status"]["groups"][0]["state"]
+        stored["status"] = {"groups": [{"name": "source", "state": "Released" if state == "Reserved" else "Reserved"}]}
 
-    api = RecordsApi(_record(None, source="Reserved"), before_patch=flip)
+    api = RacingRecordsApi(_record(None, source="Reserved"), before_patch=flip)
     _writer(api).settle_label("ns", "run-a")
     assert len(api.patches) == CAS_ATTEMPTS
 
