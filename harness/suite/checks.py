@@ -213,12 +213,20 @@ def pod_must_be_terminating(run: ScenarioRun, pod_name: str) -> Obj:
     return wait_checked(run, poll, what=f"{pod_name} to be Terminating and still Running", timeout="pod_running", timeouts=run.timeouts)
 
 
+def pinned_pod_name(run: ScenarioRun, role: str, node: str) -> str:
+    """pinned_pod_name(run, 'filler', n1) == run.named('filler-1'): a pod pinned to a pool node, named by the node's place in the pool.
+
+    Not by the node's name: kind's workers rescon-worker2 and rescon-worker12 end alike, and one pool may hold both.
+    """
+    return run.named(f"{role}-{run.node_names.index(node)}")
+
+
 def fillers_must_run(run: ScenarioRun, shares: dict[str, float]) -> None:
-    """fillers_must_run(run, {n1: 0.25}) pins a held filler taking that share of a node's CPU on each node, named `filler-<node's last character>`, and waits until all run."""
+    """fillers_must_run(run, {n1: 0.25}) pins a held filler taking that share of a node's CPU on each node (pinned_pod_name), and waits until all run."""
     for node, share in shares.items():
-        run.apply("filler", name=run.named(f"filler-{node[-1]}"), node=node, share=share)
+        run.apply("filler", name=pinned_pod_name(run, "filler", node), node=node, share=share)
     for node in shares:
-        pod_must_be_running(run, run.named(f"filler-{node[-1]}"))
+        pod_must_be_running(run, pinned_pod_name(run, "filler", node))
 
 
 def pod_must_be_finished(run: ScenarioRun, pod_name: str) -> str:
@@ -881,9 +889,9 @@ def claim_must_be_forced_onto_the_last_node(run: ScenarioRun) -> str:
     """
     *others, last = run.node_names
     for node in others:
-        run.apply("filler", name=run.named(f"blocker-{node[-1]}"), node=node, share=4000 / 4800)
+        run.apply("filler", name=pinned_pod_name(run, "blocker", node), node=node, share=4000 / 4800)
     for node in others:
-        pod_must_be_running(run, run.named(f"blocker-{node[-1]}"))
+        pod_must_be_running(run, pinned_pod_name(run, "blocker", node))
     return last
 
 
@@ -907,12 +915,12 @@ def every_other_node_must_look_better(run: ScenarioRun) -> None:
     """
     n0, n1, n2 = run.node_names
     for node in (n0, n1):
-        run.delete({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": run.named(f"blocker-{node[-1]}")}})
-    pods_must_be_gone(run, (run.named(f"blocker-{n0[-1]}"), run.named(f"blocker-{n1[-1]}")))
-    run.apply("filler", name=run.named("filler-1"), node=n1, share=3000 / 4800)
-    run.apply("filler", name=run.named("filler-2"), node=n2, share=1200 / 4800)
-    pod_must_be_running(run, run.named("filler-1"))
-    pod_must_be_running(run, run.named("filler-2"))
+        run.delete({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": pinned_pod_name(run, "blocker", node)}})
+    pods_must_be_gone(run, (pinned_pod_name(run, "blocker", n0), pinned_pod_name(run, "blocker", n1)))
+    run.apply("filler", name=pinned_pod_name(run, "filler", n1), node=n1, share=3000 / 4800)
+    run.apply("filler", name=pinned_pod_name(run, "filler", n2), node=n2, share=1200 / 4800)
+    pod_must_be_running(run, pinned_pod_name(run, "filler", n1))
+    pod_must_be_running(run, pinned_pod_name(run, "filler", n2))
 
 
 def peak_must_survive_a_restart(run: ScenarioRun, prefix: str, *, component: str, what: str) -> None:
