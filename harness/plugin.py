@@ -27,7 +27,7 @@ from harness.suite.scenario import Scenario
 from harness.suite.seeds import take_seed
 from harness.suite.scheduler_under_test import MODES, default_features
 from harness.suite import scenario_seconds
-from harness.suite.workers import Slot, slot_of, slots_last, worker_id
+from harness.suite.workers import Slot, earlier_nodeids, note_started, slot_of, slots_last, worker_id
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig, parse_override
 
 if TYPE_CHECKING:
@@ -391,6 +391,13 @@ def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
     return ordered + [item for item in items if scenario_of(item) is None]
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """Each test a worker starts is noted before its fixtures: the window's scenarios wait for those before them."""
+    if worker_id(item.config) is not None:
+        note_started(item.nodeid)
+
+
 def _slot_of(item: pytest.Item) -> Slot:
     """_slot_of() is whom the item may run beside (ScenarioSlots); a skipped scenario or another test keeps its place among the shared."""
     scenario = scenario_of(item)
@@ -676,6 +683,7 @@ def run(
     scenario = scenario_of(request.node)
     if scenario is None:
         raise HarnessError(f"{request.node.nodeid} uses the `run` fixture but its module defines no SCENARIO")
-    with scenario_run(request, scenario, cluster, kube, scheduler_under_test, suite_config, retired_pools) as scenario_run_:
+    after = earlier_nodeids(request.session.items, slot_of(scenario), slot_of=_slot_of, nodeid_of=lambda item: item.nodeid)
+    with scenario_run(request, scenario, cluster, kube, scheduler_under_test, suite_config, retired_pools, after=after) as scenario_run_:
         yield scenario_run_
 

@@ -49,6 +49,9 @@ class TimeoutConfig:
     #: Concurrent scenarios on shared nodes (kind's workers, an existing cluster's slots, `-n N`): a scenario's
     #: pool waits for enough free slot nodes while other workers' scenarios hold them (about the longest scenario).
     pool_slots_free: float = field(default=600.0, metadata={"kind": "knob"})
+    #: Concurrent scenarios (`-n N`): a scenario of the Tekton settings window (or one that runs alone) waits for
+    #: every scenario handed out before it to have started (harness.suite.workers); past this it goes in anyway.
+    earlier_slots_started: float = field(default=600.0, metadata={"kind": "knob"})
     #: A PVC pre-bound to its PersistentVolume reports Bound.
     volume_bound: float = field(default=30.0, metadata={"kind": "knob"})
     #: A kind cluster's default-storage provisioner (its Deployment in local-path-storage) has a Ready replica.

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import pytest
 
@@ -162,12 +162,18 @@ class _Sampler(TimelineSampler):
 def scenario_run(
     request: pytest.FixtureRequest, scenario: Scenario, cluster: Any, kube: Kube, scheduler: SchedulerUnderTest, config: SuiteConfig,
     retired: RetiredPools,
+    *,
+    after: Sequence[str] = (),
 ) -> Iterator[ScenarioRun]:
-    """scenario_run() is the scenario's run, in its place among concurrent scenarios (harness.suite.workers.Slot)."""
+    """scenario_run() is the scenario's run, in its place among concurrent scenarios (harness.suite.workers.Slot).
+
+    `after` are the node ids of the tests handed out before it, which a scenario that keeps
+    shared ones out waits to have started (harness.suite.workers.earlier_nodeids).
+    """
     from harness.suite.workers import scenario_slot
 
     with (
-        scenario_slot(scenario),
+        scenario_slot(scenario, after=after, timeouts=config.timeouts),
         _waits_logged(scenario.name),
         _scenario_run(request, scenario, cluster, kube, scheduler, config, retired) as run,
     ):

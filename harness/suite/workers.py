@@ -27,18 +27,25 @@ import ast
 import contextlib
 import enum
 import fcntl
+import logging
 import os
 from pathlib import Path
-from typing import IO, Callable, Iterator, Sequence, TypeVar
+from typing import IO, Callable, Iterable, Iterator, Sequence, TypeVar
 
 import pytest
 
 from harness.suite.scenario import Scenario
+from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig
+from harness.waits import NotYet, WaitTimeout, wait_for
 
 T = TypeVar("T")
 
 #: Set by the controller for its workers: the directory of the ScenarioSlots lock files.
 SLOTS_ENV = "RESCON_SCENARIO_SLOTS"
+#: In that directory: the node id of every test a worker has started, one a line (ScenarioSlots.note_started).
+STARTED_FILE = "started"
+
+log = logging.getLogger("rescon.workers")
 
 
 def worker_id(config: pytest.Config) -> str | None:
@@ -124,6 +131,15 @@ class ScenarioSlots:
     window open lets go of the turnstile and waits for the window to close: the
     window's other scenarios, handed out last and few, go in meanwhile, rather
     than each waiting for the whole window and then for the late shared one.
+
+    A scenario of the window, or one that runs alone, first waits for every
+    test handed out before it to have started (`after`). xdist gives each worker
+    its next test while the current one runs, so the last shared scenarios may
+    still be queued behind others when the window's first scenario is free: had
+    it taken the turnstile, they would wait for it, and the window's other
+    scenarios, handed out only as workers finish, for them. On kind that split
+    the window in two around five shared scenarios; started first, the late
+    shared ones run beside the ones still running.
     """
 
     def __init__(self, directory: Path) -> None:
@@ -138,14 +154,50 @@ class ScenarioSlots:
         self.directory.mkdir(parents=True, exist_ok=True)
         return open(self.directory / name, "a+", encoding="utf-8")  # noqa: SIM115 - closed by the caller's ExitStack
 
+    def note_started(self, nodeid: str) -> None:
+        """note_started() records that a test began (every test of every worker, before its fixtures)."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        with open(self.directory / STARTED_FILE, "a", encoding="utf-8") as out:  # one short write per line: whole lines from concurrent workers
+            out.write(nodeid + "\n")
+
+    def not_started(self, nodeids: Iterable[str]) -> list[str]:
+        """not_started() is those of `nodeids` no worker has started yet, in their order."""
+        try:
+            started = set((self.directory / STARTED_FILE).read_text(encoding="utf-8").splitlines())
+        except FileNotFoundError:
+            started = set()
+        return [nodeid for nodeid in nodeids if nodeid not in started]
+
+    def wait_started(self, nodeids: Sequence[str], timeouts: TimeoutConfig = DEFAULT_TIMEOUTS) -> None:
+        """wait_started() returns once every one of `nodeids` has started; after `earlier_slots_started` it returns anyway.
+
+        Only the order of scenarios hangs on it, never a verdict: a test that never starts
+        (a worker lost, its tests sent to another late) costs the wait, not the session.
+        """
+
+        def poll() -> None:
+            missing = self.not_started(nodeids)
+            if missing:
+                raise NotYet(f"{len(missing)} of {len(nodeids)} not started, {missing[0]} first")
+
+        try:
+            wait_for(poll, what="the tests handed out before this one to start", timeout="earlier_slots_started", timeouts=timeouts)
+        except WaitTimeout as err:
+            log.warning("%s; going in anyway", err)
+
     @contextlib.contextmanager
-    def hold(self, slot: Slot, settings: Sequence[str] = ()) -> Iterator[None]:
+    def hold(
+        self, slot: Slot, settings: Sequence[str] = (), *, after: Sequence[str] = (), timeouts: TimeoutConfig = DEFAULT_TIMEOUTS
+    ) -> Iterator[None]:
         """hold() is the scenario's place; in the window it also holds each of its `settings` alone.
 
         Two scenarios of the window never change one setting (a unit test checks it), but two
         copies of one scenario (`pytest --count 10 -n 3`) would: the second waits, in the window,
-        for the first to put the setting back.
+        for the first to put the setting back. A scenario that keeps shared ones out first waits
+        for the tests `after` (those handed out before it: earlier_nodeids()) to have started.
         """
+        if slot is not Slot.SHARED and after:
+            self.wait_started(after, timeouts)
         with contextlib.ExitStack() as stack:
             turnstile, shared, window = (stack.enter_context(self._open(name)) for name in ("turnstile", "shared", "window"))
             if slot is Slot.SHARED:
@@ -196,10 +248,28 @@ def slot_of(scenario: Scenario) -> Slot:
     return Slot.TEKTON_SETTINGS if scenario.tekton_settings else Slot.SHARED
 
 
-def scenario_slot(scenario: Scenario) -> contextlib.AbstractContextManager[None]:
+def scenario_slot(scenario: Scenario, *, after: Sequence[str] = (), timeouts: TimeoutConfig = DEFAULT_TIMEOUTS) -> contextlib.AbstractContextManager[None]:
     """scenario_slot() is this scenario's place among concurrent ones (slot_of); nothing in a plain session."""
     slots = ScenarioSlots.from_env()
-    return slots.hold(slot_of(scenario), scenario.tekton_settings) if slots is not None else contextlib.nullcontext()
+    if slots is None:
+        return contextlib.nullcontext()
+    return slots.hold(slot_of(scenario), scenario.tekton_settings, after=after, timeouts=timeouts)
+
+
+def note_started(nodeid: str) -> None:
+    """note_started() records a worker's test as begun, for the scenarios that wait for it (ScenarioSlots.hold's `after`)."""
+    slots = ScenarioSlots.from_env()
+    if slots is not None:
+        slots.note_started(nodeid)
+
+
+def earlier_nodeids(items: Sequence[T], mine: Slot, *, slot_of: Callable[[T], Slot], nodeid_of: Callable[[T], str]) -> list[str]:
+    """earlier_nodeids() is the node ids of the session's tests handed out before a scenario of slot `mine` (slots_last).
+
+    Example: with only 'W' of the window, earlier_nodeids(['a', 'W', 'b'], Slot.TEKTON_SETTINGS, ...) == ['a', 'b'];
+    for a shared scenario it is [].
+    """
+    return [nodeid_of(item) for item in items if slot_of(item).value < mine.value]
 
 
 def slots_last(items: Sequence[T], *, slot_of: Callable[[T], Slot]) -> list[T]:

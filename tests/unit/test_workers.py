@@ -11,7 +11,8 @@ from pathlib import Path
 from harness.plugin import Outcome
 from harness.suite.features import Feature
 from harness.suite.scenario import Scenario
-from harness.suite.workers import ScenarioSlots, Slot, runs_scenarios, scheduler_name_for, slot_of, slots_last
+from harness.suite.workers import SLOTS_ENV, ScenarioSlots, Slot, earlier_nodeids, note_started, runs_scenarios, scheduler_name_for, slot_of, slots_last
+from harness.timeouts import TimeoutConfig
 
 pytestmark = pytest.mark.unit
 
@@ -140,12 +141,82 @@ def test_two_copies_of_one_window_scenario_take_turns_at_its_setting_and_others_
 
 
 def _enter(
-    slots: ScenarioSlots, slot: Slot, *, inside: threading.Event, until: threading.Event | None = None, settings: Sequence[str] = ()
+    slots: ScenarioSlots,
+    slot: Slot,
+    *,
+    inside: threading.Event,
+    until: threading.Event | None = None,
+    settings: Sequence[str] = (),
+    after: Sequence[str] = (),
+    timeouts: TimeoutConfig = TimeoutConfig(earlier_slots_started=WAIT),
 ) -> None:
-    with slots.hold(slot, settings):
+    with slots.hold(slot, settings, after=after, timeouts=timeouts):
         inside.set()
         if until is not None:
             until.wait(WAIT)
+
+
+def test_the_window_waits_for_the_shared_tests_and_a_scenario_alone_for_the_window_too() -> None:
+    kinds = {"a": Slot.SHARED, "W": Slot.TEKTON_SETTINGS, "b": Slot.SHARED, "X": Slot.ALONE, "V": Slot.TEKTON_SETTINGS}
+    items = ["a", "W", "b", "X", "V"]
+    assert earlier_nodeids(items, Slot.TEKTON_SETTINGS, slot_of=kinds.__getitem__, nodeid_of=str) == ["a", "b"]
+    assert earlier_nodeids(items, Slot.ALONE, slot_of=kinds.__getitem__, nodeid_of=str) == ["a", "W", "b", "V"]
+    assert earlier_nodeids(items, Slot.SHARED, slot_of=kinds.__getitem__, nodeid_of=str) == []
+
+
+def test_a_window_scenario_goes_in_only_once_every_earlier_test_has_started(tmp_path: Path) -> None:
+    slots = ScenarioSlots(tmp_path)
+    inside = threading.Event()
+    window = threading.Thread(target=lambda: _enter(slots, Slot.TEKTON_SETTINGS, inside=inside, after=["t::late_shared", "t::other"]))
+    window.start()
+    slots.note_started("t::other")
+    assert not inside.wait(1.0)  # the late shared test is still queued behind another one: the turnstile stays free
+    assert slots.not_started(["t::late_shared", "t::other"]) == ["t::late_shared"]
+    slots.note_started("t::late_shared")
+    assert inside.wait(WAIT)
+    window.join(WAIT)
+
+
+def test_a_late_shared_test_that_started_runs_before_the_window_opens(tmp_path: Path) -> None:
+    slots = ScenarioSlots(tmp_path)
+    shared_in, release_shared, window_in = threading.Event(), threading.Event(), threading.Event()
+    window = threading.Thread(target=lambda: _enter(slots, Slot.TEKTON_SETTINGS, inside=window_in, after=["t::late"]))
+    window.start()
+    assert not window_in.wait(0.5)
+    slots.note_started("t::late")
+    shared = threading.Thread(target=lambda: _enter(slots, Slot.SHARED, inside=shared_in, until=release_shared))
+    shared.start()
+    assert shared_in.wait(WAIT)
+    assert not window_in.wait(0.5)  # now the window waits for the shared test to end, as before
+    release_shared.set()
+    assert window_in.wait(WAIT)
+    for thread in (shared, window):
+        thread.join(WAIT)
+
+
+def test_a_test_that_never_starts_holds_the_window_back_only_until_its_timeout(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    slots = ScenarioSlots(tmp_path)
+    inside = threading.Event()
+    _enter(slots, Slot.TEKTON_SETTINGS, inside=inside, after=["t::lost"], timeouts=TimeoutConfig(earlier_slots_started=0.3))
+    assert inside.is_set()
+    assert "t::lost first" in caplog.text and "going in anyway" in caplog.text
+
+
+def test_a_shared_scenario_never_waits_for_others_to_start(tmp_path: Path) -> None:
+    slots = ScenarioSlots(tmp_path)
+    inside = threading.Event()
+    _enter(slots, Slot.SHARED, inside=inside, after=["t::never"], timeouts=TimeoutConfig(earlier_slots_started=60.0))
+    assert inside.is_set()
+
+
+def test_a_worker_notes_its_tests_where_the_controller_put_the_slots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SLOTS_ENV, str(tmp_path))
+    note_started("tests/conformance/test_a.py::test_a")
+    assert ScenarioSlots(tmp_path).not_started(["tests/conformance/test_a.py::test_a", "tests/conformance/test_b.py::test_b"]) == [
+        "tests/conformance/test_b.py::test_b"
+    ]
+    monkeypatch.delenv(SLOTS_ENV)
+    note_started("anything")  # a plain session: nowhere to note it, and nothing waits for it
 
 
 def test_an_outcome_crosses_to_the_controller_as_plain_data() -> None:
