@@ -430,9 +430,10 @@ def test_host_inotify_limits_reads_proc(tmp_path: Path) -> None:
     assert host_inotify_limits(tmp_path) == {"max_user_instances": 128}
 
 
-def test_kind_kubelets_refresh_downward_api_volumes_within_seconds() -> None:
-    # A held step reads its release from a downward-API volume; the kubelet's default 1m sync
-    # let a release go unseen past pod_created (60 s); at 1s it costs a scenario about a second.
+def test_kind_kubelets_retry_a_failed_pod_sync_within_a_second() -> None:
+    # Not for the releases (a pod update is synced at once, its downward-API volume rewritten): a sync
+    # that fails is tried again after min(10 s, syncFrequency), and a pod bound just before the node
+    # authorizer lets its kubelet read the claim fails its first one (kind-config.yaml).
     config = yaml.safe_load(KIND_CONFIG.read_text())
     kubelet = [yaml.safe_load(p) for p in config.get("kubeadmConfigPatches", []) if "KubeletConfiguration" in p]
     assert [p.get("syncFrequency") for p in kubelet] == ["1s"]
