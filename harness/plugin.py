@@ -23,7 +23,7 @@ from harness.errors import HarnessError
 from harness.report.conformance_report import unsupported_message
 from harness.suite.features import OPT_IN_FEATURES, Feature, parse_features, resolve_supported
 from harness.report.attempts import log_tail
-from harness.suite.scenario import Scenario
+from harness.suite.scenario import Scenario, provider_skip_reason
 from harness.suite.seeds import take_seed
 from harness.suite.scheduler_under_test import MODES, default_features
 from harness.suite import scenario_seconds
@@ -374,6 +374,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         missing = [f for f in scenario.features if f not in state.config.supported]
         if missing:
             item.add_marker(pytest.mark.skip(reason=skip_reason(missing)))
+            continue
+        # What the provider alone rules out is known now (whether it restarts a component only once it is up): skipped
+        # here, such a scenario goes first rather than end a worker's turn at once near the session's end (_longest_first).
+        unfit = provider_skip_reason(scenario, provider=state.config.cluster, restartable=frozenset(scenario.restarts))
+        if unfit is not None:
+            item.add_marker(pytest.mark.skip(reason=unfit))
     if worker_id(config) is not None:
         items[:] = slots_last(_longest_first(items), slot_of=_slot_of)
 
@@ -388,6 +394,9 @@ def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
             raise pytest.UsageError(str(err)) from err
     scenarios = [item for item in items if scenario_of(item) is not None]
     ordered = scenario_seconds.longest_first(scenarios, key_of=lambda item: scenario_seconds.module_key(item.path.stem), seconds=seconds)
+    # Skipped ones first: done at once, each hands its worker the next test. Near the end that next test would be
+    # the window's, queued behind another of the window on the same worker, which then runs them one after the other.
+    ordered.sort(key=lambda item: item.get_closest_marker("skip") is None)
     return ordered + [item for item in items if scenario_of(item) is None]
 
 
