@@ -23,7 +23,7 @@ from harness.errors import HarnessError
 from harness.report.conformance_report import unsupported_message
 from harness.suite.features import OPT_IN_FEATURES, Feature, parse_features, resolve_supported
 from harness.report.attempts import log_tail
-from harness.suite.scenario import Scenario, provider_skip_reason
+from harness.suite.scenario import Scenario, provider_rules_out
 from harness.suite.seeds import take_seed
 from harness.suite.scheduler_under_test import MODES, default_features
 from harness.suite import scenario_seconds
@@ -375,9 +375,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if missing:
             item.add_marker(pytest.mark.skip(reason=skip_reason(missing)))
             continue
-        # What the provider alone rules out is known now (whether it restarts a component only once it is up): skipped
-        # here, such a scenario goes first rather than end a worker's turn at once near the session's end (_longest_first).
-        unfit = provider_skip_reason(scenario, provider=state.config.cluster, restartable=frozenset(scenario.restarts))
+        # What the provider's name alone rules out is known now: skipped here, such a scenario goes first rather than
+        # end a worker's turn at once near the session's end (_longest_first).
+        unfit = provider_rules_out(scenario, provider=state.config.cluster)
         if unfit is not None:
             item.add_marker(pytest.mark.skip(reason=unfit))
     if worker_id(config) is not None:

@@ -139,14 +139,25 @@ def provider_skip_reason(scenario: Scenario, *, provider: str, restartable: froz
     Example: a scenario with restarts=('etcd',) on kind gets
     "the kind cluster cannot restart etcd (only the local cluster restarts its components)".
     """
-    if scenario.local_only and provider != "local":
-        return f"it runs on the local cluster only, not on {provider}: {scenario.local_only}"
-    if scenario.tekton_settings and provider == "existing":
-        return "it changes Tekton's ConfigMaps (config-defaults, feature-flags), which the suite never does on a cluster it does not own"
+    unfit = provider_rules_out(scenario, provider=provider)
+    if unfit is not None:
+        return unfit
     missing = [name for name in scenario.restarts if name not in restartable]
     if not missing:
         return None
     return f"the {provider} cluster cannot restart {', '.join(missing)} (only the local cluster restarts its components)"
+
+
+def provider_rules_out(scenario: Scenario, *, provider: str) -> str | None:
+    """provider_rules_out() is the part of provider_skip_reason() the provider's name alone decides, known before a cluster is up.
+
+    Example: a scenario with local_only="..." on kind gets "it runs on the local cluster only, not on kind: ...".
+    """
+    if scenario.local_only and provider != "local":
+        return f"it runs on the local cluster only, not on {provider}: {scenario.local_only}"
+    if scenario.tekton_settings and provider == "existing":
+        return "it changes Tekton's ConfigMaps (config-defaults, feature-flags), which the suite never does on a cluster it does not own"
+    return None
 
 
 def storage_skip_reason(scenario: Scenario, provider: str, default_class: tuple[str, str] | None) -> str | None:
