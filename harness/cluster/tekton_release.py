@@ -14,7 +14,8 @@ its sha256 is the one given: a moved tag or a tampered download cannot change wh
 the suite tests against.
 
 Either way the feature flags are the local cluster's (harness.cluster.tekton.feature_flags),
-so a scenario sees the same Tekton behaviour on every provider.
+so a scenario sees the same Tekton behaviour on every provider, and so are the
+controller's API client limits (harness.cluster.tekton.CONTROLLER_CLIENT_FLAGS).
 """
 
 from __future__ import annotations
@@ -99,7 +100,8 @@ def render_module(
     rendered = [walk(doc) for doc in documents]
     if missing:
         raise HarnessError(f"the Tekton module's config/ names commands with no local image: {', '.join(sorted(missing))}")
-    return with_feature_flags(rendered, coschedule=coschedule, source="the pinned Tekton module's config/")
+    source = "the pinned Tekton module's config/"
+    return with_controller_client_flags(with_feature_flags(rendered, coschedule=coschedule, source=source), source=source)
 
 
 # --- a release manifest the user pins ---
@@ -167,7 +169,8 @@ def _download(url: str, *, timeouts: TimeoutConfig, opener: Opener) -> bytes:
 def release_manifests(content: bytes, *, coschedule: str) -> list[Manifest]:
     """release_manifests() are a release file's objects in apply order, with the harness's feature flags."""
     documents = [doc for doc in yaml.safe_load_all(content) if isinstance(doc, dict) and doc.get("kind")]
-    return with_feature_flags(documents, coschedule=coschedule, source="the --tekton-manifest file")
+    source = "the --tekton-manifest file"
+    return with_controller_client_flags(with_feature_flags(documents, coschedule=coschedule, source=source), source=source)
 
 
 def with_feature_flags(documents: list[Manifest], *, coschedule: str, source: str) -> list[Manifest]:
@@ -183,6 +186,39 @@ def with_feature_flags(documents: list[Manifest], *, coschedule: str, source: st
         return {"Namespace": 0, "CustomResourceDefinition": 1}.get(doc["kind"], 2)
 
     return sorted(documents, key=rank)  # sorted() is stable: file order within each rank
+
+
+#: The Deployment, and its container, that runs Tekton's controller in a release.
+CONTROLLER_DEPLOYMENT = "tekton-pipelines-controller"
+
+
+def with_controller_client_flags(documents: list[Manifest], *, source: str) -> list[Manifest]:
+    """with_controller_client_flags() gives the controller's container the local cluster's API client limits.
+
+    Example: args ["-entrypoint-image", "e"] become ["-entrypoint-image", "e", "-kube-api-qps", "50",
+    "-kube-api-burst", "50"] (harness.cluster.tekton.CONTROLLER_CLIENT_FLAGS). A flag the release already
+    sets, as an argument or its environment variable (KUBE_API_QPS), keeps the release's value.
+    """
+    controllers = [
+        container
+        for doc in documents
+        if doc["kind"] == "Deployment" and doc["metadata"]["name"] == CONTROLLER_DEPLOYMENT
+        for container in doc["spec"]["template"]["spec"].get("containers") or []
+        if container.get("name") == CONTROLLER_DEPLOYMENT
+    ]
+    if len(controllers) != 1:
+        raise HarnessError(f"{source} has {len(controllers)} {CONTROLLER_DEPLOYMENT} containers in a {CONTROLLER_DEPLOYMENT} Deployment, not 1: is it Tekton Pipelines?")
+    container = controllers[0]
+    args = list(container.get("args") or [])
+    env = {variable.get("name") for variable in container.get("env") or []}
+    flags = tekton.CONTROLLER_CLIENT_FLAGS
+    for flag, value in zip(flags[::2], flags[1::2]):
+        variable = flag.lstrip("-").upper().replace("-", "_")
+        if variable in env or any(arg.lstrip("-").split("=")[0] == flag.lstrip("-") for arg in args):
+            continue
+        args += [flag, value]
+    container["args"] = args
+    return documents
 
 
 def deployments(manifests: Iterable[Manifest]) -> list[tuple[str, str]]:

@@ -29,6 +29,7 @@ CONFIG = [
         "kind": "Deployment",
         "metadata": {"name": "tekton-pipelines-controller", "namespace": "tekton-pipelines", "labels": {"app.kubernetes.io/version": "devel"}},
         "spec": {"template": {"spec": {"containers": [{
+            "name": "tekton-pipelines-controller",
             "image": "ko://github.com/tektoncd/pipeline/cmd/controller",
             "args": ["-entrypoint-image", "ko://github.com/tektoncd/pipeline/cmd/entrypoint", "-shell-image", "cgr.dev/chainguard/busybox@sha256:19f0"],
         }]}}},
@@ -43,7 +44,9 @@ def test_render_replaces_every_ko_reference_the_shell_image_and_devel() -> None:
     assert [d["kind"] for d in rendered] == ["Namespace", "ConfigMap", "Deployment"]
     container = rendered[2]["spec"]["template"]["spec"]["containers"][0]
     assert container["image"] == "local/controller:v1"
-    assert container["args"] == ["-entrypoint-image", "local/entrypoint:v1", "-shell-image", "busybox:1.37"]
+    assert container["args"] == [
+        "-entrypoint-image", "local/entrypoint:v1", "-shell-image", "busybox:1.37", "-kube-api-qps", "50", "-kube-api-burst", "50",
+    ]
     assert rendered[2]["metadata"]["labels"] == {"app.kubernetes.io/version": "v1.15.0"}
     assert rendered[1]["data"] == tekton.feature_flags("disabled", injected_sidecars=False)
     assert "ko://" not in repr(rendered)

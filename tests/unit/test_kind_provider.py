@@ -295,6 +295,11 @@ metadata: {name: tekton-pipelines}
 apiVersion: apps/v1
 kind: Deployment
 metadata: {name: tekton-pipelines-controller, namespace: tekton-pipelines}
+spec:
+  template:
+    spec:
+      containers:
+      - {name: tekton-pipelines-controller, image: controller, args: [-entrypoint-image, entrypoint]}
 ---
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -400,6 +405,38 @@ def test_release_manifests_get_the_local_feature_flags_in_apply_order(mode: str)
     flags = next(m for m in manifests if m["kind"] == "ConfigMap")["data"]
     assert flags == {"enable-api-fields": "beta", **tekton.feature_flags(mode, injected_sidecars=False)}
     assert tekton_release.deployments(manifests) == [("tekton-pipelines", "tekton-pipelines-controller")]
+
+
+def _controller_container(manifests: list[dict[str, Any]]) -> dict[str, Any]:
+    deployment = next(m for m in manifests if m["kind"] == "Deployment")
+    return dict(deployment["spec"]["template"]["spec"]["containers"][0])
+
+
+def test_the_release_controller_gets_the_local_client_limits() -> None:
+    container = _controller_container(tekton_release.release_manifests(RELEASE, coschedule="disabled"))
+    assert container["args"] == ["-entrypoint-image", "entrypoint", "-kube-api-qps", "50", "-kube-api-burst", "50"]
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "expected"),
+    [
+        (["-kube-api-qps", "30"], [], ["-kube-api-qps", "30", "-kube-api-burst", "50"]),
+        (["--kube-api-burst=80"], [], ["--kube-api-burst=80", "-kube-api-qps", "50"]),
+        ([], [{"name": "KUBE_API_QPS", "value": "30"}, {"name": "KUBE_API_BURST", "value": "30"}], []),
+    ],
+    ids=["qps-argument", "burst-argument-with-equals", "both-by-environment"],
+)
+def test_a_release_that_sets_a_client_limit_keeps_its_own(args: list[str], env: list[dict[str, str]], expected: list[str]) -> None:
+    container = {"name": "tekton-pipelines-controller", "args": args, "env": env}
+    deployment = {"kind": "Deployment", "metadata": {"name": "tekton-pipelines-controller"}, "spec": {"template": {"spec": {"containers": [container]}}}}
+    tekton_release.with_controller_client_flags([deployment], source="the test")
+    assert container["args"] == expected
+
+
+def test_a_release_without_the_controller_container_is_named() -> None:
+    other = {"kind": "Deployment", "metadata": {"name": "tekton-pipelines-webhook"}, "spec": {"template": {"spec": {"containers": [{"name": "webhook"}]}}}}
+    with pytest.raises(HarnessError, match=r"the test has 0 tekton-pipelines-controller containers .* is it Tekton Pipelines\?"):
+        tekton_release.with_controller_client_flags([other], source="the test")
 
 
 def test_a_manifest_without_feature_flags_is_not_tekton() -> None:

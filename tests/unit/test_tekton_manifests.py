@@ -71,6 +71,8 @@ def test_controller_gets_every_image_flag_and_no_ha(tmp_path: Path) -> None:
         assert f"-{flag}" in argv
     assert "-disable-ha" in argv
     assert argv[argv.index("-kubeconfig") + 1] == str(tmp_path / "kubeconfig.yaml")
+    # Tekton's performance guide's example: 50 and 50, which the controller doubles.
+    assert argv[argv.index("-kube-api-qps") + 1] == "50" and argv[argv.index("-kube-api-burst") + 1] == "50"
 
 
 def test_controller_env_uses_the_given_ports_and_drops_kubeconfig() -> None:
