@@ -27,7 +27,7 @@ from harness.suite.scenario import Scenario, provider_rules_out
 from harness.suite.seeds import take_seed
 from harness.suite.scheduler_under_test import MODES, default_features
 from harness.suite import scenario_seconds
-from harness.suite.workers import Slot, earlier_nodeids, note_started, slot_of, slots_last, worker_id
+from harness.suite.workers import Slot, earlier_nodeids, largest_pool_first, note_started, slot_of, slots_last, worker_id
 from harness.timeouts import DEFAULT_TIMEOUTS, TimeoutConfig, parse_override
 
 if TYPE_CHECKING:
@@ -381,11 +381,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if unfit is not None:
             item.add_marker(pytest.mark.skip(reason=unfit))
     if worker_id(config) is not None:
-        items[:] = slots_last(_longest_first(items), slot_of=_slot_of)
+        items[:] = slots_last(_longest_first(items, shared_nodes=state.config.cluster in SLOT_NODE_PROVIDERS), slot_of=_slot_of)
 
 
-def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
-    """_longest_first() orders a worker's scenarios by the seconds beside them (harness.suite.scenario_seconds); other tests keep their place after them."""
+#: The providers whose pools are claimed from shared slot nodes (harness.cluster.slot_pools), not made per scenario.
+SLOT_NODE_PROVIDERS = ("kind", "existing")
+
+
+def _longest_first(items: list[pytest.Item], *, shared_nodes: bool = False) -> list[pytest.Item]:
+    """_longest_first() orders a worker's scenarios by the seconds beside them (harness.suite.scenario_seconds); other tests keep their place after them.
+
+    With `shared_nodes` the scenario with the largest pool goes first of all, while every slot node is free (largest_pool_first).
+    """
     seconds: dict[str, float] = {}
     for directory in sorted({item.path.parent for item in items if scenario_of(item) is not None}):
         try:
@@ -394,6 +401,8 @@ def _longest_first(items: list[pytest.Item]) -> list[pytest.Item]:
             raise pytest.UsageError(str(err)) from err
     scenarios = [item for item in items if scenario_of(item) is not None]
     ordered = scenario_seconds.longest_first(scenarios, key_of=lambda item: scenario_seconds.module_key(item.path.stem), seconds=seconds)
+    if shared_nodes:
+        ordered = largest_pool_first(ordered, pool_count_of=_pool_count)
     # Skipped ones first: done at once, each hands its worker the next test. Near the end that next test would be
     # the window's, queued behind another of the window on the same worker, which then runs them one after the other.
     ordered.sort(key=lambda item: item.get_closest_marker("skip") is None)
@@ -405,6 +414,11 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     """Each test a worker starts is noted before its fixtures: the window's scenarios wait for those before them."""
     if worker_id(item.config) is not None:
         note_started(item.nodeid)
+
+
+def _pool_count(item: pytest.Item) -> int:
+    scenario = scenario_of(item)
+    return scenario.pool.count if scenario is not None else 0
 
 
 def _slot_of(item: pytest.Item) -> Slot:

@@ -68,6 +68,9 @@ def test_the_pinned_modules_config_renders_with_the_built_commands() -> None:
     rendered = tekton_release.render_module(documents, images=images, shell_image=node_image.BUSYBOX_IMAGE, version=tekton.version(), coschedule="disabled")
     assert "ko://" not in repr(rendered) and "cgr.dev" not in repr(rendered)
     assert {name for _, name in tekton_release.deployments(rendered)} >= {"tekton-pipelines-controller", "tekton-pipelines-webhook"}
+    controller = next(d for d in rendered if d["kind"] == "Deployment" and d["metadata"]["name"] == "tekton-pipelines-controller")
+    args = controller["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert args[-4:] == ["-kube-api-qps", "50", "-kube-api-burst", "50"]
 
 
 @pytest.mark.parametrize(

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.unit
 
 SCENARIO_MODULE = '''
 from harness.suite.features import Feature
-from harness.suite.scenario import Scenario
+from harness.suite.scenario import PoolSpec, Scenario
 
 SCENARIO = Scenario(name="{name}", description="d", features=(Feature.COLOCATION,), fixtures=(){extra})
 
@@ -53,3 +53,14 @@ def test_skipped_scenarios_are_handed_out_before_the_rest(pytester: pytest.Pytes
     assert [item.name for item in items] == ["test_anywhere", "test_local_pages"]
     items[1].add_marker(pytest.mark.skip(reason="ruled out"))
     assert [item.name for item in _longest_first(items)] == ["test_local_pages", "test_anywhere"]
+
+
+def test_on_shared_slot_nodes_the_largest_pool_goes_first_after_the_skipped(pytester: pytest.Pytester) -> None:
+    _modules(pytester)
+    pytester.makepyfile(test_seven_nodes=SCENARIO_MODULE.format(name="seven_nodes", extra=", pool=PoolSpec(count=7)"))
+    items = pytester.getitems(pytester.path)
+    assert [item.name for item in items] == ["test_anywhere", "test_local_pages", "test_seven_nodes"]
+    items[1].add_marker(pytest.mark.skip(reason="ruled out"))
+    assert [item.name for item in _longest_first(items, shared_nodes=True)] == ["test_local_pages", "test_seven_nodes", "test_anywhere"]
+    assert [item.name for item in _longest_first(items)] == ["test_local_pages", "test_anywhere", "test_seven_nodes"]
+

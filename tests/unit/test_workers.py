@@ -11,7 +11,18 @@ from pathlib import Path
 from harness.plugin import Outcome
 from harness.suite.features import Feature
 from harness.suite.scenario import Scenario
-from harness.suite.workers import SLOTS_ENV, ScenarioSlots, Slot, earlier_nodeids, note_started, runs_scenarios, scheduler_name_for, slot_of, slots_last
+from harness.suite.workers import (
+    SLOTS_ENV,
+    ScenarioSlots,
+    Slot,
+    earlier_nodeids,
+    largest_pool_first,
+    note_started,
+    runs_scenarios,
+    scheduler_name_for,
+    slot_of,
+    slots_last,
+)
 from harness.timeouts import TimeoutConfig
 
 pytestmark = pytest.mark.unit
@@ -32,6 +43,14 @@ def test_the_settings_window_is_handed_out_after_the_shared_scenarios_and_those_
     names = ["a", "RESTART", "defaults", "b", "flags", "c"]
     assert slots_last(names, slot_of=kinds.__getitem__) == ["a", "b", "c", "defaults", "flags", "RESTART"]
     assert slots_last([], slot_of=kinds.__getitem__) == []
+
+
+def test_the_largest_pool_is_handed_out_first_and_the_rest_keep_their_order() -> None:
+    pools = {"a": 2, "b": 7, "c": 7, "d": 1}
+    assert largest_pool_first(["a", "b", "c", "d"], pool_count_of=pools.__getitem__) == ["b", "a", "c", "d"]
+    assert largest_pool_first(["c", "a", "b"], pool_count_of=pools.__getitem__) == ["c", "a", "b"]
+    assert largest_pool_first(["d"], pool_count_of=pools.__getitem__) == ["d"]
+    assert largest_pool_first([], pool_count_of=pools.__getitem__) == []
 
 
 def test_a_scenario_runs_alone_when_it_restarts_a_component_and_in_the_window_when_it_changes_settings() -> None:
