@@ -13,12 +13,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from fractions import Fraction
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from kubernetes.utils.quantity import parse_quantity
 
 from harness.errors import HarnessError
 from harness.resource_names import CPU, MEMORY, amount_text, is_counted, is_pod_level, sort_key
+
+
+#: A share's float is read back as the ratio of integers it was written as (2600 / 4800 -> 13/24) with at most this denominator.
+SHARE_DENOMINATOR_LIMIT = 1_000_000
+
+
+def share_of(amount: int, fraction: float) -> int:
+    """share_of(1800, 2600 / 4800) == 975: floor(amount x fraction), exact, as `cpu(f)` and `memory(f)` render a share.
+
+    A fixture writes a share as a ratio (`cpu(2600 / 4800)`) and a scenario computes
+    what it expects by hand in integers (`cpu * 2600 // 4800`). Multiplied as floats the
+    two part on some node sizes: 1800 * (2600 / 4800) is 974.9999999999999, so int() gave
+    974 where the hand gives 975, and a correct scheduler's exact peak failed (a kind
+    worker with 100m of daemons, 1800m left). The fraction is taken back to its ratio first.
+    """
+    return int(Fraction(fraction).limit_denominator(SHARE_DENOMINATOR_LIMIT) * amount)
 
 
 def _amount(value: object, what: str) -> Decimal:

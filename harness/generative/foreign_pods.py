@@ -27,7 +27,7 @@ from typing import Any, Mapping, Protocol, Sequence
 
 from harness.cluster.namespaces import HOLD_TERMINATING_FINALIZER
 from harness.cluster.simulation import HOLD
-from harness.quantities import pod_request
+from harness.quantities import pod_request, share_of
 
 Obj = dict[str, Any]
 
@@ -109,7 +109,7 @@ def with_overhead(pod: Obj, node_cpu_millis: int) -> Obj:
     """with_overhead() is the pod as the API server stores it: a RuntimeClass pod gets the session class's overhead."""
     if not pod["spec"].get("runtimeClassName"):
         return pod
-    overhead = {"cpu": f"{int(node_cpu_millis * OVERHEAD_FRACTION)}m"}
+    overhead = {"cpu": f"{share_of(node_cpu_millis, OVERHEAD_FRACTION)}m"}
     return {**pod, "spec": {**pod["spec"], "overhead": overhead}}
 
 
@@ -117,7 +117,7 @@ def runtime_class_manifest(name: str, node_cpu_millis: int) -> Obj:
     """runtime_class_manifest() is the session's RuntimeClass, whose pods carry OVERHEAD_FRACTION of a node's CPU as overhead."""
     return {
         "apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name}, "handler": "runc",
-        "overhead": {"podFixed": {"cpu": f"{int(node_cpu_millis * OVERHEAD_FRACTION)}m"}},
+        "overhead": {"podFixed": {"cpu": f"{share_of(node_cpu_millis, OVERHEAD_FRACTION)}m"}},
     }
 
 

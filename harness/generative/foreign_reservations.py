@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, Sequence
 
 from harness.cluster.simulation import sim_task_spec
+from harness.quantities import share_of
 
 Obj = dict[str, Any]
 
@@ -101,5 +102,5 @@ def draw_foreign_reservation(rng: random.Random, *, nodes: Sequence[str], name: 
     if not nodes or sizes.storage_class is not None or rng.random() >= CHANCE:
         return None
     node = rng.choice(list(nodes))
-    cpu_millis = int(sizes.node_cpu_millis * rng.choice(FRACTIONS))
+    cpu_millis = share_of(sizes.node_cpu_millis, rng.choice(FRACTIONS))
     return ForeignReservation(node, cpu_millis, other_run(name, cpu_millis, sizes))

@@ -78,7 +78,7 @@ from harness.generative import peaks
 from harness.generative.foreign_pods import SHAPE_ANNOTATION, draw_foreign_pods, load, with_overhead
 from harness.generative.foreign_reservations import ForeignReservation, draw_foreign_reservation
 from harness.monitor.expected_groups import expected_groups
-from harness.quantities import Amount, pod_request
+from harness.quantities import Amount, pod_request, share_of
 
 Obj = dict[str, Any]
 
@@ -144,14 +144,14 @@ class DrawContext:
 
     def cpu(self, fraction: float, spelling: str = "plain") -> str:
         """cpu(0.25) on a 4800m node is '1200m'; spelt "decimal", '1.2' (whole cores, exactly the same amount)."""
-        millis = int(self.node_cpu_millis * fraction)
+        millis = share_of(self.node_cpu_millis, fraction)
         if spelling == "decimal":
             return format(Decimal(millis).scaleb(-3).normalize(), "f")
         return f"{millis}m"
 
     def memory(self, fraction: float, spelling: str = "plain") -> str:
         """memory(0.5) on an 8Gi node is '4294967296'; spelt "decimal", '4294M' (rounded down); "binary", '4096Mi'."""
-        amount = int(self.node_memory_bytes * fraction)
+        amount = share_of(self.node_memory_bytes, fraction)
         if spelling == "decimal":
             return f"{amount // 10**6}M"
         if spelling == "binary":

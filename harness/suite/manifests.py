@@ -24,6 +24,7 @@ from harness.cluster.compute_resources import compute_resources
 from harness.cluster.paths import SUITE_ROOT
 from harness.cluster.simulation import sim_task_spec
 from harness.errors import HarnessError
+from harness.quantities import share_of
 
 FIXTURES_DIR = SUITE_ROOT / "fixtures" / "pipelines"
 
@@ -44,12 +45,12 @@ class RenderContext:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def cpu(self, fraction: float) -> str:
-        """cpu(0.25) on a 4800m node is '1200m'."""
-        return f"{int(self.node_cpu_millis * fraction)}m"
+        """cpu(0.25) on a 4800m node is '1200m'; cpu(2600 / 4800) on an 1800m one '975m' (share_of)."""
+        return f"{share_of(self.node_cpu_millis, fraction)}m"
 
     def memory(self, fraction: float) -> str:
-        """memory(0.5) on an 8Gi node is '4294967296'."""
-        return str(int(self.node_memory_bytes * fraction))
+        """memory(0.5) on an 8Gi node is '4294967296' (share_of)."""
+        return str(share_of(self.node_memory_bytes, fraction))
 
 
 def _environment(directory: Path) -> jinja2.Environment:

@@ -14,6 +14,7 @@ once, and the contract monitor sees the node over-committed.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
@@ -58,7 +59,7 @@ def test_allocatable_not_capacity(run: ScenarioRun) -> None:
     assert node == only
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=int(run.node_cpu_millis() * (3800 / 4800)), peak_memory_bytes=int(run.node_memory_bytes() * 0.5),
+        peak_cpu_millis=share_of(run.node_cpu_millis(), 3800 / 4800), peak_memory_bytes=share_of(run.node_memory_bytes(), 0.5),
     )
 
     run.apply("allocatable_not_capacity-b")

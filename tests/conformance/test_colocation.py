@@ -17,6 +17,7 @@ references in scripts alone (held-out fault
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
@@ -55,4 +56,4 @@ def test_colocation(run: ScenarioRun) -> None:
 
     pipelinerun_must_succeed(run, "colocation")
     record = group_must_be(run, "colocation", "build", state=State.RELEASED, node=fetch["spec"]["nodeName"])
-    group_must_have(run, record, "build", tasks={"fetch", "build"}, workspaces={"source"}, peak_cpu_millis=int(run.node_cpu_millis() * 0.3), peak_memory_bytes=int(run.node_memory_bytes() * 0.25))
+    group_must_have(run, record, "build", tasks={"fetch", "build"}, workspaces={"source"}, peak_cpu_millis=share_of(run.node_cpu_millis(), 0.3), peak_memory_bytes=share_of(run.node_memory_bytes(), 0.25))

@@ -24,6 +24,7 @@ node over-committed at the state where both pods count.
 
 from __future__ import annotations
 
+from harness.quantities import share_of
 from harness.suite.checks import (
     group_must_have,
     next_task_must_wait_while_the_last_counts,
@@ -64,7 +65,7 @@ def test_exact_fit_handoff(run: ScenarioRun) -> None:
     run.apply("exact_fit_handoff")
     _, node, record = task_must_hold_its_group(run, RUN, "t01")
     assert node == only, f"{RUN}'s claim is on {node}, not on the pool's only node {only}"
-    group_must_have(run, record, "t01", tasks=set(TASKS), workspaces={"source"}, peak_cpu_millis=int(cpu * 0.95) + int(cpu * 0.05), peak_memory_bytes=0)
+    group_must_have(run, record, "t01", tasks=set(TASKS), workspaces={"source"}, peak_cpu_millis=share_of(cpu, 0.95) + share_of(cpu, 0.05), peak_memory_bytes=0)
 
     next_task_must_wait_while_the_last_counts(run, RUN, lingering="t01", next_task="t02")
 

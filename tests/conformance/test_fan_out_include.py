@@ -18,6 +18,7 @@ is a beta field, enabled on the suite's clusters (`enable-api-fields: beta`).
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     b_must_land_beside_the_filler,
     group_must_be,
@@ -59,7 +60,7 @@ def test_fan_out_include(run: ScenarioRun) -> None:
     cpu = run.node_cpu_millis()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=3 * int(cpu * 0.2), peak_memory_bytes=0,
+        peak_cpu_millis=3 * share_of(cpu, 0.2), peak_memory_bytes=0,
     )
 
     b_pod = b_must_land_beside_the_filler(run, "fan_out_include", a_node=a_node, why="inside the room A's three matrixed pods need there")

@@ -12,6 +12,7 @@ notify need their sum.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import group_must_be, group_must_have, pipelinerun_must_succeed, task_pod_must_be_bound
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
@@ -41,7 +42,7 @@ def test_finally_in_group(run: ScenarioRun) -> None:
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "build", tasks={"build", "report", "notify"}, workspaces={"source"},
-        peak_cpu_millis=int(cpu * 0.3) + int(cpu * 0.15), peak_memory_bytes=int(memory * 0.2) + int(memory * 0.05),
+        peak_cpu_millis=share_of(cpu, 0.3) + share_of(cpu, 0.15), peak_memory_bytes=share_of(memory, 0.2) + share_of(memory, 0.05),
     )
 
     run.apply("finally_in_group-filler", node=node)

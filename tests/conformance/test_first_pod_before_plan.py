@@ -24,6 +24,7 @@ group's pods share a node, the colocation scenarios check.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
@@ -73,5 +74,5 @@ def test_first_pod_before_plan(run: ScenarioRun) -> None:
     cpu = run.node_cpu_millis()
     group_must_have(
         run, record, "clone", tasks={"clone", "lint", "build"}, workspaces={"source"},
-        peak_cpu_millis=max(int(cpu * CLONE) + int(cpu * LINT), int(cpu * BUILD)), peak_memory_bytes=0,
+        peak_cpu_millis=max(share_of(cpu, CLONE) + share_of(cpu, LINT), share_of(cpu, BUILD)), peak_memory_bytes=0,
     )

@@ -50,6 +50,7 @@ from harness.generative.foreign_reservations import OTHER_SCHEDULER, TASK, WORKS
 from harness.generative.grammar import MAX_BATCH, POOL_NODES, DrawContext, DrawnRun, draw_batches
 from harness.generative.peaks import expected_peaks
 from harness.monitor.expected_groups import ExpectedGroup, expected_groups
+from harness.quantities import share_of
 from harness.suite.checks import (
     group_must_be_released_or_gone,
     pipelinerun_must_end_with,
@@ -125,7 +126,7 @@ def test_generative(run: ScenarioRun, request: pytest.FixtureRequest) -> None:
     replay = REPLAY.format(seed=seed, runs=budget)
     runtime_class = f"rescon-generative-{run.namespace}"
     run.apply_objects("generative runtime class", [runtime_class_manifest(runtime_class, run.node_cpu_millis())])
-    runtime_class_must_be_in_force(run, runtime_class, cpu=int(run.node_cpu_millis() * OVERHEAD_FRACTION))
+    runtime_class_must_be_in_force(run, runtime_class, cpu=share_of(run.node_cpu_millis(), OVERHEAD_FRACTION))
     context = DrawContext(
         scheduler_name=run.context.scheduler_name, pool_selector=run.context.pool_selector,
         node_cpu_millis=run.node_cpu_millis(), node_memory_bytes=run.node_memory_bytes(), storage_class=run.context.storage_class,

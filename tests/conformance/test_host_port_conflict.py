@@ -14,6 +14,7 @@ the port check sends the group to a wrong node.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     claim_must_open_on,
     fillers_must_run,
@@ -68,7 +69,7 @@ def test_host_port_conflict(run: ScenarioRun) -> None:
     group_must_have(
         run, record, "build", tasks={"build", "test"}, workspaces={"source"},
         # test's step and sidecar, each a fraction of the node's CPU rounded down as the fixture's cpu() rounds it.
-        peak_cpu_millis=int(run.node_cpu_millis() * 1000 / 4800) + int(run.node_cpu_millis() * 200 / 4800), peak_memory_bytes=0,
+        peak_cpu_millis=share_of(run.node_cpu_millis(), 1000 / 4800) + share_of(run.node_cpu_millis(), 200 / 4800), peak_memory_bytes=0,
     )
     group_must_end_on_its_node(run, RUN, held=run.task_pods(RUN, "build")[0], next_task="test", node=free)
     group_must_be(run, RUN, "test", state=State.RELEASED, node=free)

@@ -23,6 +23,7 @@ resources.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
@@ -60,13 +61,13 @@ SCENARIO = Scenario(
 
 def test_limit_range(run: ScenarioRun) -> None:
     run.apply("limit_range-limits")
-    limit_range_must_be_in_force(run, cpu=int(run.node_cpu_millis() * 0.2))
+    limit_range_must_be_in_force(run, cpu=share_of(run.node_cpu_millis(), 0.2))
     run.apply("limit_range-a")
     small, node, record = task_must_hold_its_group(run, "limit-range-a", "small")
     cpu = run.node_cpu_millis()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=max(int(cpu * 0.5) + int(cpu * 0.2) // 2, int(cpu * 0.2)), peak_memory_bytes=0,
+        peak_cpu_millis=max(share_of(cpu, 0.5) + share_of(cpu, 0.2) // 2, share_of(cpu, 0.2)), peak_memory_bytes=0,
     )
 
     run.apply("limit_range-b")
@@ -84,6 +85,6 @@ def test_limit_range(run: ScenarioRun) -> None:
     # C: a task whose pod Tekton's init containers size (0.2 each from the LimitRanger), not its 0.02 step.
     run.apply("limit_range-c")
     only, _, c_record = task_must_hold_its_group(run, "limit-range-c", "only")
-    group_must_have(run, c_record, "only", tasks={"only"}, workspaces={"source"}, peak_cpu_millis=max(int(cpu * 0.02), int(cpu * 0.2)), peak_memory_bytes=0)
+    group_must_have(run, c_record, "only", tasks={"only"}, workspaces={"source"}, peak_cpu_millis=max(share_of(cpu, 0.02), share_of(cpu, 0.2)), peak_memory_bytes=0)
     run.release_pod(only["metadata"]["name"])
     pipelinerun_must_succeed(run, "limit-range-c")

@@ -15,6 +15,7 @@ and B takes the room the integration tests need.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     b_must_go_beside_a_filler,
     group_must_be,
@@ -56,7 +57,7 @@ def test_long_generated_names(run: ScenarioRun) -> None:
     )
     group_must_have(
         run, record, CHECKOUT, tasks={CHECKOUT, TESTS}, workspaces={"source"},
-        peak_cpu_millis=int(run.node_cpu_millis() * 0.6), peak_memory_bytes=int(run.node_memory_bytes() * 0.1),
+        peak_cpu_millis=share_of(run.node_cpu_millis(), 0.6), peak_memory_bytes=share_of(run.node_memory_bytes(), 0.1),
     )
 
     deploy = b_must_go_beside_a_filler(

@@ -13,6 +13,7 @@ field, enabled on the local cluster (`enable-api-fields: beta`).
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
@@ -50,7 +51,7 @@ def test_matrix(run: ScenarioRun) -> None:
     cpu = run.node_cpu_millis()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=3 * int(cpu * 0.25), peak_memory_bytes=0,
+        peak_cpu_millis=3 * share_of(cpu, 0.25), peak_memory_bytes=0,
     )
 
     other = next(n for n in run.node_names if n != a_node)

@@ -8,6 +8,7 @@ plentiful on both nodes throughout; only memory rules A's node out for B.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     b_must_land_beside_the_filler,
     group_must_be,
@@ -41,7 +42,7 @@ def test_memory_decides(run: ScenarioRun) -> None:
     small, a_node, record = task_must_hold_its_group(run, "memory-decides-a", "small")
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=int(run.node_cpu_millis() * 0.05), peak_memory_bytes=int(run.node_memory_bytes() * 0.7),
+        peak_cpu_millis=share_of(run.node_cpu_millis(), 0.05), peak_memory_bytes=share_of(run.node_memory_bytes(), 0.7),
     )
 
     b_pod = b_must_land_beside_the_filler(run, "memory_decides", a_node=a_node, why="inside the memory A reserved there")

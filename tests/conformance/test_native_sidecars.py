@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     b_must_land_beside_the_filler,
     group_must_be,
@@ -75,7 +76,7 @@ def test_native_sidecars(run: ScenarioRun) -> None:
         cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
         group_must_have(
             run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-            peak_cpu_millis=int(cpu * 0.3) + int(cpu * 0.4), peak_memory_bytes=int(memory * 0.1) + int(memory * 0.15),
+            peak_cpu_millis=share_of(cpu, 0.3) + share_of(cpu, 0.4), peak_memory_bytes=share_of(memory, 0.1) + share_of(memory, 0.15),
         )
         b_pod = b_must_land_beside_the_filler(run, "native_sidecars", a_node=a_node, why="inside the room A's step and native sidecar need there")
         group_must_be(run, NAME, "small", state=State.RESERVED, node=a_node)

@@ -25,6 +25,7 @@ Pending (held-out fault `held_active_label_while_pending`).
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
@@ -64,7 +65,7 @@ def test_own_run_two_groups(run: ScenarioRun) -> None:
     small, node, record = task_must_hold_its_group(run, A, "small")
     group_must_have(run, record, "small", tasks={"small", "big"}, workspaces={"source"}, peak_cpu_millis=cpu * 3000 // 4800, peak_memory_bytes=0)
     group_must_have(run, record, "other", tasks={"other"}, workspaces={"cache"}, peak_cpu_millis=cpu * 2400 // 4800, peak_memory_bytes=0)
-    group_must_have(run, record, "tail", tasks={"tail"}, workspaces={"later"}, peak_cpu_millis=int(cpu * 0.01), peak_memory_bytes=0)
+    group_must_have(run, record, "tail", tasks={"tail"}, workspaces={"later"}, peak_cpu_millis=share_of(cpu, 0.01), peak_memory_bytes=0)
 
     # Only now may cache's task be created: source's claim is made, and holds its peak.
     gate = task_pod_must_be_bound(run, A, "gate")

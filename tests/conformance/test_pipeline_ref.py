@@ -18,6 +18,7 @@ node the emptier one for B.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     b_must_go_beside_a_filler,
     group_must_be,
@@ -62,7 +63,7 @@ def test_pipeline_ref(run: ScenarioRun) -> None:
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "fetch", tasks={"fetch", "compile", "publish"}, workspaces={"source", "cache"},
-        peak_cpu_millis=3 * int(cpu * 0.2), peak_memory_bytes=int(memory * 0.35),
+        peak_cpu_millis=3 * share_of(cpu, 0.2), peak_memory_bytes=share_of(memory, 0.35),
     )
 
     deploy = b_must_go_beside_a_filler(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import group_must_be, group_must_have, pod_requests_must_drop_to, task_pod_must_be_bound, taskrun_must_be_done
 from harness.suite.features import Feature
 from harness.suite.run import ScenarioRun
@@ -23,7 +24,7 @@ def test_resize(run: ScenarioRun) -> None:
     run.apply("resize")
     pod = task_pod_must_be_bound(run, "resize", "linger")
     node = pod["spec"]["nodeName"]
-    peak = int(run.node_cpu_millis() * 0.4)
+    peak = share_of(run.node_cpu_millis(), 0.4)
     record = group_must_be(run, "resize", "linger", state=State.RESERVED, node=node)
     group_must_have(run, record, "linger", tasks={"linger", "later"}, workspaces={"source"}, peak_cpu_millis=peak, peak_memory_bytes=0)
 

@@ -18,6 +18,7 @@ while `fetch` holds, takes it.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     b_must_go_beside_a_filler,
     group_must_be,
@@ -61,7 +62,7 @@ def test_resolved_catalog_task(run: ScenarioRun) -> None:
     claim_must_be_provisioned_for(run, fetch)
     group_must_have(
         run, record, "fetch", tasks={"fetch", "scan", "report"}, workspaces={"source"},
-        peak_cpu_millis=int(run.node_cpu_millis() * 0.6), peak_memory_bytes=int(run.node_memory_bytes() * 0.3),
+        peak_cpu_millis=share_of(run.node_cpu_millis(), 0.6), peak_memory_bytes=share_of(run.node_memory_bytes(), 0.3),
     )
 
     deploy = b_must_go_beside_a_filler(

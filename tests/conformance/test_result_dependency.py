@@ -21,6 +21,7 @@ no result) and the PipelineRun Succeeded (reason Completed).
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
@@ -54,7 +55,7 @@ def test_result_dependency(run: ScenarioRun) -> None:
     produce, node, record = task_must_hold_its_group(run, "result-dependency-a", "produce")
     group_must_have(
         run, record, "produce", tasks={"produce", "consume"}, workspaces={"source"},
-        peak_cpu_millis=int(run.node_cpu_millis() * 0.5), peak_memory_bytes=0,
+        peak_cpu_millis=share_of(run.node_cpu_millis(), 0.5), peak_memory_bytes=0,
     )
 
     run.apply("result_dependency-b")
@@ -73,7 +74,7 @@ def test_result_dependency(run: ScenarioRun) -> None:
     produce, c_node, c_record = task_must_hold_its_group(run, "result-dependency-c", "produce")
     group_must_have(
         run, c_record, "produce", tasks={"produce", "check"}, workspaces={"source"},
-        peak_cpu_millis=max(int(run.node_cpu_millis() * 0.3), int(run.node_cpu_millis() * 0.4)), peak_memory_bytes=0,
+        peak_cpu_millis=max(share_of(run.node_cpu_millis(), 0.3), share_of(run.node_cpu_millis(), 0.4)), peak_memory_bytes=0,
     )
     run.release_pod(produce["metadata"]["name"])
     check = task_pod_must_be_bound(run, "result-dependency-c", "check")

@@ -20,6 +20,7 @@ and init containers `prepare` and `place-scripts` with no resources.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     b_must_land_beside_the_filler,
     group_must_be,
@@ -58,12 +59,12 @@ SCENARIO = Scenario(
 def test_runtime_class_overhead(run: ScenarioRun) -> None:
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     run.apply("runtime_class_overhead-class")
-    runtime_class_must_be_in_force(run, f"rescon-overhead-{run.namespace}", cpu=int(cpu * 0.3125))
+    runtime_class_must_be_in_force(run, f"rescon-overhead-{run.namespace}", cpu=share_of(cpu, 0.3125))
     run.apply("runtime_class_overhead-a")
     small, a_node, record = task_must_hold_its_group(run, run.named("a"), "small")
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=2 * int(cpu * 0.3125), peak_memory_bytes=int(memory / 32),
+        peak_cpu_millis=2 * share_of(cpu, 0.3125), peak_memory_bytes=int(memory / 32),
     )
 
     b_pod = b_must_land_beside_the_filler(run, "runtime_class_overhead", a_node=a_node, why="inside the room A's task and its pod overhead need there")

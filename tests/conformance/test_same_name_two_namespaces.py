@@ -15,6 +15,7 @@ itself, and this one alone shares a name, on purpose and every time.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
@@ -55,7 +56,7 @@ def test_same_name_two_namespaces(run: ScenarioRun) -> None:
     small, node, record = task_must_hold_its_group(run, RUN, "small")
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=int(run.node_cpu_millis() * 0.7), peak_memory_bytes=0,
+        peak_cpu_millis=share_of(run.node_cpu_millis(), 0.7), peak_memory_bytes=0,
     )
 
     there.apply("same_name_two_namespaces")

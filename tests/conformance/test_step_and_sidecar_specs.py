@@ -20,6 +20,7 @@ resources.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     b_must_land_beside_the_filler,
     group_must_be,
@@ -63,7 +64,7 @@ def test_step_and_sidecar_specs(run: ScenarioRun) -> None:
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=int(cpu * 0.3) + int(cpu * 0.25), peak_memory_bytes=int(memory / 64),
+        peak_cpu_millis=share_of(cpu, 0.3) + share_of(cpu, 0.25), peak_memory_bytes=int(memory / 64),
     )
 
     b_pod = b_must_land_beside_the_filler(run, "step_and_sidecar_specs", a_node=a_node, why="inside the room A's overridden step and sidecar need there")

@@ -21,6 +21,7 @@ LimitRange's whole defaultRequest (the LimitRanger).
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     b_must_land_beside_the_filler,
     group_must_be,
@@ -66,12 +67,12 @@ SCENARIO = Scenario(
 def test_step_request_floor(run: ScenarioRun) -> None:
     cpu = run.node_cpu_millis()
     run.apply("step_request_floor-limits")
-    limit_range_must_be_in_force(run, cpu=int(cpu * 0.2))
+    limit_range_must_be_in_force(run, cpu=share_of(cpu, 0.2))
     run.apply("step_request_floor-a")
     small, a_node, record = task_must_hold_its_group(run, run.named("a"), "small")
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=int(cpu * 0.25) + 2 * max(int(cpu * 0.2) // 3, int(cpu * 0.15)), peak_memory_bytes=0,
+        peak_cpu_millis=share_of(cpu, 0.25) + 2 * max(share_of(cpu, 0.2) // 3, share_of(cpu, 0.15)), peak_memory_bytes=0,
     )
 
     b_pod = b_must_land_beside_the_filler(run, "step_request_floor", a_node=a_node, why="inside the room A's steps need there at the LimitRange's min")

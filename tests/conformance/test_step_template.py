@@ -22,6 +22,7 @@ pod-level resources.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     b_must_land_beside_the_filler,
     group_must_be,
@@ -60,7 +61,7 @@ def test_step_template(run: ScenarioRun) -> None:
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=int(cpu * 0.3) + int(cpu * 0.4), peak_memory_bytes=2 * int(memory * 0.125),
+        peak_cpu_millis=share_of(cpu, 0.3) + share_of(cpu, 0.4), peak_memory_bytes=2 * share_of(memory, 0.125),
     )
 
     b_pod = b_must_land_beside_the_filler(run, "step_template", a_node=a_node, why="inside the room A's merged steps need there")

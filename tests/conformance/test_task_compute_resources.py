@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from harness.contract.record import State
 from harness.quantities import cpu_millis, memory_bytes
+from harness.quantities import share_of
 from harness.suite.checks import (
     b_must_land_beside_the_filler,
     group_must_be,
@@ -58,7 +59,7 @@ def test_task_compute_resources(run: ScenarioRun) -> None:
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=3 * (int(cpu * 0.625) // 3), peak_memory_bytes=3 * (int(memory * 0.25) // 3),
+        peak_cpu_millis=3 * (share_of(cpu, 0.625) // 3), peak_memory_bytes=3 * (share_of(memory, 0.25) // 3),
     )
 
     b_pod = b_must_land_beside_the_filler(run, "task_compute_resources", a_node=a_node, why="inside the room A's task-level request needs there")
@@ -66,6 +67,6 @@ def test_task_compute_resources(run: ScenarioRun) -> None:
     # big's pod as bound: a scheduler with Resize lowers a finished task's requests in place.
     big = group_must_end_on_its_node(run, "task-compute-resources-a", held=small, next_task="big", node=a_node, others=(b_pod,))
     shares = {c["name"]: (cpu_millis(c["resources"]["requests"]["cpu"]), memory_bytes(c["resources"]["requests"]["memory"])) for c in big["spec"]["containers"]}
-    assert shares == dict.fromkeys(("step-work", "step-work-2", "step-work-3"), (int(cpu * 0.625) // 3, int(memory * 0.25) // 3)), (
+    assert shares == dict.fromkeys(("step-work", "step-work-2", "step-work-3"), (share_of(cpu, 0.625) // 3, share_of(memory, 0.25) // 3)), (
         f"Tekton built {big['metadata']['name']} with step requests {shares}: this scenario's premise (each share rounded down) failed"
     )

@@ -16,6 +16,7 @@ pod-level resources.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     b_must_land_beside_the_filler,
     group_must_be,
@@ -51,7 +52,7 @@ def test_task_ref(run: ScenarioRun) -> None:
     cpu, memory = run.node_cpu_millis(), run.node_memory_bytes()
     group_must_have(
         run, record, "small", tasks={"small", "big"}, workspaces={"source"},
-        peak_cpu_millis=int(cpu * 0.625), peak_memory_bytes=int(memory * 0.25),
+        peak_cpu_millis=share_of(cpu, 0.625), peak_memory_bytes=share_of(memory, 0.25),
     )
 
     b_pod = b_must_land_beside_the_filler(run, "task_ref", a_node=a_node, why="inside the room A's taskRef task needs there")

@@ -15,6 +15,7 @@ volume, go to the other node.
 from __future__ import annotations
 
 from harness.contract.record import State
+from harness.quantities import share_of
 from harness.suite.checks import (
     group_must_be,
     group_must_have,
@@ -53,7 +54,7 @@ def test_volume_claim_template_default_class(run: ScenarioRun) -> None:
     a_fetch, a_node, record = task_must_hold_its_group(run, A, "fetch")
     claim_must_be_provisioned_for(run, a_fetch)
     group_must_have(run, record, "fetch", tasks={"fetch", "build", "test"}, workspaces={"source"},
-                    peak_cpu_millis=int(run.node_cpu_millis() * 0.6), peak_memory_bytes=0)
+                    peak_cpu_millis=share_of(run.node_cpu_millis(), 0.6), peak_memory_bytes=0)
 
     run.apply("volume_claim_template_default_class", name=B)
     b_fetch, b_node, _ = task_must_hold_its_group(run, B, "fetch")
