@@ -417,8 +417,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 
 def _pool_count(item: pytest.Item) -> int:
+    """_pool_count() is how many nodes the item's scenario claims; a skipped one claims none."""
     scenario = scenario_of(item)
-    return scenario.pool.count if scenario is not None else 0
+    return scenario.pool.count if scenario is not None and item.get_closest_marker("skip") is None else 0
 
 
 def _slot_of(item: pytest.Item) -> Slot:

@@ -64,3 +64,13 @@ def test_on_shared_slot_nodes_the_largest_pool_goes_first_after_the_skipped(pyte
     assert [item.name for item in _longest_first(items, shared_nodes=True)] == ["test_local_pages", "test_seven_nodes", "test_anywhere"]
     assert [item.name for item in _longest_first(items)] == ["test_local_pages", "test_anywhere", "test_seven_nodes"]
 
+
+def test_a_skipped_scenario_claims_no_pool_and_so_does_not_go_first(pytester: pytest.Pytester) -> None:
+    _modules(pytester)
+    pytester.makepyfile(test_seven_nodes=SCENARIO_MODULE.format(name="seven_nodes", extra=", pool=PoolSpec(count=7)"))
+    pytester.makepyfile(test_three_nodes=SCENARIO_MODULE.format(name="three_nodes", extra=", pool=PoolSpec(count=3)"))
+    items = pytester.getitems(pytester.path)
+    assert [item.name for item in items] == ["test_anywhere", "test_local_pages", "test_seven_nodes", "test_three_nodes"]
+    items[2].add_marker(pytest.mark.skip(reason="ruled out"))
+    assert [item.name for item in _longest_first(items, shared_nodes=True)] == ["test_seven_nodes", "test_three_nodes", "test_anywhere", "test_local_pages"]
+
