@@ -11,6 +11,7 @@ PYTEST_ARGS ?=
 # Pending, a task held Running): at five this 2-core machine was 71 % busy. With 82 scenarios, eight took 223.5 and
 # 224.9 s of pytest against six's 237.3 s. At 430d761, on a fresh cluster: eight 212.2 s, ten 202.1 s; twelve 192.6 s but
 # exact_fit_handoff's t01 stopped before its hold ended (a setup error): the load stretches Tekton's hand-off.
+# With Tekton's controller at its performance guide's client limits (63dce88): eight 182.7 s, ten 184.2 s (93 % busy).
 E2E_WORKERS ?= 8
 # On kind, scenarios share the twelve slot workers (each pool on workers of its own, claimed one worker at a time,
 # harness/cluster/slot_pools.py); every one of its task pods is real containers on the same two cores. On a kept
