@@ -298,6 +298,6 @@ def largest_pool_first(items: Sequence[T], *, pool_count_of: Callable[[T], int])
     """
     if not items:
         return []
-    largest = max(range(len(items)), key=lambda index: (pool_count_of(items[index]), -index))
+    largest = max(range(len(items)), key=lambda index: pool_count_of(items[index]))  # max() keeps the first of equals
     return [items[largest], *items[:largest], *items[largest + 1:]]
 
