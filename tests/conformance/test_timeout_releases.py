@@ -21,9 +21,11 @@ SCENARIO = Scenario(
     fixtures=("timeout_releases", "timeout_releases-b"),
     pool=PoolSpec(count=1),
     volumes=("a-source", "b-source"),
-    # Long enough for the small task's pod to be bound and the claim made (its claim is provisioned first, a second or
-    # three on a loaded machine), short enough to keep the scenario quick.
-    values={"pipeline_timeout": "12s"},
+    # Long enough for the small task's pod to be bound and the claim made, short enough to keep the scenario quick. On
+    # kind the pod waits for its claim to be provisioned first (the local-path helper pod): on the 2-core machine with
+    # six scenarios at a time (2026-12-07) one run's pod was created 0.6 s in and bound 8.8 s after that; in another
+    # it was created 2.8 s in and the 12 s timeout this had been ran out before it was bound, failing a correct scheduler.
+    values={"pipeline_timeout": "30s"},
 )
 
 
