@@ -129,6 +129,11 @@ STEP_IMAGE = "busybox:1.37"
 IDLE_SIDECAR_COMMAND = ("sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait")
 
 
+def _runs(script: str, *, as_script: bool) -> dict[str, Any]:
+    """_runs() is how a container runs `script`: Tekton's `script` field, or the shell's command line."""
+    return {"script": script} if as_script else {"command": ["sh", "-c", script]}
+
+
 def _requests(cpu: str | None, memory: str | None) -> dict[str, str]:
     return {**({"cpu": cpu} if cpu else {}), **({"memory": memory} if memory else {})}
 
@@ -155,6 +160,7 @@ def sim_task_spec(
     env: Mapping[str, str] | None = None,
     workspaces: tuple[str, ...] = ("w",),
     resources: Mapping[str, str] | None = None,
+    as_script: bool = False,
 ) -> dict[str, Any]:
     """sim_task_spec(cpu='480m', run_for='2s') is an embedded taskSpec that plays the vocabulary.
 
@@ -184,7 +190,16 @@ def sim_task_spec(
       each (`writes={"shards": ["a", "b", "c"]}` makes an array result that a
       later task's matrix can fan out over);
     * env: environment variables of the first step (`env={"SRC": "$(workspaces.source.path)"}`
-      makes Tekton propagate the pipeline workspace `source` to a task that binds none).
+      makes Tekton propagate the pipeline workspace `source` to a task that binds none);
+    * as_script: `work` (and a lingering sidecar) is Tekton's `script`, so Tekton adds its
+      `place-scripts` init container to the pod, as it does for most catalogue Tasks.
+
+    By default `work` runs its script as `command: [sh, -c, ...]`, as a step whose
+    image carries its tool does: the pod's init container is Tekton's `prepare` alone.
+    On real kubelets each init container costs a container start and about a second
+    of the kubelet's relist before the next one starts (docs/clusters.md, "A task pod on
+    a real kubelet"); the scenarios that hand-compute Tekton's init containers say
+    as_script=True.
     """
     annotations: dict[str, str] = {}
     if run_for:
@@ -205,7 +220,7 @@ def sim_task_spec(
         annotations[LINGER_HELD] = "true"
     for name, value in (writes or {}).items():
         annotations[RESULT + name] = value if isinstance(value, str) else json.dumps(list(value), separators=(",", ":"))
-    work: dict[str, Any] = {"name": "work", "image": STEP_IMAGE, "script": STEP_SCRIPT}
+    work: dict[str, Any] = {"name": "work", "image": STEP_IMAGE, **_runs(STEP_SCRIPT, as_script=as_script)}
     compute = compute_resources(cpu=cpu, memory=memory, others=resources)
     if compute:
         work["computeResources"] = compute
@@ -239,7 +254,7 @@ def sim_task_spec(
             {
                 "name": "linger",
                 "image": STEP_IMAGE,
-                "script": LINGER_SCRIPT,
+                **_runs(LINGER_SCRIPT, as_script=as_script),
                 "computeResources": {"requests": {"cpu": sidecar_cpu or "10m"}},
                 "volumeMounts": [{"name": "podinfo", "mountPath": PODINFO_DIR}],
             }

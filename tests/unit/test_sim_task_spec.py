@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cluster.simulation import HOLD, PODINFO_DIR, STEP_IMAGE, STEP_SCRIPT, sim_task_spec
+from harness.cluster.simulation import HOLD, LINGER_SCRIPT, PODINFO_DIR, STEP_IMAGE, STEP_SCRIPT, sim_task_spec
 
 pytestmark = pytest.mark.unit
 
@@ -17,12 +17,22 @@ def test_the_plain_shape_is_one_step_with_its_requests() -> None:
         {
             "name": "work",
             "image": STEP_IMAGE,
-            "script": STEP_SCRIPT,
+            "command": ["sh", "-c", STEP_SCRIPT],
             "computeResources": {"requests": {"cpu": "480m", "memory": "1Gi"}},
             "volumeMounts": [{"name": "podinfo", "mountPath": PODINFO_DIR}],
         }
     ]
     assert set(spec) == {"metadata", "workspaces", "volumes", "steps"}
+
+
+def test_as_script_makes_the_step_and_a_lingering_sidecar_tektons_script() -> None:
+    # Tekton adds its place-scripts init container only for a step or sidecar with a script (pkg/pod/script.go).
+    spec = sim_task_spec(cpu="1", linger=True, as_script=True)
+    assert spec["steps"][0]["script"] == STEP_SCRIPT and "command" not in spec["steps"][0]
+    assert spec["sidecars"][0]["script"] == LINGER_SCRIPT and "command" not in spec["sidecars"][0]
+    plain = sim_task_spec(cpu="1", linger=True)
+    assert plain["sidecars"][0]["command"] == ["sh", "-c", LINGER_SCRIPT] and "script" not in plain["sidecars"][0]
+    assert not any("script" in c for c in (*plain["steps"], *plain["sidecars"]))
 
 
 def test_a_lingering_sidecar_keeps_its_name_and_default() -> None:

@@ -91,7 +91,7 @@ def test_native_sidecars_are_restartable_init_containers_after_tektons_with_the_
     # PodRequests: the sidecar adds to the containers, 400 + 100 = 500m, 64 + 32 = 96Mi, and to no init
     # container (none starts after it); init containers at most 200m / 100Mi: 500m / 100Mi, as with Tekton's sidecars.
     # Reading the sidecar as an ordinary init container (the largest counts) would give 400m / 100Mi.
-    spec = sim_task_spec(cpu="400m", memory="64Mi", sidecar_cpu="100m", sidecar_memory="32Mi", workspaces=())
+    spec = sim_task_spec(cpu="400m", memory="64Mi", sidecar_cpu="100m", sidecar_memory="32Mi", workspaces=(), as_script=True)
     pod = predict_task_pod_spec(spec, limit_range=LIMIT_RANGE, native_sidecars=True)
     assert [(c["name"], c.get("restartPolicy")) for c in pod["initContainers"]] == [("prepare", None), ("place-scripts", None), ("sidecar-helper", "Always")]
     assert [c["name"] for c in pod["containers"]] == ["step-work"]
