@@ -183,7 +183,7 @@ def _prediction(spec: Obj, **shaping: Any) -> Amount:
 def test_results_from_sidecar_logs_adds_a_sidecar_that_counts_through_the_limit_range_and_the_reference_predicts_it(
     it_kube: Kube, namespace: str, it_timeouts: TimeoutConfig
 ) -> None:
-    spec = sim_task_spec(cpu="400m", memory="64Mi", sidecar_cpu="100m", sidecar_memory="32Mi", results=("out",), workspaces=())
+    spec = sim_task_spec(cpu="400m", memory="64Mi", sidecar_cpu="100m", sidecar_memory="32Mi", results=("out",), workspaces=(), as_script=True)
     pod = _pod_built_with_flag(it_kube, namespace, spec, key="results-from", value="sidecar-logs", timeouts=it_timeouts,
                                shows=lambda pod: "sidecar-tekton-log-results" in _names(pod, "containers"))
     # createResultsSidecar (pkg/pod/pod.go) gives sidecar tekton-log-results no resources; the LimitRanger admission
@@ -205,7 +205,7 @@ def test_results_from_sidecar_logs_adds_a_sidecar_that_counts_through_the_limit_
 def test_native_sidecars_become_restartable_init_containers_with_the_same_request_and_the_reference_predicts_it(
     it_kube: Kube, namespace: str, it_timeouts: TimeoutConfig
 ) -> None:
-    spec = sim_task_spec(cpu="400m", memory="64Mi", sidecar_cpu="100m", sidecar_memory="32Mi", workspaces=())
+    spec = sim_task_spec(cpu="400m", memory="64Mi", sidecar_cpu="100m", sidecar_memory="32Mi", workspaces=(), as_script=True)
     pod = _pod_built_with_flag(it_kube, namespace, spec, key="enable-kubernetes-sidecar", value="true", timeouts=it_timeouts,
                                shows=lambda pod: "sidecar-helper" in _names(pod, "initContainers"))
     # pkg/pod/pod.go (Build): the sidecar goes after Tekton's init containers, with restartPolicy Always.

@@ -214,8 +214,8 @@ LIMIT_RANGE = {
 
 
 def limit_range_task_spec() -> Obj:
-    """limit_range_task_spec: steps work (500m, no memory), work-2 (nothing) and work-3 (limits 300m / 200Mi only)."""
-    spec = sim_task_spec(cpu="500m", extra_steps=[{}, {}], workspaces=())
+    """limit_range_task_spec: steps work (500m, no memory, a script: Tekton adds place-scripts), work-2 (nothing) and work-3 (limits 300m / 200Mi only)."""
+    spec = sim_task_spec(cpu="500m", extra_steps=[{}, {}], workspaces=(), as_script=True)
     spec["steps"][2]["computeResources"] = {"limits": {"cpu": "300m", "memory": "200Mi"}}
     return copy.deepcopy(spec)
 
