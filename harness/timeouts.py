@@ -109,9 +109,6 @@ class TimeoutConfig:
     task_stays_running: float = field(default=3.0, metadata={"kind": "max"})
     #: A PipelineRun reaches a terminal condition.
     pipelinerun_done: float = field(default=120.0, metadata={"kind": "max"})
-    #: A long chain of tasks, one pod at a time (exact_fit_handoff's twenty), reaches a terminal condition: about
-    #: 3 s a task on KWOK and 6 s on kind's kubelets (a pod start, its steps, its sidecar's stop), on a busy machine more.
-    task_chain_done: float = field(default=360.0, metadata={"kind": "max"})
     #: A TaskRun reaches a terminal condition.
     taskrun_done: float = field(default=90.0, metadata={"kind": "max"})
     #: A lingering pod's requests drop to the resize floor after its TaskRun is done.
