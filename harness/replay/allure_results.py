@@ -5,7 +5,7 @@ scenarios' results: `allure generate` reads both alike. One result per run
 (its verdict, its problems as the message, its notes, its origin), labelled
 suite `rescon replay`; the picture (harness.replay.pictures) is attached.
 
-    write_allure_results(results, Path("reports/replay-allure-results"), pictures={"go-ci-main-c1": Path("/tmp/x/go-ci-main-c1.png")})
+    write_allure_results(results, Path("reports/replay-allure-results"), pictures={"go-ci-main-c1": Path("/tmp/x/go-ci-main-c1.svg")})
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import Mapping, Sequence
 
 from allure_commons.logger import AllureFileLogger
 from allure_commons.model2 import Attachment, Label, Status, StatusDetails, TestResult
+from allure_commons.types import AttachmentType
 
 from harness.replay.judging import RunResult
 from harness.report.outcomes import Outcome
@@ -63,8 +64,8 @@ def write_allure_results(results: Sequence[RunResult], out_dir: Path, *, picture
         attachments = []
         picture = pictures.get(result.name)
         if picture is not None and picture.is_file():
-            source = f"{uuid.uuid4()}-attachment.png"
+            source = f"{uuid.uuid4()}-attachment.{AttachmentType.SVG.extension}"
             logger.report_attached_file(str(picture), source)  # type: ignore[no-untyped-call]
-            attachments.append(Attachment(name="timeline", source=source, type="image/png"))
+            attachments.append(Attachment(name="timeline", source=source, type=AttachmentType.SVG.mime_type))
         logger.report_result(allure_result(result, stop_ms=stop_ms, attachments=attachments))  # type: ignore[no-untyped-call]
     return len(results)

@@ -55,7 +55,7 @@ class RoundPictures(TimelineSampler):
                 self.run_of_pod[str(meta.get("name"))] = str(run)
 
     def render(self, runs: Sequence[str], out_dir: Path, *, marks: Mapping[str, Sequence[tuple[float, str]]]) -> dict[str, Path]:
-        """render() draws each run's timeline into out_dir/<run>.png; a run whose picture fails is left out, with a warning."""
+        """render() draws each run's timeline into out_dir/<run>.svg; a run whose picture fails is left out, with a warning."""
         intervals, bands = self.recorder.intervals(), self.recorder.bands()
         drawn: dict[str, Path] = {}
         for run in runs:
@@ -65,7 +65,7 @@ class RoundPictures(TimelineSampler):
                 continue
             try:
                 drawn[run] = render_timeline(
-                    own, own_bands, self.nodes, out_dir / f"{run}.png",
+                    own, own_bands, self.nodes, out_dir / f"{run}.svg",
                     title=f"{run} ({self.namespace})", until=self.recorder.ended, marks=list(marks.get(run, ())),
                 )
             except Exception as err:  # noqa: BLE001 - the picture is for reading only; the verdict stands without it

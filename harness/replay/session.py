@@ -123,7 +123,7 @@ def run_round(
 ) -> tuple[list[RunResult], Latencies, dict[str, Path]]:
     """run_round() creates every copy of every run at once under a fresh contract monitor, follows them to their ends and judges them.
 
-    With `pictures_dir`, each run's timeline is drawn there (<run>.png), the monitor's violations that concern it as red lines.
+    With `pictures_dir`, each run's timeline is drawn there (<run>.svg), the monitor's violations that concern it as red lines.
     """
     checks_records = Feature.RESERVATION_RECORDS in config.supported
     monitor = ContractMonitor(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,8 @@ def test_node_capacities_are_the_pools_allocatable() -> None:
 def test_each_run_is_drawn_from_its_own_pods_and_a_run_without_any_is_not(tmp_path: Path) -> None:
     drawn = _pictures().render(["a-c1", "a-c10", "never-started"], tmp_path, marks={"a-c1": [(2.0, "node-overcommitted")]})
     assert sorted(drawn) == ["a-c1", "a-c10"]
-    assert all(path.read_bytes().startswith(b"\x89PNG") for path in drawn.values())
+    assert [path.name for path in drawn.values()] == ["a-c1.svg", "a-c10.svg"]
+    assert all(ET.parse(path).getroot().tag == "{http://www.w3.org/2000/svg}svg" for path in drawn.values())
 
 
 def test_violations_mark_the_runs_they_name_and_a_node_only_one_marks_every_run() -> None:
@@ -73,11 +75,12 @@ def test_a_run_is_one_allure_result_with_its_verdict_problems_and_notes() -> Non
 
 
 def test_results_are_written_with_the_pictures_attached(tmp_path: Path) -> None:
-    picture = tmp_path / "a-c1.png"
-    picture.write_bytes(b"\x89PNG fake")
+    picture = tmp_path / "a-c1.svg"
+    picture.write_text("<svg/>")
     results = [RunResult("a-c1", "o", Outcome.PASSED, 1.0), RunResult("b-c1", "o", Outcome.PASSED, 1.0)]
     assert write_allure_results(results, tmp_path / "allure", pictures={"a-c1": picture}, stop_ms=5_000) == 2
     written = {r["name"]: r for r in (json.loads(p.read_text()) for p in (tmp_path / "allure").glob("*-result.json"))}
     (attachment,) = written["a-c1"]["attachments"]
-    assert attachment["name"] == "timeline" and (tmp_path / "allure" / attachment["source"]).read_bytes() == b"\x89PNG fake"
+    assert attachment["name"] == "timeline" and (tmp_path / "allure" / attachment["source"]).read_text() == "<svg/>"
+    assert attachment["type"] == "image/svg+xml" and attachment["source"].endswith(".svg")
     assert "attachments" not in written["b-c1"] or written["b-c1"]["attachments"] == []
