@@ -4,7 +4,7 @@
 (YAML, one per run) and a short table for the terminal, with ``attempts``
 (a scenario run again: flaky or not) and ``timings`` (the session's
 latencies); ``timeline`` turns
-pod and ReservationRecord observations into one PNG per scenario;
+pod and ReservationRecord observations into one SVG per scenario;
 ``allure_metadata`` writes the Allure results folder's environment,
 categories and executor.
 """

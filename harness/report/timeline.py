@@ -8,7 +8,8 @@ draws them as one lane per node, time on the x axis, pods as bars coloured by
 their final phase and labelled with their request (CPU and memory), and
 reservations as translucent bands behind them. Under each node's bars two
 strips show what the pods bound there request, CPU and memory, against the
-node's allocatable.
+node's allocatable. ``timeline_layout`` places all of it as plain data;
+harness.report.timeline_svg writes that as SVG text.
 
 Example::
 
@@ -18,7 +19,7 @@ Example::
     recorder.observe_records(time.monotonic(), records_json)
     # after the scenario:
     recorder.finish(time.monotonic())  # the scenario's end, whatever happened last
-    render_timeline(recorder.intervals(), recorder.bands(), nodes, out / "timeline.png",
+    render_timeline(recorder.intervals(), recorder.bands(), nodes, out / "timeline.svg",
                     title="retry-same-node", until=recorder.ended)
 
 The recorder is pure bookkeeping guarded by a lock: it makes no API call
@@ -72,7 +73,7 @@ TOP_PX = 80
 BOTTOM_PX = 55
 LEFT_PX = 190
 RIGHT_PX = 30
-FONT_SIZE = 8
+FONT_SIZE = 8  # in points, as matplotlib drew it: FONT_SIZE * DPI / 72 px
 CHAR_PX = 6.6  # a DejaVu Sans character at FONT_SIZE, on average
 LABEL_PAD_PX = 10
 
@@ -425,7 +426,11 @@ def _request_of(pod: Mapping[str, Any]) -> Amount | None:
         return None
 
 
-# --- rendering ---
+# --- layout: where each thing goes, in seconds across and row units down, as plain data ---
+
+
+#: A pod bar's height, in row units: a little under its row, so stacked bars stay two.
+BAR_UNITS = 0.78
 
 
 def _pack(extents: Sequence[tuple[float, float]], gap: float = 0.0) -> list[int]:
@@ -453,45 +458,100 @@ def _label_seconds(text: str, seconds_per_px: float) -> float:
     return (len(text) * CHAR_PX + LABEL_PAD_PX) * seconds_per_px
 
 
-def render_timeline(
+@dataclass(frozen=True)
+class Lane:
+    """Lane is one node's stretch of the plot: from ``top`` down ``units`` row units, ``label`` its lines in the left margin."""
+
+    name: str
+    top: float
+    units: float
+    label: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class BandBox:
+    """BandBox is a reservation band across its lane, from ``start`` for ``width`` seconds, its label centred on ``label_y``."""
+
+    band: ReservationBand
+    colour: str
+    start: float
+    width: float
+    top: float
+    height: float
+    label_y: float
+
+
+@dataclass(frozen=True)
+class PodBar:
+    """PodBar is a pod's bar, from ``start`` for ``width`` seconds, ``BAR_UNITS`` tall around ``centre``."""
+
+    interval: PodInterval
+    colour: str
+    start: float
+    width: float
+    centre: float
+
+
+@dataclass(frozen=True)
+class StripStep:
+    """StripStep is a stretch of a load strip filled to ``share`` of its height (at most 1), ``over`` the allocatable or not."""
+
+    start: float
+    end: float
+    share: float
+    over: bool
+
+
+@dataclass(frozen=True)
+class LoadStrip:
+    """LoadStrip is one resource's strip at a lane's foot, from ``top`` to ``base`` (row units), with its steps and its text.
+
+    A strip whose allocatable is unknown (0) keeps its two lines and has no steps and no text.
+    """
+
+    top: float
+    base: float
+    steps: tuple[StripStep, ...]
+    text: str
+    over: bool
+
+
+@dataclass(frozen=True)
+class TimelineLayout:
+    """TimelineLayout is everything the picture draws, placed: x in seconds over [``t_start``, ``x_max``], y in row units down from the plot's top.
+
+    ``t_end`` is where open intervals and the load strips stop; a pixel across
+    is ``seconds_per_px`` seconds and a row unit is ``ROW_PX`` pixels down.
+    """
+
+    t_start: float
+    t_end: float
+    x_max: float
+    seconds_per_px: float
+    total_units: float
+    lanes: tuple[Lane, ...]
+    bands: tuple[BandBox, ...]
+    pods: tuple[PodBar, ...]
+    strips: tuple[LoadStrip, ...]
+    marks: tuple[tuple[float, str], ...]
+    #: Whether any node's allocatable is known: the legend then explains the strips.
+    has_capacity: bool
+
+    @property
+    def height_px(self) -> float:
+        """height_px is the whole picture's height: the plot's rows and the margins above and below."""
+        return TOP_PX + BOTTOM_PX + self.total_units * ROW_PX
+
+
+def timeline_layout(
     pods: Sequence[PodInterval],
     bands: Sequence[ReservationBand],
     nodes: Sequence[NodeCapacity],
-    path: Path | str,
     *,
-    title: str,
     until: float | None = None,
     marks: Sequence[tuple[float, str]] = (),
-) -> Path:
-    """render_timeline draws the scenario's timeline as an SVG (a ``path`` ending in .svg) or a PNG, and returns its path.
-
-    One lane per node (``nodes`` first, in order, then any other node the
-    pods or bands name, then ``UNSCHEDULED_LANE`` if a pod waited for one);
-    time on the x axis in seconds from the scenario's start. Pods are bars
-    labelled with their name and request (``PodInterval.label``) and filled
-    by final phase; reservations are translucent bands across their lane
-    labelled ``record/group peak=3800m``. A node of ``nodes`` has its
-    allocatable under its name and, at the foot of its lane, two strips (CPU,
-    then memory) whose full height is that allocatable, filled with the sum of
-    the requests of the pods bound there (``load_steps``), red above it.
-    Open intervals (``end`` None) run to ``until`` (default: the latest time
-    seen) with a dashed edge. Each of ``marks`` (time, label) is a red
-    vertical line: where the contract monitor saw a rule broken. Rows inside a lane are packed so that no two
-    labels overlap; a lane is at least 150 px tall and grows with its rows.
-
-    It uses matplotlib's canvas directly, with no pyplot state, so it is
-    safe to call from any thread and imports matplotlib only when called. An
-    SVG keeps its text as text (matplotlib's ``svg.fonttype``, set for the
-    call: a PNG drawn at the same moment on another thread does not read it).
-    """
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.patches import Patch
-
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-
+) -> TimelineLayout:
+    """timeline_layout places what ``render_timeline`` draws (its docstring says what and how); it draws nothing."""
     times = [0.0] + [t for i in pods for t in (i.start, i.end) if t is not None] + [t for t, _ in marks]
     times += [t for b in bands for t in (b.start, b.end) if t is not None]
     t_end = until if until is not None else max(times)
@@ -541,176 +601,110 @@ def render_timeline(
         used = rows + (2 * STRIP_UNITS if lane in capacity else 0.0)
         lane_top[lane], lane_units[lane] = y, max(min_units, used + 1.0)
         y += lane_units[lane]
-    total_units = max(y, min_units)
 
-    height_px = TOP_PX + BOTTOM_PX + total_units * ROW_PX
-    figure = Figure(figsize=(WIDTH_PX / DPI, height_px / DPI), dpi=DPI)
-    FigureCanvasAgg(figure)
-    ax = figure.add_axes(
-        (
-            LEFT_PX / WIDTH_PX,
-            BOTTOM_PX / height_px,
-            axes_px / WIDTH_PX,
-            total_units * ROW_PX / height_px,
-        )
-    )
-    ax.set_xlim(t_start, x_max)
-    ax.set_ylim(total_units, 0)
-    ax.set_xlabel("seconds from scenario start", fontsize=FONT_SIZE + 1)
-    ax.grid(axis="x", color="#e6e6e6", linewidth=0.8)
-    ax.set_axisbelow(True)
-    ax.tick_params(labelsize=FONT_SIZE + 1)
-    figure.suptitle(title, x=LEFT_PX / WIDTH_PX, y=1 - 12 / height_px, ha="left", va="top", fontsize=12)
-
-    ticks, tick_labels = [], []
-    for index, lane in enumerate(lanes):
+    placed_lanes: list[Lane] = []
+    boxes: list[BandBox] = []
+    bars: list[PodBar] = []
+    strips: list[LoadStrip] = []
+    for lane in lanes:
         top, units = lane_top[lane], lane_units[lane]
-        if index % 2:
-            ax.axhspan(top, top + units, color="#f5f5f5", zorder=0)
-        if index:
-            ax.axhline(top, color="#b0b0b0", linewidth=0.8, zorder=1)
-        ticks.append(top + units / 2)
-        if lane == UNSCHEDULED_LANE:
-            tick_labels.append(UNSCHEDULED_LANE)
-        elif lane in capacity:
-            tick_labels.append(f"{_wrapped(lane)}\nallocatable\n{capacity[lane].label}")
-        else:
-            tick_labels.append(_wrapped(lane))
-        n_band_rows = max(band_rows[lane], default=-1) + 1
+        placed_lanes.append(Lane(lane, top, units, _lane_label(lane, capacity.get(lane))))
         for b, row in zip(lane_bands[lane], band_rows[lane], strict=True):
-            colour = band_colour[(b.record, b.group)]
             end = b.end if b.end is not None else t_end
-            width = max(end - b.start, min_width)
-            ax.barh(
-                top + units / 2,
-                width,
-                left=b.start,
-                height=units - 0.2,
-                color=colour,
-                alpha=0.16,
-                zorder=2,
-            )
-            ax.barh(
-                top + units / 2,
-                width,
-                left=b.start,
-                height=units - 0.2,
-                fill=False,
-                edgecolor=colour,
-                linewidth=1.4,
-                linestyle="--" if b.end is None else "-",
-                zorder=2,
-            )
-            ax.text(
-                b.start + 4 * seconds_per_px,
-                top + 0.5 + row + 0.5,
-                b.label,
-                va="center",
-                ha="left",
-                fontsize=FONT_SIZE,
-                color="black",
-                zorder=5,
-                clip_on=True,
-                bbox={"boxstyle": "square,pad=0.15", "facecolor": colour, "alpha": 0.3, "linewidth": 0},
-            )
+            boxes.append(BandBox(b, band_colour[(b.record, b.group)], b.start, max(end - b.start, min_width), top + 0.1, units - 0.2, top + 0.5 + row + 0.5))
+        n_band_rows = max(band_rows[lane], default=-1) + 1
         for i, row in zip(lane_pods[lane], pod_rows[lane], strict=True):
             end = i.end if i.end is not None else t_end
-            centre = top + 0.5 + n_band_rows + row + 0.5
-            ax.barh(
-                centre,
-                max(end - i.start, min_width),
-                left=i.start,
-                height=0.78,
-                color=PHASE_COLOURS.get(i.phase, PHASE_COLOURS["Unknown"]),
-                edgecolor="#404040",
-                linewidth=0.7,
-                linestyle="--" if i.end is None else "-",
-                zorder=3,
-            )
-            ax.text(
-                i.start + 4 * seconds_per_px,
-                centre,
-                i.label,
-                va="center",
-                ha="left",
-                fontsize=FONT_SIZE,
-                zorder=6,
-                clip_on=True,
-            )
+            colour = PHASE_COLOURS.get(i.phase, PHASE_COLOURS["Unknown"])
+            bars.append(PodBar(i, colour, i.start, max(end - i.start, min_width), top + 0.5 + n_band_rows + row + 0.5))
         if lane in capacity:
-            _draw_load_strips(ax, load_steps(pods, lane, t_end), capacity[lane], top + units, (t_start, t_end), seconds_per_px)
-    ax.set_yticks(ticks, tick_labels)
-    for at, label in marks:
-        ax.axvline(at, color=VIOLATION_COLOUR, linewidth=1.6, zorder=7)
-        ax.text(at + 4 * seconds_per_px, 0.2, f"violated: {label}", color=VIOLATION_COLOUR, va="top", ha="left",
-                fontsize=FONT_SIZE + 1, zorder=8, clip_on=True)
-    if not lanes:
-        ax.set_yticks([])
-        ax.text(0.5, 0.5, "no pods or nodes observed", transform=ax.transAxes, ha="center", va="center")
-
-    handles = [Patch(facecolor=colour, edgecolor="#404040", label=phase) for phase, colour in PHASE_COLOURS.items()]
-    handles.append(Patch(facecolor="#1f77b4", alpha=0.25, edgecolor="#1f77b4", label="reservation band"))
-    handles.append(Patch(facecolor="white", edgecolor="#404040", linestyle="--", label="still open at end"))
-    if capacity:
-        handles.append(Patch(facecolor=STRIP_COLOUR, alpha=0.5, edgecolor="black", label="pods' requests / allocatable"))
-    if marks:
-        handles.append(Patch(facecolor=VIOLATION_COLOUR, edgecolor=VIOLATION_COLOUR, label="contract violated"))
-    ax.legend(
-        handles=handles,
-        loc="lower left",
-        bbox_to_anchor=(0.0, 1.0),
-        ncol=len(handles),
-        fontsize=FONT_SIZE,
-        frameon=False,
-        borderaxespad=0.3,
+            strips += _load_strips(load_steps(pods, lane, t_end), capacity[lane], top + units, t_end)
+    return TimelineLayout(
+        t_start=t_start, t_end=t_end, x_max=x_max, seconds_per_px=seconds_per_px, total_units=max(y, min_units),
+        lanes=tuple(placed_lanes), bands=tuple(boxes), pods=tuple(bars), strips=tuple(strips),
+        marks=tuple(marks), has_capacity=bool(capacity),
     )
-    if target.suffix == ".svg":
-        # Text stays text (a <text> the browser sets and a reader can search), not glyphs drawn as paths: no
-        # rasterising, no font outlines, no PNG to compress. Every scenario draws one; this is a third of the CPU.
-        with matplotlib.rc_context({"svg.fonttype": "none"}):
-            figure.savefig(target, format="svg")
-    else:
-        # zlib's fastest level: a third of the render's CPU saved for a file about 6 % larger.
-        figure.savefig(target, format="png", pil_kwargs={"compress_level": 1})
-    return target
 
 
-def _draw_load_strips(
-    ax: Any, steps: Sequence[tuple[float, Amount]], node: NodeCapacity, bottom: float, span: tuple[float, float], seconds_per_px: float
-) -> None:
-    """_draw_load_strips fills the CPU strip (upper) and the memory strip (lower) that end at ``bottom``.
+def _lane_label(lane: str, capacity: NodeCapacity | None) -> tuple[str, ...]:
+    """_lane_label is the lines left of a lane: its node's name wrapped at hyphens, then its allocatable when known."""
+    if lane == UNSCHEDULED_LANE:
+        return (UNSCHEDULED_LANE,)
+    name = tuple(_wrapped(lane).split("\n"))
+    return name if capacity is None else (*name, "allocatable", capacity.label)
+
+
+def _load_strips(steps: Sequence[tuple[float, Amount]], node: NodeCapacity, bottom: float, t_end: float) -> tuple[LoadStrip, LoadStrip]:
+    """_load_strips places the CPU strip (upper) and the memory strip (lower) that end at ``bottom``.
 
     Each strip's full height is the node's allocatable of its resource (a
     thin black line at its top); the fill is the pods' summed request, capped
     at the strip, and red where it goes past the allocatable.
     """
-    t_start, t_end = span
     if not steps or steps[-1][0] < t_end:
         steps = [*steps, (t_end, steps[-1][1] if steps else ZERO)]
-    strips: tuple[tuple[str, int, list[int], Callable[[int], str]], ...] = (
+    kinds: tuple[tuple[str, int, list[int], Callable[[int], str]], ...] = (
         ("cpu", node.cpu_millis, [a.cpu for _, a in steps], _cpu_text),
         ("memory", node.memory_bytes, [a.memory for _, a in steps], memory_text),
     )
-    for index, (name, allocatable, values, text) in enumerate(strips):
+    strips: list[LoadStrip] = []
+    for index, (name, allocatable, values, text) in enumerate(kinds):
         base = bottom - 0.1 - (1 - index) * STRIP_UNITS  # cpu above memory
-        height = STRIP_UNITS * 0.8
-        top = base - height
-        ax.hlines(top, t_start, t_end, colors="black", linewidth=0.6, zorder=4)
-        ax.hlines(base, t_start, t_end, colors="#b0b0b0", linewidth=0.6, zorder=4)
+        top = base - STRIP_UNITS * 0.8
         if allocatable <= 0:
+            strips.append(LoadStrip(top, base, (), "", over=False))
             continue
-        for (start, _), (end, _), value in zip(steps, steps[1:], values, strict=False):
-            if value <= 0 or end <= start:
-                continue
-            share = min(value / allocatable, 1.0)
-            colour = OVER_COLOUR if value > allocatable else STRIP_COLOUR
-            ax.barh(base - share * height / 2, end - start, left=start, height=share * height, color=colour, alpha=0.45, linewidth=0, zorder=4)
-        peak = max(values, default=0)
-        ax.text(
-            t_start + 4 * seconds_per_px, top + 0.05,
-            f"{name} requested: at most {text(peak)} of {text(allocatable)} allocatable",
-            va="top", ha="left", fontsize=FONT_SIZE - 1, color=OVER_COLOUR if peak > allocatable else "black", zorder=6, clip_on=True,
+        filled = tuple(
+            StripStep(start, end, min(value / allocatable, 1.0), value > allocatable)
+            for (start, _), (end, _), value in zip(steps, steps[1:], values, strict=False)
+            if value > 0 and end > start
         )
+        peak = max(values, default=0)
+        label = f"{name} requested: at most {text(peak)} of {text(allocatable)} allocatable"
+        strips.append(LoadStrip(top, base, filled, label, over=peak > allocatable))
+    return strips[0], strips[1]
+
+
+def render_timeline(
+    pods: Sequence[PodInterval],
+    bands: Sequence[ReservationBand],
+    nodes: Sequence[NodeCapacity],
+    path: Path | str,
+    *,
+    title: str,
+    until: float | None = None,
+    marks: Sequence[tuple[float, str]] = (),
+) -> Path:
+    """render_timeline draws the scenario's timeline as an SVG at ``path`` (which must end in .svg), and returns its path.
+
+    One lane per node (``nodes`` first, in order, then any other node the
+    pods or bands name, then ``UNSCHEDULED_LANE`` if a pod waited for one);
+    time on the x axis in seconds from the scenario's start. Pods are bars
+    labelled with their name and request (``PodInterval.label``) and filled
+    by final phase; reservations are translucent bands across their lane
+    labelled ``record/group peak=3800m``. A node of ``nodes`` has its
+    allocatable under its name and, at the foot of its lane, two strips (CPU,
+    then memory) whose full height is that allocatable, filled with the sum of
+    the requests of the pods bound there (``load_steps``), red above it.
+    Open intervals (``end`` None) run to ``until`` (default: the latest time
+    seen) with a dashed edge. Each of ``marks`` (time, label) is a red
+    vertical line: where the contract monitor saw a rule broken. Rows inside a lane are packed so that no two
+    labels overlap; a lane is at least 150 px tall and grows with its rows.
+
+    The SVG is written as text (harness.report.timeline_svg), its labels
+    ``<text>`` a browser sets and a reader can search: a few milliseconds of
+    CPU a picture, safe to call from any thread.
+    """
+    target = Path(path)
+    if target.suffix != ".svg":
+        raise HarnessError(f"timeline pictures are SVG: give a path ending in .svg, not {str(path)!r}")
+    # Imported here: timeline_svg reads this module's colours and geometry, so it cannot be imported at the top.
+    from harness.report.timeline_svg import timeline_svg
+
+    svg = timeline_svg(timeline_layout(pods, bands, nodes, until=until, marks=marks), title=title)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(svg, encoding="utf-8")
+    return target
 
 
 def _cpu_text(millis: int) -> str:

@@ -2,18 +2,27 @@
 
 from __future__ import annotations
 
+import math
+import re
 import threading
+import xml.etree.ElementTree as ET
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from harness.errors import HarnessError
 from harness.quantities import Amount
 from harness.report import timeline
 from harness.report.timeline import (
     LANE_MIN_PX,
+    OVER_COLOUR,
+    PHASE_COLOURS,
     UNSCHEDULED_LANE,
+    VIOLATION_COLOUR,
     WIDTH_PX,
     NodeCapacity,
     PodInterval,
@@ -186,12 +195,49 @@ def test_pack(extents: list[tuple[float, float]], rows: list[int]) -> None:
     assert _pack(extents) == rows
 
 
-def test_render_timeline_writes_a_readable_png(tmp_path: Path) -> None:
-    from PIL import Image
+SVG = "{http://www.w3.org/2000/svg}"
 
+
+def svg_root(path: Path) -> ET.Element:
+    """svg_root parses the picture: a file that is not well-formed XML fails here."""
+    root = ET.parse(path).getroot()
+    assert root.tag == f"{SVG}svg"
+    return root
+
+
+def texts(root: ET.Element) -> list[str]:
+    """texts is every text of the picture, a lane label's lines (its tspans) each on its own."""
+    return [t.text or "" for t in root.iter() if t.tag in (f"{SVG}text", f"{SVG}tspan") and t.text]
+
+
+def plot_area(root: ET.Element) -> ET.Element:
+    """plot_area is the group clipped to the plot (labels running past it are cut, as matplotlib's clip_on did)."""
+    (clip,) = root.iter(f"{SVG}clipPath")
+    (group,) = [g for g in root.iter(f"{SVG}g") if g.get("clip-path") == f"url(#{clip.get('id')})"]
+    return group
+
+
+def bar_fill(root: ET.Element, label: str) -> str | None:
+    """bar_fill is the fill of the bar that ``label`` is written on: the outlined rect it starts on, at its height."""
+    plot = plot_area(root)
+    (text,) = [t for t in plot.iter(f"{SVG}text") if t.text == label]
+    x, y = float(text.get("x", "nan")), float(text.get("y", "nan"))
+    for rect in plot.iter(f"{SVG}rect"):
+        left, top, height = (float(rect.get(a, "nan")) for a in ("x", "y", "height"))
+        if rect.get("stroke") == "#404040" and abs(left + 4 - x) < 0.02 and top < y < top + height:
+            return rect.get("fill")
+    return None
+
+
+def over_fills(root: ET.Element) -> list[ET.Element]:
+    """over_fills are the load strips' red stretches: the pods' requests over the node's allocatable."""
+    return [r for r in plot_area(root).iter(f"{SVG}rect") if r.get("fill") == OVER_COLOUR and r.get("fill-opacity") == "0.45"]
+
+
+def test_render_timeline_writes_an_svg_of_every_lane_bar_band_and_mark(tmp_path: Path) -> None:
     pods = [
         PodInterval("run-1-clone-pod", None, 0.2, 1.0, "Pending"),
-        PodInterval("run-1-clone-pod", "node-a", 1.0, 3.0, "Succeeded"),
+        PodInterval("run-1-clone-pod", "node-a", 1.0, 3.0, "Succeeded", Amount(500, Gi)),
         PodInterval("run-1-build-pod", "node-a", 3.0, 6.0, "Failed"),
         PodInterval("run-2-lint-pod", "node-b", 2.0, None, "Running"),
         PodInterval("run-3-odd-pod", "node-x", 2.0, 2.0, "Unknown"),
@@ -200,36 +246,61 @@ def test_render_timeline_writes_a_readable_png(tmp_path: Path) -> None:
         ReservationBand("run-1", "source", "node-a", 0.5, 6.5, "Released", 3800),
         ReservationBand("run-2", "cache", "node-b", 1.5, None, "Reserved", 1500),
     ]
-    nodes = [NodeCapacity("node-a", 4000), NodeCapacity("node-b", 4000), NodeCapacity("node-c", 2000)]
-    path = render_timeline(pods, bands, nodes, tmp_path / "out" / "timeline.png", title="sample", until=8.0)
-    assert path == tmp_path / "out" / "timeline.png"
-    with Image.open(path) as image:
-        assert image.format == "PNG"
-        width, height = image.size
+    nodes = [NodeCapacity("node-a", 4000, 8 * Gi), NodeCapacity("node-b", 4000), NodeCapacity("node-c", 2000)]
+    path = render_timeline(pods, bands, nodes, tmp_path / "out" / "timeline.svg", title="sample", until=8.0, marks=[(2.5, "node-overcommitted")])
+    assert path == tmp_path / "out" / "timeline.svg"
+    root = svg_root(path)
     lanes = ["node-a", "node-b", "node-c", "node-x", UNSCHEDULED_LANE]
-    assert width == WIDTH_PX
-    assert len(lanes) * LANE_MIN_PX <= height <= len(lanes) * LANE_MIN_PX + 300
+    assert root.get("width") == str(WIDTH_PX) and root.get("viewBox", "").startswith(f"0 0 {WIDTH_PX} ")
+    assert len(lanes) * LANE_MIN_PX <= float(root.get("height", "0")) <= len(lanes) * LANE_MIN_PX + 300
+    written = texts(root)
+    for wanted in ("sample", *lanes, "allocatable", "4000m cpu, 8Gi", "seconds from scenario start", "reservation band", "contract violated"):
+        assert wanted in written, f"{wanted!r} is not a text of the SVG"
+    plot_texts = [t.text for t in plot_area(root).iter(f"{SVG}text")]
+    for label in [i.label for i in pods] + [b.label for b in bands]:
+        assert label in plot_texts, f"{label!r} is not written in the plot"
+    for i in pods:
+        assert bar_fill(root, i.label) == PHASE_COLOURS[i.phase], i
+    (mark,) = [line for line in plot_area(root).iter(f"{SVG}line") if line.get("stroke") == VIOLATION_COLOUR]
+    (area,) = root.iter(f"{SVG}clipPath")
+    (plot_rect,) = area
+    assert mark.get("x1") == mark.get("x2")  # vertical, across the whole plot
+    assert float(mark.get("y1", "nan")) == float(plot_rect.get("y", "0"))
+    assert float(mark.get("y2", "nan")) == float(plot_rect.get("y", "0")) + float(plot_rect.get("height", "0"))
+    (mark_text,) = [t for t in plot_area(root).iter(f"{SVG}text") if t.text == "violated: node-overcommitted"]
+    assert mark_text.get("fill") == VIOLATION_COLOUR
+    assert float(mark_text.get("x", "0")) > float(mark.get("x1", "0"))
 
 
-def test_render_timeline_writes_an_svg_whose_labels_are_text(tmp_path: Path) -> None:
-    import xml.etree.ElementTree as ET
-
-    pods = [PodInterval("run-1-clone-pod", "node-a", 1.0, 3.0, "Succeeded"), PodInterval("run-2-lint-pod", None, 0.5, None, "Pending")]
-    bands = [ReservationBand("run-1", "source", "node-a", 0.5, 6.5, "Released", 3800)]
-    path = render_timeline(pods, bands, [NodeCapacity("node-a", 4000)], tmp_path / "timeline.svg", title="sample", until=8.0, marks=[(2.0, "node-overcommitted")])
-    root = ET.parse(path).getroot()
-    assert root.tag == "{http://www.w3.org/2000/svg}svg"
-    texts = " ".join("".join(t.itertext()) for t in root.iter("{http://www.w3.org/2000/svg}text"))
-    for wanted in ("run-1-clone-pod", "run-2-lint-pod", "run-1/source", "node-a", UNSCHEDULED_LANE, "node-overcommitted", "sample"):
-        assert wanted in texts, f"{wanted!r} is not a text of the SVG"
-    import matplotlib
-
-    assert matplotlib.rcParams["svg.fonttype"] == "path"  # set for the call only
+def test_a_lane_label_is_the_wrapped_node_name_then_its_allocatable(tmp_path: Path) -> None:
+    name = "replay-run-1a2b3c-worker-pool-0"
+    root = svg_root(render_timeline([], [], [NodeCapacity(name, 4800, 8 * Gi)], tmp_path / "t.svg", title="lanes"))
+    (label,) = [t for t in root.iter(f"{SVG}text") if t.get("text-anchor") == "end"]
+    lines = [span.text for span in label.iter(f"{SVG}tspan")]
+    assert lines == [*timeline._wrapped(name).split("\n"), "allocatable", "4800m cpu, 8Gi"] and len(lines) > 3
 
 
 def test_render_timeline_with_nothing_observed(tmp_path: Path) -> None:
-    path = render_timeline([], [], [], tmp_path / "empty.png", title="nothing")
-    assert path.stat().st_size > 1000
+    root = svg_root(render_timeline([], [], [], tmp_path / "empty.svg", title="nothing"))
+    assert "no pods or nodes observed" in texts(root)
+    assert "pods' requests / allocatable" not in texts(root) and "contract violated" not in texts(root)
+
+
+def test_labels_are_escaped_and_read_back(tmp_path: Path) -> None:
+    odd = 'run-<1>&"q"-pod'
+    pods = [PodInterval(odd, "node-<a>", 0.0, 2.0, "Running")]
+    bands = [ReservationBand("ns/<r>&", 'g"1"', "node-<a>", 0.0, None, "Reserved", 100)]
+    path = render_timeline(pods, bands, [], tmp_path / "odd.svg", title='a & b <c> "d"', marks=[(1.0, "<rule>&")])
+    written = texts(svg_root(path))
+    for wanted in (odd, bands[0].label, 'a & b <c> "d"', "violated: <rule>&", "node-<a>"):
+        assert wanted in written
+    assert "<rule>" not in path.read_text()  # escaped, not markup
+
+
+def test_a_picture_that_is_not_svg_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match=r"timeline pictures are SVG: give a path ending in \.svg, not .*x\.png"):
+        render_timeline([], [], [], tmp_path / "x.png", title="png")
+    assert not (tmp_path / "x.png").exists()
 
 
 def pod_with(name: str, node: str | None, phase: str, *containers: tuple[str, str], init: tuple[str, str] | None = None) -> dict[str, Any]:
@@ -314,7 +385,7 @@ def test_the_attached_timeline_spans_the_scenario_and_draws_each_nodes_allocatab
 
     def fake_render(pods: Any, bands: Any, nodes: Any, path: Path, **kwargs: Any) -> Path:
         drawn.update(nodes=nodes, **kwargs)
-        Path(path).write_bytes(b"png")
+        Path(path).write_text("<svg/>")
         return Path(path)
 
     def read_node(name: str) -> Any:
@@ -341,23 +412,19 @@ def test_the_attached_timeline_spans_the_scenario_and_draws_each_nodes_allocatab
     assert drawn["nodes"] == [NodeCapacity("node-a", 4000, 6 * Gi), NodeCapacity("gone", 4800, 8 * Gi)]
 
 
-def _over_pixels(path: Path) -> int:
-    """_over_pixels counts the pixels of the strip's over-allocatable fill (OVER_COLOUR at alpha 0.45 on white)."""
-    from PIL import Image
-
-    target = (237, 158, 158)  # 255 * 0.55 + (214, 39, 40) * 0.45
-    with Image.open(path) as image:
-        colours = image.convert("RGB").getcolors(maxcolors=1 << 20) or []
-    return sum(count for count, rgb in colours if all(abs(c - t) <= 4 for c, t in zip(rgb, target, strict=True)))
-
-
 def test_a_node_over_its_allocatable_is_drawn_red_in_its_strip(tmp_path: Path) -> None:
     nodes = [NodeCapacity("node-a", 4800, 8 * Gi)]
     fits = [PodInterval("a", "node-a", 0.0, 5.0, "Running", Amount(4000, Gi)), PodInterval("b", "node-a", 1.0, 5.0, "Running", Amount(800, Gi))]
     # 4000m + 900m = 4900m > 4800m from 1 s to 5 s.
     over = [fits[0], PodInterval("b", "node-a", 1.0, 5.0, "Running", Amount(900, Gi))]
-    assert _over_pixels(render_timeline(fits, [], nodes, tmp_path / "fits.png", title="fits", until=6.0)) == 0
-    assert _over_pixels(render_timeline(over, [], nodes, tmp_path / "over.png", title="over", until=6.0)) > 500
+    fitting = svg_root(render_timeline(fits, [], nodes, tmp_path / "fits.svg", title="fits", until=6.0))
+    assert over_fills(fitting) == []
+    assert "cpu requested: at most 4800m of 4800m allocatable" in texts(fitting)
+    overdrawn = svg_root(render_timeline(over, [], nodes, tmp_path / "over.svg", title="over", until=6.0))
+    (red,) = over_fills(overdrawn)  # one stretch, 1 s to 5 s, of the cpu strip; memory (2Gi of 8Gi) fits
+    assert float(red.get("width", "0")) > 100
+    (cpu_text,) = [t for t in overdrawn.iter(f"{SVG}text") if t.text == "cpu requested: at most 4900m of 4800m allocatable"]
+    assert cpu_text.get("fill") == OVER_COLOUR
 
 
 def test_other_resources_show_on_bars_bands_and_lanes() -> None:
@@ -377,3 +444,68 @@ def test_a_band_carries_the_records_other_resources() -> None:
            "status": {"groups": [{"name": "source", "state": "Reserved", "node": "node-a"}]}}
     recorder.observe_records(1.0, [obj])
     assert recorder.bands()[0].label == "run-1/source peak=1000m, example.com/gpu 1"
+
+
+times = st.integers(min_value=0, max_value=2400).map(lambda n: n / 40)  # a sampler's times: quarter seconds and finer, up to a minute
+names = st.text(alphabet="ab-<&\"'> \u00e9\u4e2d\x01", min_size=1, max_size=40)
+node_names = st.sampled_from(["node-a", "node-b", "a-long-node-name-that-wraps-at-its-hyphens-0"])
+requests = st.none() | st.builds(Amount, st.integers(0, 9000), st.integers(0, 20 * Gi))
+intervals = st.builds(
+    lambda pod, node, start, length, phase, request: PodInterval(pod, node, start, None if length is None else start + length, phase, request),
+    names, st.none() | node_names, times, st.none() | st.sampled_from([0.0, 0.25, 3.0, 40.0]), st.sampled_from([*PHASE_COLOURS, "Odd"]), requests,
+)
+band_strategy = st.builds(
+    lambda record, group, node, start, length, peak: ReservationBand(record, group, node, start, None if length is None else start + length, "Reserved", peak),
+    names, names, node_names, times, st.none() | st.sampled_from([0.0, 1.0, 30.0]), st.integers(0, 9000),
+)
+capacities = st.lists(st.builds(NodeCapacity, node_names, st.integers(0, 9000), st.integers(0, 16 * Gi)), max_size=3, unique_by=lambda n: n.node)
+NUMBER = re.compile(r"-?[0-9.]+(?:e[-+]?[0-9]+)?")
+SIZES = ("width", "height", "stroke-width", "font-size")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(intervals, max_size=8), st.lists(band_strategy, max_size=3), capacities, st.none() | times,
+       st.lists(st.tuples(times, names), max_size=2))
+def test_any_timeline_is_well_formed_svg_with_finite_coordinates(
+    tmp_path_factory: pytest.TempPathFactory, pods: list[PodInterval], bands: list[ReservationBand], nodes: list[NodeCapacity],
+    until: float | None, marks: list[tuple[float, str]],
+) -> None:
+    path = render_timeline(pods, bands, nodes, tmp_path_factory.getbasetemp() / "any.svg", title="any <&>", until=until, marks=marks)
+    root = svg_root(path)
+    for element in root.iter():
+        for name in ("x", "y", "x1", "y1", "x2", "y2", *SIZES, "fill-opacity", "stroke-opacity"):
+            if (value := element.get(name)) is not None:
+                assert math.isfinite(float(value)), (element.tag, name, value)
+                assert name not in SIZES or float(value) >= 0, (element.tag, name, value)
+        for name in ("viewBox", "stroke-dasharray"):
+            if (value := element.get(name)) is not None:
+                assert all(math.isfinite(float(n)) for n in NUMBER.findall(value)), (element.tag, name, value)
+    plot_texts = [t.text or "" for t in plot_area(root).iter(f"{SVG}text")]
+    for label in {i.label.replace("\x01", "") for i in pods} | {b.label.replace("\x01", "") for b in bands}:
+        assert label in plot_texts  # a control character XML cannot hold is dropped, the rest read back
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "labels"),
+    [
+        pytest.param(0, 41.6, ["0", "5", "10", "15", "20", "25", "30", "35", "40"], id="fives"),
+        pytest.param(0, 1.04, [f"{n / 10:.1f}" for n in range(11)], id="tenths"),
+        pytest.param(-0.3, 1, ["-0.2", "0.0", "0.2", "0.4", "0.6", "0.8", "1.0"], id="no-minus-zero"),
+    ],
+)
+def test_the_x_axis_ticks_are_round_numbers(low: float, high: float, labels: list[str]) -> None:
+    from harness.report.timeline_svg import _ticks
+
+    assert [text for _, text in _ticks(low, high)] == labels
+
+
+@given(times, st.integers(min_value=1, max_value=10**7).map(lambda n: n / 1000))
+def test_the_x_axis_has_four_to_twelve_ticks_a_round_step_apart(low: float, span: float) -> None:
+    from harness.report.timeline_svg import _ticks
+
+    ticks = [value for value, _ in _ticks(low, low + span)]
+    assert 4 <= len(ticks) <= 12
+    assert all(low - 1e-9 * span <= t <= low + span * (1 + 1e-9) for t in ticks)
+    step = ticks[1] - ticks[0]
+    mantissa = step / 10 ** math.floor(math.log10(step))
+    assert min(abs(mantissa - m) for m in (1, 2, 5, 10)) < 1e-6
