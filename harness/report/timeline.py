@@ -593,34 +593,28 @@ def timeline_layout(
     pod_rows = {lane: _pack([extent(i.start, i.end, i.label) for i in lane_pods[lane]], gap) for lane in lanes}
     band_rows = {lane: _pack([extent(b.start, b.end, b.label) for b in lane_bands[lane]], gap) for lane in lanes}
     min_units = LANE_MIN_PX / ROW_PX
-    lane_top: dict[str, float] = {}
-    lane_units: dict[str, float] = {}
-    y = 0.0
-    for lane in lanes:
-        rows = max(band_rows[lane], default=-1) + 1 + max(pod_rows[lane], default=-1) + 1
-        used = rows + (2 * STRIP_UNITS if lane in capacity else 0.0)
-        lane_top[lane], lane_units[lane] = y, max(min_units, used + 1.0)
-        y += lane_units[lane]
-
     placed_lanes: list[Lane] = []
     boxes: list[BandBox] = []
     bars: list[PodBar] = []
     strips: list[LoadStrip] = []
+    top = 0.0
     for lane in lanes:
-        top, units = lane_top[lane], lane_units[lane]
+        n_band_rows = max(band_rows[lane], default=-1) + 1
+        used = n_band_rows + max(pod_rows[lane], default=-1) + 1 + (2 * STRIP_UNITS if lane in capacity else 0.0)
+        units = max(min_units, used + 1.0)
         placed_lanes.append(Lane(lane, top, units, _lane_label(lane, capacity.get(lane))))
         for b, row in zip(lane_bands[lane], band_rows[lane], strict=True):
             end = b.end if b.end is not None else t_end
             boxes.append(BandBox(b, band_colour[(b.record, b.group)], b.start, max(end - b.start, min_width), top + 0.1, units - 0.2, top + 0.5 + row + 0.5))
-        n_band_rows = max(band_rows[lane], default=-1) + 1
         for i, row in zip(lane_pods[lane], pod_rows[lane], strict=True):
             end = i.end if i.end is not None else t_end
             colour = PHASE_COLOURS.get(i.phase, PHASE_COLOURS["Unknown"])
             bars.append(PodBar(i, colour, i.start, max(end - i.start, min_width), top + 0.5 + n_band_rows + row + 0.5))
         if lane in capacity:
             strips += _load_strips(load_steps(pods, lane, t_end), capacity[lane], top + units, t_end)
+        top += units
     return TimelineLayout(
-        t_start=t_start, t_end=t_end, x_max=x_max, seconds_per_px=seconds_per_px, total_units=max(y, min_units),
+        t_start=t_start, t_end=t_end, x_max=x_max, seconds_per_px=seconds_per_px, total_units=max(top, min_units),
         lanes=tuple(placed_lanes), bands=tuple(boxes), pods=tuple(bars), strips=tuple(strips),
         marks=tuple(marks), has_capacity=bool(capacity),
     )
